@@ -1,0 +1,23 @@
+"""The `autoresearch` command line. Each command group lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="autoresearch",
+    help="An AI agent that runs ML research campaigns on a GPU fleet.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _register() -> None:
+    # Each module adds its commands to `app` when imported.
+    from autoresearch.cli import compute_cmds, jobs_cmds  # noqa: F401
+
+
+def main() -> None:
+    _register()
+    app()

@@ -1,0 +1,159 @@
+"""Typed records the compute store hands out: jobs, attempts, nodes, events."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from compute.spec import JobSpec
+
+
+class JobState(str, enum.Enum):
+    """Where a job is in its life. `succeeded`, `failed` and `cancelled` are final."""
+
+    pending = "pending"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+    cancelled = "cancelled"
+
+    @property
+    def final(self) -> bool:
+        return self in (JobState.succeeded, JobState.failed, JobState.cancelled)
+
+
+class AttemptOutcome(str, enum.Enum):
+    """How one execution of a job ended."""
+
+    succeeded = "succeeded"
+    failed = "failed"
+    """The command failed in user code (or for lack of a resource): spends a retry."""
+    infra_failed = "infra_failed"
+    """The node or its GPUs failed: retried on another node on the infra budget."""
+    preempted = "preempted"
+    """Stopped for higher-priority work: requeued, spends nothing."""
+    timed_out = "timed_out"
+    cancelled = "cancelled"
+    lost = "lost"
+    """The process vanished with no exit status (daemon or node died): requeued."""
+
+
+class FailureClass(str, enum.Enum):
+    """Why a failed attempt failed, from its exit code, signal and log tail."""
+
+    infra = "infra"
+    user = "user"
+    resource = "resource"
+
+
+class NodeState(str, enum.Enum):
+    """Whether a node takes new work."""
+
+    active = "active"
+    quarantined = "quarantined"
+    """Taken out by a health probe or repeated infra failures; returns after passing probes."""
+    cordoned = "cordoned"
+    """Taken out by a person (`compute cordon`); returns on `uncordon` after a passing probe."""
+
+
+class HealthStatus(str, enum.Enum):
+    ok = "ok"
+    degraded = "degraded"
+    critical = "critical"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Attempt(_Record):
+    """One execution of a job."""
+
+    job_id: str
+    """The job this attempt belongs to."""
+    number: int
+    """1 for the first attempt, then 2, 3 ..."""
+    node: str
+    """The node it was placed on."""
+    gpus: list[int]
+    """GPU indices on that node (CUDA_VISIBLE_DEVICES)."""
+    started_at: float
+    """Unix time the process was started."""
+    ended_at: float | None = None
+    """Unix time it ended; None while running."""
+    outcome: AttemptOutcome | None = None
+    """How it ended; None while running."""
+    exit_code: int | None = None
+    """Process exit code; negative for death by signal (-15 is SIGTERM)."""
+    failure_class: FailureClass | None = None
+    """For failed attempts: infra, user or resource."""
+    log_excerpt: str | None = None
+    """For failed attempts: the last lines of the log, for whoever reads it next."""
+    log_path: str
+    """The attempt's combined stdout/stderr log."""
+    pid: int | None = None
+    """The process (group leader) id while it runs."""
+    stop_reason: str | None = None
+    """Why the daemon asked it to stop (preempt, cancel, timeout, quarantine), if it did."""
+
+
+class Job(_Record):
+    """A submitted job and its current state."""
+
+    id: str
+    """Looks like `job-3f9a2c1b7d`."""
+    spec: JobSpec
+    state: JobState
+    priority: int
+    """Current priority (0-100); starts as spec.priority, may be changed later."""
+    created_at: float
+    updated_at: float
+    state_reason: str = ""
+    """Why it is in its state (the reason of the last state change)."""
+    retries_used: int = 0
+    """User-failure retries spent (of spec.max_retries)."""
+    infra_retries_used: int = 0
+    """Infra-failure retries spent (of the host's infra retry budget)."""
+    checkpoint_dir: str
+    """AR_CHECKPOINT_DIR: one directory per job, kept across attempts."""
+    not_before: float = 0.0
+    """Backoff: the job will not start before this Unix time."""
+    attempts: list[Attempt] = []
+    """All attempts so far, oldest first."""
+
+    @property
+    def last_attempt(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+
+class Node(_Record):
+    """A host, or a virtual slice of one, with GPU slots and a health state."""
+
+    name: str
+    gpus: list[int]
+    """GPU indices (slots) this node owns."""
+    state: NodeState = NodeState.active
+    health: HealthStatus = HealthStatus.ok
+    reason: str = ""
+    """The reason of the last state or health change."""
+    virtual: bool = False
+    """A virtual node (a slice of this host, for tests and fault drills)."""
+    last_probe_at: float | None = None
+    address: str = ""
+    """Backend-specific address (the Ray node id for the ray backend)."""
+
+
+class Event(_Record):
+    """One row of the event log: every state change writes one, with its reason."""
+
+    id: int
+    ts: float
+    kind: str
+    """submitted, started, ended, preempt_requested, cancelled, requeued, probe, quarantined ..."""
+    reason: str = ""
+    job_id: str | None = None
+    attempt: int | None = None
+    node: str | None = None
+    data: dict[str, Any] = {}

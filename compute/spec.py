@@ -1,0 +1,156 @@
+"""What a job asks for: the `JobSpec` record and its named priorities."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Priority(enum.IntEnum):
+    """Named priority classes. Any integer 0-100 is allowed; these are the names."""
+
+    idle = 0
+    low = 25
+    normal = 50
+    high = 75
+    urgent = 90
+
+
+def parse_priority(value: int | str) -> int:
+    """Resolve a priority given as a name (`high`) or an integer (`60`) to 0-100.
+
+    The one place where priority shorthand is resolved.
+    """
+    if isinstance(value, bool):
+        raise ValueError("priority must be a name or an integer 0-100, not a boolean")
+    if isinstance(value, int):
+        number = value
+    else:
+        text = str(value).strip().lower()
+        if text in Priority.__members__:
+            return int(Priority[text])
+        try:
+            number = int(text)
+        except ValueError:
+            names = ", ".join(f"{p.name}={p.value}" for p in Priority)
+            raise ValueError(f"unknown priority {value!r}: use a name ({names}) or an integer 0-100") from None
+    if not 0 <= number <= 100:
+        raise ValueError(f"priority {number} is out of range: use 0-100 (idle=0 ... urgent=90)")
+    return number
+
+
+def priority_name(value: int) -> str:
+    """The class name of a priority value (`normal` for 50, `50+` style for in-between values)."""
+    named = [p for p in Priority if p.value <= value]
+    best = max(named, key=lambda p: p.value)
+    return best.name if best.value == value else f"{best.name}+{value - best.value}"
+
+
+class Resources(BaseModel):
+    """What one attempt of a job occupies on a node."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gpus: Annotated[int, Field(ge=0, le=64)] = 0
+    """GPU slots, all placed on one node (gang placement)."""
+    cpus: Annotated[float, Field(gt=0, le=1024)] = 1.0
+    """CPU cores; recorded and passed to backends that enforce them (Ray)."""
+    memory_gb: Annotated[float | None, Field(gt=0)] = None
+    """Host memory in GiB; recorded and passed to backends that enforce it (Ray)."""
+
+
+class JobSpec(BaseModel):
+    """One unit of compute: a command, its environment, what it needs and how it is treated.
+
+    Frozen: a submitted spec never changes; the store keeps it as JSON.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: Annotated[str, Field(min_length=1, max_length=200)] = "job"
+    """A human-readable name; need not be unique."""
+    argv: list[str] | str
+    """The command as a list of strings (run without a shell). A single string is
+    allowed only with `shell=True`, and then runs through `sh -c`."""
+    shell: bool = False
+    """Run `argv` (a string) through `sh -c`. Off by default: quoting bugs hide there."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables, added to the daemon's environment."""
+    cwd: str | None = None
+    """Working directory (absolute). Default: the directory the job was submitted from."""
+    resources: Resources = Field(default_factory=Resources)
+    """GPUs, CPUs and memory one attempt occupies."""
+    priority: Annotated[int, Field(ge=0, le=100)] = int(Priority.normal)
+    """0-100; names: idle=0, low=25, normal=50, high=75, urgent=90. Higher runs first."""
+    preemptible: bool = True
+    """May be stopped (SIGTERM, grace, SIGKILL) to make room for higher-priority work.
+    A preempted job goes back to pending with its checkpoint dir and spends no retry."""
+    max_retries: Annotated[int, Field(ge=0, le=100)] = 0
+    """Retries after user failures (non-zero exit in user code), with exponential
+    backoff and jitter. Preemptions and infra faults never spend these."""
+    retry_backoff_s: Annotated[float, Field(ge=0, le=3600)] = 1.0
+    """Base of the exponential backoff between user-failure retries."""
+    time_limit_s: Annotated[float | None, Field(gt=0)] = None
+    """Wall-clock limit per attempt; past it the attempt is stopped and ends timed_out."""
+    grace_s: Annotated[float | None, Field(ge=0, le=3600)] = None
+    """Seconds between SIGTERM and SIGKILL for this job. Default: the host's grace."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Free-form key/value labels (campaign, trial, owner ...); filterable in list_jobs."""
+    idempotency_key: Annotated[str | None, Field(min_length=1, max_length=500)] = None
+    """Submitting again with the same key returns the existing job instead of a new one."""
+    image: str | None = None
+    """Container image. When set, the command runs through docker or podman with the
+    assigned GPUs, the cwd and the checkpoint dir mounted."""
+    container_runtime: str = "docker"
+    """`docker` or `podman`: the container CLI used when `image` is set."""
+
+    @field_validator("priority", mode="before")
+    @classmethod
+    def _named_priority(cls, value: Any) -> Any:
+        if isinstance(value, (str, Priority)):
+            return parse_priority(value if isinstance(value, str) else int(value))
+        return value
+
+    @field_validator("env", "labels")
+    @classmethod
+    def _keys_not_empty(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if not key or "=" in key:
+                raise ValueError(f"key {key!r} must be non-empty and contain no '='")
+        return value
+
+    @field_validator("cwd")
+    @classmethod
+    def _absolute_cwd(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).is_absolute():
+            raise ValueError(f"cwd {value!r} must be an absolute path (Client.submit resolves relative ones)")
+        return value
+
+    @field_validator("container_runtime")
+    @classmethod
+    def _runtime(cls, value: str) -> str:
+        if value not in ("docker", "podman"):
+            raise ValueError(f"container_runtime must be 'docker' or 'podman', not {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _argv_matches_shell(self) -> "JobSpec":
+        if isinstance(self.argv, str):
+            if not self.shell:
+                raise ValueError(
+                    "argv is a string but shell is false: pass a list of arguments "
+                    '(["python", "train.py"]), or set shell=True to run the string through sh -c'
+                )
+            if not self.argv.strip():
+                raise ValueError("argv is an empty string: give the command to run")
+        else:
+            if self.shell:
+                raise ValueError("shell=True needs argv as one string, not a list")
+            if not self.argv:
+                raise ValueError('argv is empty: give the command as a list, e.g. ["python", "train.py"]')
+            if not self.argv[0]:
+                raise ValueError("argv[0] is empty: it must name the program to run")
+        return self
