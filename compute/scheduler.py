@@ -32,6 +32,8 @@ Rules, in order:
 from __future__ import annotations
 
 from collections.abc import Sequence
+import heapq
+from collections import Counter
 from dataclasses import dataclass, field
 
 
@@ -112,3 +114,179 @@ class SchedulerConfig:
 class Decision:
     start: list[Placement] = field(default_factory=list)
     preempt: list[Preemption] = field(default_factory=list)
+
+
+def effective_priority(job: PendingJob, now: float, config: SchedulerConfig) -> float:
+    """Base priority plus aging (capped); orders the queue, never decides preemption."""
+    waited = max(0.0, now - job.queued_at)
+    return job.priority + min(float(config.aging_cap), waited / config.aging_s)
+
+
+class _Pass:
+    """Mutable bookkeeping of one scheduling pass; slots only ever shrink within it.
+
+    Nodes are bucketed by their count of free slots (a heap of names per count), so
+    best fit and "does anything fit" cost O(slots per node), not O(nodes).
+    """
+
+    def __init__(self, running: Sequence[RunningAttempt], nodes: Sequence[NodeView],
+                 now: float, config: SchedulerConfig) -> None:
+        held: dict[str, set[int]] = {}
+        self.soon: dict[str, list[int]] = {}
+        self.victims: dict[str, list[RunningAttempt]] = {}
+        self.nodes = {n.name: n for n in nodes if n.schedulable}
+        for a in running:
+            held.setdefault(a.node, set()).update(a.gpus)
+            if a.node not in self.nodes:
+                continue
+            if a.stopping:
+                self.soon.setdefault(a.node, []).extend(a.gpus)
+            elif a.preemptible and now - a.started_at >= config.min_runtime_s:
+                self.victims.setdefault(a.node, []).append(a)
+        for vs in self.victims.values():
+            vs.sort(key=lambda a: (a.priority, -a.started_at))
+        self.victim_count = Counter(a.priority for vs in self.victims.values() for a in vs)
+        self.widest_victim = max((len(a.gpus) for vs in self.victims.values() for a in vs), default=1) or 1
+        self.avail = {name: [g for g in n.gpus if g not in held.get(name, ())] for name, n in self.nodes.items()}
+        self.largest = max((len(n.gpus) for n in self.nodes.values()), default=0)
+        self.buckets: list[list[str]] = [[] for _ in range(self.largest + 1)]
+        for name, free in self.avail.items():
+            self.buckets[len(free)].append(name)
+        for b in self.buckets:
+            heapq.heapify(b)
+
+    def _bucket_head(self, count: int) -> str | None:
+        heap = self.buckets[count]
+        while heap and len(self.avail[heap[0]]) != count:
+            heapq.heappop(heap)  # stale entry: the node moved to a smaller bucket
+        return heap[0] if heap else None
+
+    def best_fit(self, job: PendingJob) -> str | None:
+        """The node whose free slots fit the job with the least left over (then by name)."""
+        if job.excluded_nodes:
+            fits = [(len(f) - job.gpus, n) for n, f in self.avail.items()
+                    if len(f) >= job.gpus and n not in job.excluded_nodes]
+            return min(fits)[1] if fits else None
+        for count in range(job.gpus, self.largest + 1):
+            name = self._bucket_head(count)
+            if name is not None:
+                return name
+        return None
+
+    def _max_bucket(self) -> int:
+        return next((c for c in range(self.largest, -1, -1) if self._bucket_head(c) is not None), 0)
+
+    def claim(self, node: str, n: int) -> tuple[int, ...]:
+        taken, self.avail[node] = self.avail[node][:n], self.avail[node][n:]
+        if taken:
+            heapq.heappush(self.buckets[len(self.avail[node])], node)
+        return tuple(taken)
+
+    def claim_soon(self, node: str, n: int) -> None:
+        if n > 0:
+            self.soon[node] = self.soon.get(node, [])[n:]
+
+    def covered_by_stopping(self, job: PendingJob) -> str | None:
+        for name in sorted(self.soon):
+            spare = self.soon[name]
+            if spare and name not in job.excluded_nodes and len(self.avail[name]) + len(spare) >= job.gpus:
+                return name
+        return None
+
+    def preemption_plan(self, job: PendingJob) -> tuple[str, list[RunningAttempt]] | None:
+        """Fewest victims, then lowest victim priority, then node name."""
+        best: tuple[tuple[int, int, str], list[RunningAttempt]] | None = None
+        # No node can do with fewer victims than this: stop at the first plan that meets it.
+        spare = self._max_bucket() + max((len(s) for s in self.soon.values()), default=0)
+        fewest = max(1, -(-(job.gpus - spare) // self.widest_victim))
+        lowest = self.lowest_victim_priority()
+        for name, victims in self.victims.items():
+            if not victims or victims[0].priority >= job.priority or name in job.excluded_nodes:
+                continue
+            if len(self.nodes[name].gpus) < job.gpus:
+                continue
+            missing = job.gpus - len(self.avail[name]) - len(self.soon.get(name, ()))
+            chosen: list[RunningAttempt] = []
+            for v in victims:
+                if missing <= 0 or v.priority >= job.priority:
+                    break
+                chosen.append(v)
+                missing -= len(v.gpus)
+            if missing > 0 or not chosen:
+                continue
+            key = (len(chosen), chosen[-1].priority, name)
+            if best is None or key < best[0]:
+                best = (key, chosen)
+                if len(chosen) == fewest and chosen[-1].priority == lowest:
+                    break
+        return (best[0][2], best[1]) if best else None
+
+    def lowest_victim_priority(self) -> int:
+        return min((prio for prio, n in self.victim_count.items() if n), default=101)
+
+    def take_victims(self, node: str, victims: list[RunningAttempt]) -> None:
+        self.victim_count.subtract(v.priority for v in victims)
+        del self.victims[node][: len(victims)]
+        if not self.victims[node]:
+            del self.victims[node]
+
+    def reserve_for(self, job: PendingJob) -> None:
+        """Hold the node with the most soon-free capacity for a blocked head-of-line job."""
+        names = [n for n, v in self.nodes.items() if len(v.gpus) >= job.gpus and n not in job.excluded_nodes]
+        if names:
+            node = min(names, key=lambda n: (-(len(self.avail[n]) + len(self.soon.get(n, ()))), n))
+            have = len(self.avail[node])
+            self.claim(node, job.gpus)
+            self.claim_soon(node, job.gpus - have)
+
+
+def schedule(
+    pending: Sequence[PendingJob],
+    running: Sequence[RunningAttempt],
+    nodes: Sequence[NodeView],
+    now: float,
+    config: SchedulerConfig = SchedulerConfig(),
+) -> Decision:
+    """Decide which pending jobs start where and which attempts to preempt (see module doc)."""
+    p = _Pass(running, nodes, now, config)
+    decision = Decision()
+    order = sorted(pending, key=lambda j: (-effective_priority(j, now, config), j.seq))
+    head_reserved = False
+    # Slots only shrink within a pass, so once a need of k GPUs failed to find victims
+    # below priority q, any later job needing >= k at priority <= q fails too.
+    failed_preempt: dict[int, int] = {}
+    for job in order:
+        if job.gpus == 0:
+            node = min((n for n in p.nodes if n not in job.excluded_nodes), default=None)
+            if node is not None:
+                decision.start.append(Placement(job.job_id, node, ()))
+            continue
+        if job.gpus > p.largest:
+            continue  # no schedulable node can ever host it; the daemon reports why
+        node = p.best_fit(job)
+        if node is not None:
+            decision.start.append(Placement(job.job_id, node, p.claim(node, job.gpus)))
+            continue
+        node = p.covered_by_stopping(job)
+        if node is not None:
+            have = len(p.avail[node])
+            p.claim(node, job.gpus)
+            p.claim_soon(node, job.gpus - have)
+            continue
+        hopeless = not job.excluded_nodes and any(
+            k <= job.gpus and q >= job.priority for k, q in failed_preempt.items())
+        plan = None if hopeless or p.lowest_victim_priority() >= job.priority else p.preemption_plan(job)
+        if plan is not None:
+            node, victims = plan
+            decision.preempt.extend(Preemption(v.job_id, v.attempt, node, job.job_id) for v in victims)
+            p.take_victims(node, victims)
+            have = len(p.avail[node])
+            p.claim(node, job.gpus)
+            p.claim_soon(node, job.gpus - have - sum(len(v.gpus) for v in victims))
+            continue
+        if not job.excluded_nodes:
+            failed_preempt[job.gpus] = max(failed_preempt.get(job.gpus, -1), job.priority)
+        if not head_reserved:
+            head_reserved = True
+            p.reserve_for(job)
+    return decision
