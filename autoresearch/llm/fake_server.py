@@ -53,6 +53,8 @@ class Fault(BaseModel):
     """SERVER_ERROR: the HTTP status."""
     delay_s: float = 5.0
     """SLOW: how long to wait before answering."""
+    message: str | None = None
+    """RATE_LIMIT / SERVER_ERROR: the error message in the body (a default when None)."""
 
 
 class FakeRequest(BaseModel):
@@ -120,7 +122,9 @@ class FakeLLMServer:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, name="fake-llm-server", daemon=True).start()
+        threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-llm-server", daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:
@@ -185,9 +189,9 @@ class FakeLLMServer:
         fault = self._next_fault()
         if fault and fault.kind is FaultKind.RATE_LIMIT:
             extra = {"retry-after": fault.retry_after} if fault.retry_after is not None else {}
-            return 429, extra, wire.error_body(kind, 429, "Rate limit reached (injected)")
+            return 429, extra, wire.error_body(kind, 429, fault.message or "Rate limit reached (injected)")
         if fault and fault.kind is FaultKind.SERVER_ERROR:
-            return fault.status, {}, wire.error_body(kind, fault.status, "Internal error (injected)")
+            return fault.status, {}, wire.error_body(kind, fault.status, fault.message or "Internal error (injected)")
         if fault and fault.kind is FaultKind.SLOW:
             self._stopping.wait(fault.delay_s)
         body = json.loads(raw or b"{}")
