@@ -1,0 +1,416 @@
+"""The campaign config: strict, frozen pydantic models read from `campaign.yaml`.
+
+Cross-field checks raise `located(...)` errors, which carry the path of the offending key
+(relative to the model) so the loader can point at its line.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import string
+from collections.abc import Mapping
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+
+from compute.spec import parse_priority
+
+from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
+
+BUILTIN_PLACEHOLDERS: dict[str, str] = {
+    "trial": "the trial number (0, 1, 2 ...)",
+    "seed": "the trial's seed: policy.seed (0 when unset) plus the trial number",
+    "campaign": "the campaign name",
+}
+"""Placeholders a command may use besides the search-space parameters."""
+
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+def _base_dir(info: ValidationInfo) -> Path:
+    context = info.context or {}
+    return Path(context.get("base_dir") or os.getcwd())
+
+
+def _check_paths(info: ValidationInfo) -> bool:
+    return bool((info.context or {}).get("check_paths", True))
+
+
+class Mode(str, enum.Enum):
+    """Whether a larger or a smaller objective value is better."""
+
+    max = "max"
+    min = "min"
+
+
+class MetricSource(str, enum.Enum):
+    """Where a trial's objective metric is read from."""
+
+    auto = "auto"
+    """The trial run's MLflow metrics if the job logged any, else its log."""
+    mlflow = "mlflow"
+    log = "log"
+    """`key: value` lines or JSON lines in the job's log."""
+
+
+class Objective(_Config):
+    """What a trial is judged by."""
+
+    metric: Annotated[str, Field(min_length=1)]
+    """Name of the metric (e.g. `val_accuracy`), as logged to MLflow or printed in the log."""
+    mode: Mode
+    """`max` when larger is better, `min` when smaller is better."""
+    target: float | None = None
+    """Stop the campaign once a completed trial reaches this value."""
+    source: MetricSource = MetricSource.auto
+    """Where to read the metric: `mlflow`, `log`, or `auto` (MLflow when logged, else the log)."""
+
+    @property
+    def direction(self) -> str:
+        """Optuna's name for the mode: `maximize` or `minimize`."""
+        return "maximize" if self.mode is Mode.max else "minimize"
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether value `a` is strictly better than value `b`."""
+        return a > b if self.mode is Mode.max else a < b
+
+    def reached(self, value: float | None) -> bool:
+        """Whether `value` meets the target (False when there is no target or no value)."""
+        if self.target is None or value is None:
+            return False
+        return value >= self.target if self.mode is Mode.max else value <= self.target
+
+
+ParamSpec = Annotated[Union[FloatParam, IntParam, CategoricalParam], Field(discriminator="type")]
+
+
+class Budget(_Config):
+    """When the campaign stops proposing trials. The first limit reached ends it."""
+
+    max_trials: Annotated[int, Field(ge=1, le=100_000)]
+    """Trials in all (cancelled ones do not count)."""
+    max_parallel: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Trials running at the same time."""
+    max_gpu_hours: Annotated[float | None, Field(gt=0)] = None
+    """GPU hours summed over finished trials."""
+    deadline: datetime | time | None = None
+    """An ISO datetime (`2026-12-01T06:00`), or a time of day `HH:MM` (the next one after
+    the campaign started). Naive times are local time."""
+    max_llm_usd: Annotated[float | None, Field(ge=0)] = None
+    """Dollars the LLM policy may spend on model calls."""
+
+    @field_validator("deadline", mode="before")
+    @classmethod
+    def _parse_deadline(cls, value: Any) -> Any:
+        if value is None or isinstance(value, (datetime, time)):
+            return value
+        if isinstance(value, str):
+            text = value.strip()
+            if re.fullmatch(r"\d{1,2}:\d{2}(:\d{2})?", text):
+                try:
+                    return time.fromisoformat(text if text.index(":") == 2 else "0" + text)
+                except ValueError:
+                    pass
+            else:
+                try:
+                    return datetime.fromisoformat(text)
+                except ValueError:
+                    pass
+        hint = " (a date alone is ambiguous: add the time)" if isinstance(value, date) else ""
+        raise ValueError(
+            f"deadline {value!r} is neither an ISO datetime like 2026-12-01T06:00 nor a time of "
+            f"day like 06:00{hint}"
+        )
+
+    def deadline_at(self, started_at: datetime) -> datetime | None:
+        """The deadline as an aware datetime; a time of day is the first one after `started_at`."""
+        if self.deadline is None:
+            return None
+        if isinstance(self.deadline, datetime):
+            return self.deadline.astimezone()
+        start = started_at.astimezone()
+        candidate = datetime.combine(start.date(), self.deadline).astimezone()
+        return candidate if candidate > start else candidate + timedelta(days=1)
+
+
+_PRIORITY_SCHEMA = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": 100},
+        {"enum": ["idle", "low", "normal", "high", "urgent"]},
+    ],
+    "description": "0-100 or a name: idle=0, low=25, normal=50, high=75, urgent=90.",
+}
+
+
+class ComputeSettings(_Config):
+    """How each trial's job is run by the compute layer."""
+
+    gpus: Annotated[int, Field(ge=0, le=64)] = 0
+    """GPUs per trial, placed on one node."""
+    priority: Annotated[int, Field(ge=0, le=100), WithJsonSchema(_PRIORITY_SCHEMA)] = 50
+    """0-100 or a name (idle, low, normal, high, urgent); higher runs first."""
+    preemptible: bool = True
+    """Trials may be stopped for higher-priority work; they resume from their checkpoint."""
+    max_retries: Annotated[int, Field(ge=0, le=100)] = 0
+    """Retries after failures in user code. Infra faults are retried anyway."""
+    time_limit_s: Annotated[float | None, Field(gt=0)] = None
+    """Wall-clock limit per attempt, in seconds."""
+
+    @field_validator("priority", mode="before")
+    @classmethod
+    def _named_priority(cls, value: Any) -> Any:
+        return parse_priority(value) if isinstance(value, (int, str)) else value
+
+
+class PolicyKind(str, enum.Enum):
+    """What proposes trials: `auto` picks `llm` when a provider and its key are there."""
+
+    auto = "auto"
+    optuna = "optuna"
+    llm = "llm"
+
+
+class SamplerKind(str, enum.Enum):
+    tpe = "tpe"
+    random = "random"
+    cmaes = "cmaes"
+
+
+class PrunerKind(str, enum.Enum):
+    none = "none"
+    median = "median"
+    successive_halving = "successive_halving"
+
+
+class ProviderKind(str, enum.Enum):
+    openai = "openai"
+    anthropic = "anthropic"
+
+
+_DEFAULT_KEY_ENV = {ProviderKind.openai: "OPENAI_API_KEY", ProviderKind.anthropic: "ANTHROPIC_API_KEY"}
+
+
+class PolicySettings(_Config):
+    """Which policy proposes trials, and its settings."""
+
+    kind: PolicyKind = PolicyKind.auto
+    """`optuna`, `llm`, or `auto`: llm when a provider is set and its key env var is set."""
+    sampler: SamplerKind = SamplerKind.tpe
+    """Optuna sampler: `tpe` (multivariate, constant liar), `random` or `cmaes`."""
+    pruner: PrunerKind = PrunerKind.median
+    """Stops losing trials early from their intermediate metrics: `none`, `median`,
+    `successive_halving`."""
+    seed: int | None = None
+    """Seeds the sampler (reproducible suggestions) and each trial's `{seed}`."""
+    provider: ProviderKind | None = None
+    """LLM provider: `openai` (or any OpenAI-compatible endpoint) or `anthropic`."""
+    model: str | None = None
+    """LLM model name."""
+    base_url: str | None = None
+    """LLM endpoint; default: the provider's."""
+    api_key_env: str | None = None
+    """Environment variable holding the API key; default OPENAI_API_KEY / ANTHROPIC_API_KEY."""
+    instructions_file: Path | None = None
+    """A Markdown file with research instructions for the LLM (relative to the config file)."""
+
+    @field_validator("instructions_file")
+    @classmethod
+    def _resolve_instructions(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is None:
+            return None
+        path = (_base_dir(info) / value.expanduser()).resolve()
+        if _check_paths(info) and not path.is_file():
+            raise ValueError(f"instructions_file {str(value)!r} not found (looked at {path})")
+        return path
+
+    @model_validator(mode="after")
+    def _llm_needs_provider(self) -> PolicySettings:
+        if self.kind is PolicyKind.llm and self.provider is None:
+            raise located(
+                ("kind",),
+                "kind: llm needs `provider: openai` or `provider: anthropic` (and `model`) in policy; "
+                "or use kind: optuna",
+            )
+        return self
+
+    @property
+    def key_env(self) -> str | None:
+        """The environment variable holding the provider's API key (None without a provider)."""
+        if self.provider is None:
+            return None
+        return self.api_key_env or _DEFAULT_KEY_ENV[self.provider]
+
+
+def resolve_policy_kind(policy: PolicySettings, environ: Mapping[str, str] | None = None) -> PolicyKind:
+    """`optuna` or `llm`: the one place `kind: auto` is resolved.
+
+    auto -> llm when a provider is configured and its key env var is set (non-empty), else optuna.
+    """
+    if policy.kind is not PolicyKind.auto:
+        return policy.kind
+    env = os.environ if environ is None else environ
+    if policy.key_env and env.get(policy.key_env):
+        return PolicyKind.llm
+    return PolicyKind.optuna
+
+
+class Tracking(_Config):
+    """Where trials are recorded in MLflow."""
+
+    uri: str | None = None
+    """MLflow tracking URI; default sqlite:///$AUTORESEARCH_HOME/mlflow.db."""
+    experiment: Annotated[str | None, Field(min_length=1)] = None
+    """MLflow experiment; default: the campaign name."""
+
+
+class CodeSettings(_Config):
+    """For campaigns that edit code: which files the policy may change."""
+
+    editable: list[str] = Field(default_factory=list)
+    """Files or folders (relative to cwd) the policy may patch."""
+    fixed: list[str] = Field(default_factory=list)
+    """Files or folders it must not touch (the fixed evaluation)."""
+    noise_seeds: Annotated[int, Field(ge=0, le=100)] = 0
+    """Repeats of the baseline with different seeds, to measure run-to-run noise."""
+
+    @field_validator("editable", "fixed")
+    @classmethod
+    def _relative(cls, paths: list[str]) -> list[str]:
+        for i, item in enumerate(paths):
+            if not item or Path(item).is_absolute() or ".." in Path(item).parts:
+                raise located((i,), f"{item!r} must be a path relative to cwd, without '..'")
+        return paths
+
+
+class Campaign(_Config):
+    """One research goal: what to run, what to search, how to judge it, and the budget."""
+
+    name: Annotated[str, Field(pattern=_NAME)]
+    """Names the state dir, the Optuna study and the MLflow experiment: letters, digits, `._-`."""
+    command: Annotated[list[str], Field(min_length=1)]
+    """argv of a trial, with `{param}` placeholders (and `{trial}`, `{seed}`, `{campaign}`)."""
+    cwd: Path = Path(".")
+    """Working directory of the trials, relative to the config file; resolved to absolute."""
+    objective: Objective
+    search_space: dict[str, ParamSpec] = Field(default_factory=dict)
+    """Parameters to search: `{type: float|int, low, high, log?, step?}` or
+    `{type: categorical, choices: [...]}`."""
+    budget: Budget
+    compute: ComputeSettings = Field(default_factory=ComputeSettings)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    tracking: Tracking = Field(default_factory=Tracking)
+    code: CodeSettings | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for every trial."""
+
+    @field_validator("cwd")
+    @classmethod
+    def _resolve_cwd(cls, value: Path, info: ValidationInfo) -> Path:
+        path = (_base_dir(info) / value.expanduser()).resolve()
+        if _check_paths(info) and not path.is_dir():
+            raise ValueError(f"cwd {str(value)!r} is not a directory (resolved to {path})")
+        return path
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_as_strings(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: v if isinstance(v, (str, dict, list)) else _scalar(v) for k, v in value.items()}
+        return value
+
+    @field_validator("search_space")
+    @classmethod
+    def _param_names(cls, space: dict[str, Any]) -> dict[str, Any]:
+        for name in space:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise located((name,), f"parameter name {name!r} must be an identifier (letters, digits, _)")
+            if name in BUILTIN_PLACEHOLDERS:
+                raise located((name,), f"parameter name {name!r} is reserved for the built-in {{{name}}}")
+        return space
+
+    @model_validator(mode="after")
+    def _cross_checks(self, info: ValidationInfo) -> Campaign:
+        for i, item in enumerate(self.command):
+            problem = _placeholder_problem(item, set(self.search_space))
+            if problem:
+                raise located(("command", i), f"command[{i}] {item!r}: {problem}")
+        if not self.search_space and not (self.code and self.code.editable):
+            raise located(("search_space",), "nothing to search: give search_space, or code.editable files")
+        if self.code and _check_paths(info):
+            for key in ("editable", "fixed"):
+                for i, rel in enumerate(getattr(self.code, key)):
+                    if not (self.cwd / rel).exists():
+                        raise located(("code", key, i), f"{rel!r} not found under cwd {self.cwd}")
+        return self
+
+    @property
+    def experiment(self) -> str:
+        """The MLflow experiment name: tracking.experiment, else the campaign name."""
+        return self.tracking.experiment or self.name
+
+    def trial_seed(self, trial_number: int) -> int:
+        """The `{seed}` of a trial."""
+        return (self.policy.seed or 0) + trial_number
+
+    def render_command(self, params: Mapping[str, Any], trial_number: int) -> list[str]:
+        """The trial's argv: placeholders replaced by its parameters and the built-ins."""
+        values = {**params, "trial": trial_number, "seed": self.trial_seed(trial_number), "campaign": self.name}
+        return [item.format_map(values) for item in self.command]
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return "" if value is None else str(value)
+
+
+def _placeholder_problem(item: str, params: set[str]) -> str | None:
+    """What is wrong with the placeholders of one command item, or None."""
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(item) if f is not None]
+    except ValueError as exc:
+        return f"{exc} (write {{{{ and }}}} for literal braces)"
+    known = sorted(params) + sorted(BUILTIN_PLACEHOLDERS)
+    for field in fields:
+        if not field or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
+            return f"placeholder {{{field}}} must name a parameter; known: {', '.join(known)}"
+        if field not in params and field not in BUILTIN_PLACEHOLDERS:
+            hint = suggest_names(field, known)
+            return f"unknown placeholder {{{field}}}{hint}; known: {', '.join(known)}"
+    return None
+
+
+__all__ = [
+    "BUILTIN_PLACEHOLDERS",
+    "Budget",
+    "Campaign",
+    "CodeSettings",
+    "ComputeSettings",
+    "MetricSource",
+    "Mode",
+    "Objective",
+    "ParamSpec",
+    "PolicyKind",
+    "PolicySettings",
+    "PrunerKind",
+    "ProviderKind",
+    "SamplerKind",
+    "Tracking",
+    "resolve_policy_kind",
+]

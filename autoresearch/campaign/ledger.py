@@ -1,0 +1,320 @@
+"""The trial ledger: every trial of a campaign lives in one Optuna study in RDB storage.
+
+`$AUTORESEARCH_HOME/campaigns/<name>/optuna.db`, study name = campaign name, so samplers,
+pruners and `optuna-dashboard sqlite:///.../optuna.db` all see every trial, however it
+was proposed. Our metadata (job id, MLflow run id, rationale, failure class ...) are trial
+user attributes; campaign-level facts (config, state, LLM spend, research notes) are study
+user attributes.
+
+Trial life: `admit` (proposed) -> `mark_launched` (running) -> `complete` | `prune` |
+`fail` | `cancel`. Resume: after a crash, `unlaunched()` lists trials that were asked but
+have no job yet (launch them again with the same `idempotency_key`), `running()` those
+whose job was submitted but never ended.
+
+One ledger object per process, used from one thread: the runner is the only writer.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial
+from optuna.trial import TrialState as OptunaState
+
+from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.params import check_params
+from autoresearch.campaign.paths import campaign_dir, campaigns_root
+from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
+
+_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch")
+
+
+class LedgerError(Exception):
+    """The ledger cannot do what was asked; the message says why and what to do."""
+
+
+class Ledger:
+    """The trials of one campaign, in its Optuna study."""
+
+    def __init__(self, campaign: Campaign, storage: optuna.storages.BaseStorage, path: Path) -> None:
+        self.campaign = campaign
+        self.storage = storage
+        """The study's storage; a policy builds its own `optuna.Study` view on it."""
+        self.path = path
+        """The SQLite file."""
+        self.study = optuna.load_study(
+            study_name=campaign.name,
+            storage=storage,
+            sampler=optuna.samplers.RandomSampler(),
+            pruner=optuna.pruners.NopPruner(),
+        )
+        """The ledger's own view of the study; it only asks trials whose parameters are fixed."""
+        self._study_id = storage.get_study_id_from_name(campaign.name)
+
+    @classmethod
+    def open(cls, campaign: Campaign, home: str | os.PathLike[str] | None = None) -> Ledger:
+        """Open (or create) the ledger of `campaign`, store its config, claim trials left queued."""
+        folder = campaign_dir(campaign.name, home)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "optuna.db"
+        storage = _storage(path)
+        study = optuna.create_study(
+            storage=storage, study_name=campaign.name, direction=campaign.objective.direction, load_if_exists=True
+        )
+        if study.direction.name.lower() != campaign.objective.direction:
+            raise LedgerError(
+                f"campaign {campaign.name!r} ({path}) was run with the opposite objective mode; "
+                f"the config now says mode: {campaign.objective.mode.value}. Restore the mode, or "
+                f"give the campaign a new name to start over."
+            )
+        study.set_user_attr("campaign", campaign.model_dump(mode="json"))
+        if "started_at" not in study.user_attrs:
+            study.set_user_attr("started_at", _now().isoformat())
+        ledger = cls(campaign, storage, path)
+        ledger._claim_waiting()
+        return ledger
+
+    @classmethod
+    def load(cls, name: str, home: str | os.PathLike[str] | None = None) -> Ledger:
+        """Open an existing campaign's ledger by name, with the config it last ran with."""
+        path = campaign_dir(name, home) / "optuna.db"
+        if not path.is_file():
+            root = campaigns_root(home)
+            known = sorted(p.parent.name for p in root.glob("*/optuna.db"))
+            raise LedgerError(
+                f"no campaign named {name!r} in {root}; known campaigns: {', '.join(known) or 'none'}. "
+                f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."
+            )
+        storage = _storage(path)
+        attrs = optuna.load_study(study_name=name, storage=storage).user_attrs
+        campaign = Campaign.model_validate(attrs["campaign"], context={"check_paths": False})
+        return cls(campaign, storage, path)
+
+    @property
+    def storage_url(self) -> str:
+        """`sqlite:///...` for optuna-dashboard."""
+        return f"sqlite:///{self.path}"
+
+    def idempotency_key(self, number: int) -> str:
+        """The compute idempotency key of trial `number`: relaunching it never makes a second job."""
+        return f"{self.campaign.name}/{number}"
+
+    # --- entering trials -------------------------------------------------------------
+
+    def admit(self, proposal: Proposal) -> Proposal:
+        """Put a proposal in the ledger (or describe one a policy already asked); returns it numbered.
+
+        A proposal without a trial number (an LLM's, a chat `/try`) is enqueued with its fixed
+        parameters and asked at once, so the study holds every trial.
+        """
+        if proposal.trial_number is None:
+            params = check_params(self.campaign.search_space, proposal.params)
+            marker = uuid.uuid4().hex
+            self.study.enqueue_trial(params, user_attrs={"proposal_id": marker})
+            claimed = self._claim_waiting()
+            number = next(t.number for t in claimed if t.user_attrs.get("proposal_id") == marker)
+        else:
+            number = proposal.trial_number
+            record = self.trial(number)
+            if record.state is not TrialState.proposed:
+                raise LedgerError(f"trial {number} of {self.campaign.name!r} is {record.state.value}, not proposed")
+        trial_id = self._trial_id(number)
+        for key in _DESCRIBE:
+            value = getattr(proposal, key)
+            if value:
+                self.storage.set_trial_user_attr(trial_id, key, value)
+        return proposal.model_copy(update={"trial_number": number, "params": self.trial(number).params})
+
+    def _claim_waiting(self) -> list[FrozenTrial]:
+        """Ask every queued (WAITING) trial so it becomes a proposed trial with its fixed params.
+
+        Queued trials exist only between `enqueue_trial` and `ask` (or after a crash there).
+        """
+        claimed = []
+        while self.study.get_trials(deepcopy=False, states=(OptunaState.WAITING,)):
+            trial = self.study.ask()
+            for name, spec in self.campaign.search_space.items():
+                spec.suggest(trial, name)  # the fixed value; random only for a parameter added since
+            claimed.append(self.storage.get_trial(self._trial_id(trial.number)))
+        return claimed
+
+    # --- reading -----------------------------------------------------------------------
+
+    def trials(self) -> list[TrialRecord]:
+        """Every trial, by number."""
+        return [_record(t) for t in self.study.get_trials(deepcopy=False)]
+
+    def trial(self, number: int) -> TrialRecord:
+        return _record(self.storage.get_trial(self._trial_id(number)))
+
+    def unlaunched(self) -> list[TrialRecord]:
+        """Trials in the ledger without a job: launch them (again) with their idempotency key."""
+        return [t for t in self.trials() if t.state is TrialState.proposed]
+
+    def running(self) -> list[TrialRecord]:
+        """Trials whose job was submitted and that have not ended."""
+        return [t for t in self.trials() if t.state is TrialState.running]
+
+    def best(self) -> TrialRecord | None:
+        """The best complete trial (the earliest among equals), or None."""
+        best: TrialRecord | None = None
+        for t in self.trials():
+            if t.state is TrialState.complete and (best is None or self.campaign.objective.better(t.value, best.value)):
+                best = t
+        return best
+
+    # --- a trial's life ----------------------------------------------------------------
+
+    def mark_launched(self, number: int, job_id: str) -> None:
+        """Record the job that runs trial `number` (the trial is then running)."""
+        trial_id = self._trial_id(number)
+        self.storage.set_trial_user_attr(trial_id, "job_id", job_id)
+        self.storage.set_trial_user_attr(trial_id, "started_at", _now().isoformat())
+
+    def set_mlflow_run(self, number: int, run_id: str) -> None:
+        self.storage.set_trial_user_attr(self._trial_id(number), "mlflow_run_id", run_id)
+
+    def report(self, number: int, step: int, value: float) -> None:
+        """Record an intermediate objective value (what pruners judge). Repeated steps are ignored."""
+        trial_id = self._trial_id(number)
+        frozen = self.storage.get_trial(trial_id)
+        if frozen.state is OptunaState.RUNNING and step not in frozen.intermediate_values:
+            self.storage.set_trial_intermediate_value(trial_id, step, float(value))
+
+    def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0) -> TrialRecord:
+        """End trial `number` with its objective value; a NaN or infinite value fails it instead."""
+        if not math.isfinite(value):
+            return self.fail(number, TrialFailure.non_finite, log_excerpt=f"objective was {value}", gpu_seconds=gpu_seconds)
+        return self._end(number, OptunaState.COMPLETE, value, {"gpu_seconds": gpu_seconds})
+
+    def prune(self, number: int, *, gpu_seconds: float = 0.0) -> TrialRecord:
+        """End trial `number` as pruned (its value becomes the last intermediate value)."""
+        return self._end(number, OptunaState.PRUNED, None, {"gpu_seconds": gpu_seconds})
+
+    def fail(self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0) -> TrialRecord:
+        """End trial `number` as failed, keeping why and the end of its log."""
+        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, "gpu_seconds": gpu_seconds}
+        return self._end(number, OptunaState.FAIL, None, attrs)
+
+    def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0) -> TrialRecord:
+        """End trial `number` without a verdict (campaign stopped, person cancelled)."""
+        attrs = {"cancelled": True, "log_excerpt": reason, "gpu_seconds": gpu_seconds}
+        return self._end(number, OptunaState.FAIL, None, attrs)
+
+    def _end(self, number: int, state: OptunaState, value: float | None, attrs: dict[str, Any]) -> TrialRecord:
+        """Idempotent: a trial that already ended keeps its first verdict."""
+        trial_id = self._trial_id(number)
+        if self.storage.get_trial(trial_id).state.is_finished():
+            return self.trial(number)
+        for key, attr in attrs.items():
+            self.storage.set_trial_user_attr(trial_id, key, attr)
+        self.study.tell(number, value, state=state)
+        return self.trial(number)
+
+    def _trial_id(self, number: int) -> int:
+        try:
+            return self.storage.get_trial_id_from_study_id_trial_number(self._study_id, number)
+        except KeyError:
+            raise LedgerError(f"campaign {self.campaign.name!r} has no trial {number}") from None
+
+    # --- campaign-level facts ----------------------------------------------------------
+
+    @property
+    def started_at(self) -> datetime:
+        """When the campaign first opened its ledger."""
+        return datetime.fromisoformat(self.study.user_attrs["started_at"])
+
+    @property
+    def state(self) -> CampaignState:
+        return CampaignState(self.study.user_attrs.get("state", CampaignState.running.value))
+
+    @property
+    def state_reason(self) -> str:
+        return self.study.user_attrs.get("state_reason", "")
+
+    @property
+    def ended_at(self) -> datetime | None:
+        """When the campaign reached a final state, if it did."""
+        raw = self.study.user_attrs.get("ended_at")
+        return datetime.fromisoformat(raw) if raw else None
+
+    def set_state(self, state: CampaignState, reason: str = "") -> None:
+        self.study.set_user_attr("state", state.value)
+        self.study.set_user_attr("state_reason", reason)
+        final = state in (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
+        self.study.set_user_attr("ended_at", _now().isoformat() if final else None)
+
+    @property
+    def llm_usd(self) -> float:
+        """Dollars spent on LLM calls so far."""
+        return float(self.study.user_attrs.get("llm_usd", 0.0))
+
+    def add_llm_cost(self, usd: float) -> float:
+        total = self.llm_usd + usd
+        self.study.set_user_attr("llm_usd", total)
+        return total
+
+    @property
+    def mlflow_experiment_id(self) -> str | None:
+        return self.study.user_attrs.get("mlflow_experiment_id")
+
+    def set_mlflow_experiment(self, experiment_id: str) -> None:
+        self.study.set_user_attr("mlflow_experiment_id", experiment_id)
+
+    def notes(self) -> list[Note]:
+        """The research log, oldest first."""
+        return [Note.model_validate(n) for n in self.study.user_attrs.get("notes", [])]
+
+    def append_note(self, text: str, author: str = "policy") -> Note:
+        note = Note(at=_now(), text=text, author=author)
+        self.study.set_user_attr("notes", [*self.study.user_attrs.get("notes", []), note.model_dump(mode="json")])
+        return note
+
+
+def _storage(path: Path) -> optuna.storages.RDBStorage:
+    return optuna.storages.RDBStorage(f"sqlite:///{path}", engine_kwargs={"connect_args": {"timeout": 30}})
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return value.astimezone() if value is not None else None
+
+
+def _record(t: FrozenTrial) -> TrialRecord:
+    attrs = t.user_attrs
+    state = {
+        OptunaState.WAITING: TrialState.proposed,
+        OptunaState.RUNNING: TrialState.running if attrs.get("job_id") else TrialState.proposed,
+        OptunaState.COMPLETE: TrialState.complete,
+        OptunaState.PRUNED: TrialState.pruned,
+        OptunaState.FAIL: TrialState.cancelled if attrs.get("cancelled") else TrialState.failed,
+    }[t.state]
+    started = attrs.get("started_at")
+    return TrialRecord(
+        number=t.number,
+        state=state,
+        params=dict(t.params) if t.state is not OptunaState.WAITING else dict(t.system_attrs.get("fixed_params", {})),
+        value=t.value if t.state in (OptunaState.COMPLETE, OptunaState.PRUNED) else None,
+        intermediate_values=dict(t.intermediate_values),
+        job_id=attrs.get("job_id"),
+        mlflow_run_id=attrs.get("mlflow_run_id"),
+        failure_class=attrs.get("failure_class"),
+        log_excerpt=attrs.get("log_excerpt") or None,
+        patch=attrs.get("patch"),
+        rationale=attrs.get("rationale", ""),
+        hypothesis=attrs.get("hypothesis", ""),
+        expected_effect=attrs.get("expected_effect", ""),
+        created_at=_aware(t.datetime_start),
+        started_at=datetime.fromisoformat(started) if started else None,
+        ended_at=_aware(t.datetime_complete),
+        gpu_seconds=float(attrs.get("gpu_seconds", 0.0)),
+    )

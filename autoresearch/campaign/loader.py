@@ -1,0 +1,245 @@
+"""Reading `campaign.yaml`: YAML with line numbers kept, errors that point at the line.
+
+Scalars follow YAML 1.2 (`06:00` stays a string, `1e-4` is a float, only true/false are
+booleans), not PyYAML's YAML 1.1 defaults.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.params import suggest_names
+
+Loc = tuple[str | int, ...]
+
+_BOOL, _INT, _FLOAT = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 core-schema booleans, ints and floats."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL, _INT, _FLOAT)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_Loader.add_implicit_resolver(
+    _INT, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*)|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+)
+_Loader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
+
+
+class ConfigProblem(BaseModel):
+    """One thing wrong in a config file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    """The config file."""
+    line: int | None
+    """1-based line of the offending key (or of its closest parent that exists)."""
+    column: int | None
+    """1-based column of that key."""
+    path: str
+    """Field path, like `search_space.lr.high` or `command[2]`."""
+    message: str
+    """What is wrong and what was expected."""
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}:{self.column}"
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class ConfigError(Exception):
+    """A campaign config that cannot be used; `str()` is one paragraph for the CLI (exit 2)."""
+
+    def __init__(self, file: str | Path, problems: list[ConfigProblem]) -> None:
+        self.file = str(file)
+        self.problems = problems
+        listed = "; ".join(str(p) for p in problems)
+        super().__init__(
+            f"invalid campaign config {self.file}: {listed}. Fix the file and check it with "
+            f"`autoresearch config check {self.file}` (`autoresearch config schema` prints every key)."
+        )
+
+
+def load_campaign(path: str | Path, *, check_paths: bool = True) -> Campaign:
+    """Read and validate a campaign YAML file. `cwd` and other paths resolve against its folder.
+
+    Raises ConfigError naming the file, line, column and field path of each problem.
+    """
+    file = Path(path)
+    data, marks = _read_yaml(file)
+    try:
+        return Campaign.model_validate(
+            data, context={"base_dir": file.resolve().parent, "check_paths": check_paths}
+        )
+    except ValidationError as exc:
+        problems = [_problem(file, err, marks) for err in exc.errors()]
+        raise ConfigError(file, sorted(problems, key=lambda p: (p.line or 0, p.column or 0))) from None
+
+
+@dataclass(frozen=True)
+class _Mark:
+    line: int
+    column: int
+
+
+def _read_yaml(file: Path) -> tuple[Any, dict[Loc, _Mark]]:
+    def whole(message: str, line: int | None = None, column: int | None = None) -> ConfigError:
+        return ConfigError(file, [ConfigProblem(file=str(file), line=line, column=column, path="", message=message)])
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise whole("file not found; give the path of a campaign YAML file") from None
+    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
+        raise whole(f"cannot read it as a UTF-8 text file ({exc.__class__.__name__})") from None
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        marks: dict[Loc, _Mark] = {}
+        duplicates: list[ConfigProblem] = []
+        if node is not None:
+            _walk(node, (), marks, duplicates, file)
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise whole(f"not valid YAML: {exc.problem or exc.context}", line, column) from None
+    except yaml.YAMLError as exc:
+        raise whole(f"not valid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    if duplicates:
+        raise ConfigError(file, duplicates)
+    if not isinstance(data, dict):
+        raise whole("the file must be a YAML mapping with name, command, objective, search_space, budget ...")
+    return data, marks
+
+
+def _walk(node: yaml.Node, loc: Loc, marks: dict[Loc, _Mark], dups: list[ConfigProblem], file: Path) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
+            mark = _Mark(key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if key in seen:
+                dups.append(ConfigProblem(
+                    file=str(file), line=mark.line, column=mark.column, path=_dotted(loc + (key,)),
+                    message=f"key {key!r} appears twice (first on line {seen[key]}); keep one",
+                ))
+            seen[key] = mark.line
+            marks[loc + (key,)] = mark
+            _walk(value_node, loc + (key,), marks, dups, file)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            marks[loc + (i,)] = _Mark(item.start_mark.line + 1, item.start_mark.column + 1)
+            _walk(item, loc + (i,), marks, dups, file)
+
+
+def _problem(file: Path, err: Any, marks: dict[Loc, _Mark]) -> ConfigProblem:
+    ctx = err.get("ctx") or {}
+    loc = tuple(err["loc"]) + tuple(ctx.get("at", ()))
+    path, parent = _user_path(loc)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = list(parent.model_fields) if parent else []
+        message = f"unknown key {path[-1]!r}{suggest_names(str(path[-1]), allowed)}"
+        if allowed:
+            message += f"; allowed here: {', '.join(allowed)}"
+    elif kind == "missing":
+        message = f"missing required key {path[-1]!r}"
+    elif kind == "union_tag_invalid":
+        tags = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
+        message = f"{err['msg']}{suggest_names(str(ctx.get('tag')), tags)}"
+        path = path + ["type"]
+    elif kind == "union_tag_not_found":
+        message = "needs `type:` float, int or categorical"
+    elif kind == "campaign_config":
+        message = err["msg"]
+    else:
+        message = f"{err['msg'].removeprefix('Value error, ')} (got {_short(err.get('input'))})"
+    line = column = None
+    for end in range(len(path), -1, -1):
+        mark = marks.get(tuple(path[:end]))
+        if mark:
+            line, column = mark.line, mark.column
+            break
+    return ConfigProblem(file=str(file), line=line, column=column, path=_dotted(path), message=message)
+
+
+def _user_path(loc: Loc) -> tuple[list[str | int], type[BaseModel] | None]:
+    """The YAML path of a pydantic error location (union tags dropped) and the model holding its last key."""
+    path: list[str | int] = []
+    current: Any = Campaign
+    parent: type[BaseModel] | None = None
+    for part in loc:
+        current = _unwrap(current)
+        if typing.get_origin(current) in (typing.Union, types.UnionType):
+            member = _union_member(current, part)
+            if member is not None:
+                current = member
+                continue
+        parent = current if isinstance(current, type) and issubclass(current, BaseModel) else None
+        path.append(part)
+        if parent is not None:
+            field = parent.model_fields.get(str(part))
+            current = field.annotation if field else None
+        elif typing.get_origin(current) is dict:
+            current = typing.get_args(current)[1]
+        elif typing.get_origin(current) is list:
+            current = typing.get_args(current)[0]
+        else:
+            current = None
+    return path, parent
+
+
+def _unwrap(tp: Any) -> Any:
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        members = [m for m in typing.get_args(tp) if m is not type(None)]
+        if len(members) == 1:
+            return _unwrap(members[0])
+    return tp
+
+
+def _union_member(union: Any, tag: str | int) -> Any:
+    for member in typing.get_args(union):
+        member = _unwrap(member)
+        if isinstance(member, type) and issubclass(member, BaseModel) and "type" in member.model_fields:
+            if tag in typing.get_args(member.model_fields["type"].annotation):
+                return member
+        elif getattr(member, "__name__", None) == tag:
+            return member
+    return None
+
+
+def _dotted(path: Loc | list[str | int]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

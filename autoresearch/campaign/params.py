@@ -1,0 +1,166 @@
+"""Search-space parameters: float, int and categorical, and how each maps onto Optuna."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal
+
+import optuna
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+Choice = str | int | float | bool | None
+
+
+def located(at: tuple[str | int, ...], message: str) -> PydanticCustomError:
+    """A validation error that names the key it is about, relative to the model raising it.
+
+    The loader appends `at` to the error's location to point at the right line.
+    """
+    return PydanticCustomError("campaign_config", "{detail}", {"detail": message, "at": at})
+
+
+def suggest_names(word: str, candidates: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest candidate, or an empty string."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class _Param(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class FloatParam(_Param):
+    """A real number in [low, high]."""
+
+    type: Literal["float"]
+    low: float
+    """Smallest value."""
+    high: float
+    """Largest value; must be greater than low."""
+    log: bool = False
+    """Sample on a log scale (needs low > 0)."""
+    step: Annotated[float | None, Field(gt=0)] = None
+    """Discretization step (not with log)."""
+
+    @model_validator(mode="after")
+    def _bounds(self) -> FloatParam:
+        _check_bounds(self.low, self.high, self.log)
+        if self.log and self.step is not None:
+            raise located(("step",), "step cannot be combined with log: true (Optuna samples either one)")
+        return self
+
+    def distribution(self) -> optuna.distributions.BaseDistribution:
+        return optuna.distributions.FloatDistribution(self.low, self.high, log=self.log, step=self.step)
+
+    def suggest(self, trial: optuna.Trial, name: str) -> float:
+        return trial.suggest_float(name, self.low, self.high, log=self.log, step=self.step)
+
+    def check(self, value: Any) -> float:
+        """`value` as a float, or ValueError saying why it does not fit."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a finite number")
+        if not self.low <= value <= self.high:
+            raise ValueError(f"{value!r} is outside [{self.low}, {self.high}]")
+        return float(value)
+
+
+class IntParam(_Param):
+    """An integer in [low, high]."""
+
+    type: Literal["int"]
+    low: int
+    """Smallest value."""
+    high: int
+    """Largest value; must be greater than low."""
+    log: bool = False
+    """Sample on a log scale (needs low > 0)."""
+    step: Annotated[int, Field(ge=1)] = 1
+    """Spacing of the values (must be 1 with log)."""
+
+    @model_validator(mode="after")
+    def _bounds(self) -> IntParam:
+        _check_bounds(self.low, self.high, self.log)
+        if self.log and self.step != 1:
+            raise located(("step",), "step must be 1 with log: true (Optuna samples either one)")
+        return self
+
+    def distribution(self) -> optuna.distributions.BaseDistribution:
+        return optuna.distributions.IntDistribution(self.low, self.high, log=self.log, step=self.step)
+
+    def suggest(self, trial: optuna.Trial, name: str) -> int:
+        return trial.suggest_int(name, self.low, self.high, log=self.log, step=self.step)
+
+    def check(self, value: Any) -> int:
+        """`value` as an int, or ValueError saying why it does not fit."""
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{value!r} is not an integer")
+        if not self.low <= value <= self.high or (value - self.low) % self.step:
+            raise ValueError(f"{value!r} is not in range({self.low}, {self.high} + 1, {self.step})")
+        return value
+
+
+class CategoricalParam(_Param):
+    """One of a list of choices."""
+
+    type: Literal["categorical"]
+    choices: Annotated[list[Choice], Field(min_length=1)]
+    """The values to choose from (strings, numbers, booleans); at least one, no repeats."""
+
+    @model_validator(mode="after")
+    def _unique(self) -> CategoricalParam:
+        seen: list[Choice] = []
+        for i, choice in enumerate(self.choices):
+            if any(choice == s and type(choice) is type(s) for s in seen):
+                raise located(("choices", i), f"choice {choice!r} appears twice")
+            seen.append(choice)
+        return self
+
+    def distribution(self) -> optuna.distributions.BaseDistribution:
+        return optuna.distributions.CategoricalDistribution(self.choices)
+
+    def suggest(self, trial: optuna.Trial, name: str) -> Choice:
+        return trial.suggest_categorical(name, self.choices)
+
+    def check(self, value: Any) -> Choice:
+        """`value` if it is one of the choices, else ValueError."""
+        for choice in self.choices:
+            if value == choice and type(value) is type(choice):
+                return choice
+        raise ValueError(f"{value!r} is not one of {self.choices}")
+
+
+def _check_bounds(low: float, high: float, log: bool) -> None:
+    if not math.isfinite(low) or not math.isfinite(high):
+        raise located(("low",), "low and high must be finite numbers")
+    if low >= high:
+        raise located(("high",), f"high ({high}) must be greater than low ({low})")
+    if log and low <= 0:
+        raise located(("low",), f"log: true needs low > 0 (got {low}); use a positive low or drop log")
+
+
+def check_params(space: Mapping[str, FloatParam | IntParam | CategoricalParam], params: Mapping[str, Any]) -> dict[str, Any]:
+    """`params` checked against the search space (every parameter, in range), in space order.
+
+    Raises ValueError listing every problem, naming each parameter.
+    """
+    problems: list[str] = []
+    checked: dict[str, Any] = {}
+    for name, spec in space.items():
+        if name not in params:
+            problems.append(f"{name} is missing")
+            continue
+        try:
+            checked[name] = spec.check(params[name])
+        except ValueError as exc:
+            problems.append(f"{name}={exc}")
+    for name in params:
+        if name not in space:
+            problems.append(f"{name} is not in the search space{suggest_names(name, space)}")
+    if problems:
+        raise ValueError(f"proposal parameters do not fit the search space: {'; '.join(problems)}")
+    return checked

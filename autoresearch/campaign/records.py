@@ -1,0 +1,129 @@
+"""Records of a campaign's trials: proposals, trial records, research notes."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+
+class Proposal(_Record):
+    """One trial a policy wants run: parameters and/or a code patch, and why."""
+
+    params: dict[str, Any] = Field(default_factory=dict)
+    """A value for every search-space parameter."""
+    patch: str | None = None
+    """A unified diff against the campaign's editable files (code-edit campaigns)."""
+    rationale: str = ""
+    """Why this trial: for people reading the report and for the policy's next turn."""
+    hypothesis: str = ""
+    """What the trial tests."""
+    expected_effect: str = ""
+    """What the policy expects the objective to do."""
+    trial_number: int | None = None
+    """Assigned by the ledger when the trial enters the study; None before."""
+
+
+class TrialState(str, enum.Enum):
+    """Where a trial is. complete, pruned, failed and cancelled are final."""
+
+    proposed = "proposed"
+    """In the ledger, no job yet (also: asked before a crash and never launched)."""
+    running = "running"
+    """Its job was submitted (it may be pending in the compute queue)."""
+    complete = "complete"
+    pruned = "pruned"
+    """Stopped early by the pruner from its intermediate values."""
+    failed = "failed"
+    cancelled = "cancelled"
+    """Stopped without a verdict (campaign stopped, person cancelled); not a result."""
+
+    @property
+    def final(self) -> bool:
+        return self not in (TrialState.proposed, TrialState.running)
+
+
+class TrialFailure(str, enum.Enum):
+    """Why a trial failed. The first three are compute's failure classes."""
+
+    user = "user"
+    """The training code failed (traceback, non-zero exit)."""
+    resource = "resource"
+    """Out of memory or another resource limit."""
+    infra = "infra"
+    """The node failed and compute's infra retries ran out."""
+    timed_out = "timed_out"
+    """It ran past compute.time_limit_s."""
+    no_metric = "no_metric"
+    """The job succeeded but never reported the objective metric."""
+    non_finite = "non_finite"
+    """The objective was NaN or infinite."""
+    bad_patch = "bad_patch"
+    """The proposed code patch did not apply."""
+
+
+class TrialRecord(_Record):
+    """One trial as the ledger knows it."""
+
+    number: int
+    """Trial number in the campaign's study (0, 1, 2 ...)."""
+    state: TrialState
+    params: dict[str, Any]
+    """Its parameter values."""
+    value: float | None = None
+    """The objective value (complete trials; the last intermediate value for pruned ones)."""
+    intermediate_values: dict[int, float] = Field(default_factory=dict)
+    """Step -> value of the objective metric reported while it ran."""
+    job_id: str | None = None
+    """The compute job running it, once launched."""
+    mlflow_run_id: str | None = None
+    """Its MLflow run."""
+    failure_class: TrialFailure | None = None
+    """Why it failed (failed trials only)."""
+    log_excerpt: str | None = None
+    """The tail of the job's log (failed trials only)."""
+    patch: str | None = None
+    """The code patch it runs with, if any."""
+    rationale: str = ""
+    """Why the policy proposed it."""
+    hypothesis: str = ""
+    expected_effect: str = ""
+    created_at: datetime | None = None
+    """When it entered the ledger."""
+    started_at: datetime | None = None
+    """When its job was launched."""
+    ended_at: datetime | None = None
+    """When it reached a final state."""
+    gpu_seconds: float = 0.0
+    """GPU time its job used (GPUs x seconds), summed over attempts."""
+
+
+class CampaignState(str, enum.Enum):
+    """Where a campaign is. completed, stopped and failed are final."""
+
+    running = "running"
+    paused = "paused"
+    """A person paused it (chat); running trials finish, no new ones start."""
+    completed = "completed"
+    """It ended on its budget or target."""
+    stopped = "stopped"
+    """A person or the policy stopped it before the budget ran out."""
+    failed = "failed"
+    """The runner could not go on (see the state reason)."""
+
+
+class Note(_Record):
+    """One entry of the research log."""
+
+    at: datetime
+    """When it was written."""
+    text: str
+    """What was learned or decided."""
+    author: str = "policy"
+    """Who wrote it: `policy`, `chat`, `runner` ..."""

@@ -1,0 +1,127 @@
+"""Where a campaign stands: the `CampaignStatus` record (`autoresearch status --json`) and
+the budget check that decides when it ends."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.ledger import Ledger
+from autoresearch.campaign.records import CampaignState, TrialRecord, TrialState
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+
+class BudgetUsed(_Record):
+    """How much of the budget is spent."""
+
+    trials: int
+    """Trials in the ledger, cancelled ones excepted (running and proposed ones included)."""
+    gpu_hours: float
+    """GPU hours of the trials that ended."""
+    llm_usd: float
+    """Dollars spent on LLM calls."""
+    elapsed: float
+    """Seconds since the campaign started (until it ended, if it did)."""
+
+
+class TrialSummary(_Record):
+    """One trial, as `status` shows it."""
+
+    number: int
+    state: TrialState
+    params: dict[str, Any]
+    value: float | None
+    """Objective value (complete trials; the last intermediate value for pruned ones)."""
+    job_id: str | None
+    mlflow_run_id: str | None
+
+    @classmethod
+    def of(cls, trial: TrialRecord) -> TrialSummary:
+        return cls(
+            number=trial.number,
+            state=trial.state,
+            params=trial.params,
+            value=trial.value,
+            job_id=trial.job_id,
+            mlflow_run_id=trial.mlflow_run_id,
+        )
+
+
+class CampaignStatus(_Record):
+    """A campaign at a glance; its JSON is what `autoresearch status --json` prints."""
+
+    name: str
+    state: CampaignState
+    budget_used: BudgetUsed
+    best_trial: TrialSummary | None
+    """The best complete trial, or None before one completes."""
+    trials: list[TrialSummary]
+    """Every trial, by number."""
+
+
+class StopReason(str, enum.Enum):
+    """Why a campaign stops proposing trials."""
+
+    max_trials = "max_trials"
+    max_gpu_hours = "max_gpu_hours"
+    max_llm_usd = "max_llm_usd"
+    deadline = "deadline"
+    target_reached = "target_reached"
+
+
+def campaign_status(ledger: Ledger, now: datetime | None = None) -> CampaignStatus:
+    """The status of the campaign whose ledger this is."""
+    now = now or datetime.now(timezone.utc)
+    trials = ledger.trials()
+    best = ledger.best()
+    end = ledger.ended_at or now
+    used = BudgetUsed(
+        trials=sum(t.state is not TrialState.cancelled for t in trials),
+        gpu_hours=sum(t.gpu_seconds for t in trials) / 3600.0,
+        llm_usd=ledger.llm_usd,
+        elapsed=max(0.0, (end - ledger.started_at).total_seconds()),
+    )
+    return CampaignStatus(
+        name=ledger.campaign.name,
+        state=ledger.state,
+        budget_used=used,
+        best_trial=TrialSummary.of(best) if best else None,
+        trials=[TrialSummary.of(t) for t in trials],
+    )
+
+
+def stop_reason(
+    campaign: Campaign, used: BudgetUsed, best_value: float | None, started_at: datetime, now: datetime | None = None
+) -> StopReason | None:
+    """The first budget limit reached (or the target), or None to go on proposing."""
+    now = now or datetime.now(timezone.utc)
+    budget = campaign.budget
+    deadline = budget.deadline_at(started_at)
+    if campaign.objective.reached(best_value):
+        return StopReason.target_reached
+    if used.trials >= budget.max_trials:
+        return StopReason.max_trials
+    if budget.max_gpu_hours is not None and used.gpu_hours >= budget.max_gpu_hours:
+        return StopReason.max_gpu_hours
+    if budget.max_llm_usd is not None and used.llm_usd >= budget.max_llm_usd:
+        return StopReason.max_llm_usd
+    if deadline is not None and now >= deadline:
+        return StopReason.deadline
+    return None
+
+
+def free_slots(campaign: Campaign, trials: list[TrialRecord]) -> int:
+    """How many new trials to propose now: idle parallel slots, capped by the trials left in the budget.
+
+    Proposed-but-unlaunched trials hold a slot: launch those first (after a crash, too).
+    """
+    active = sum(t.state in (TrialState.proposed, TrialState.running) for t in trials)
+    counted = sum(t.state is not TrialState.cancelled for t in trials)
+    return max(0, min(campaign.budget.max_parallel - active, campaign.budget.max_trials - counted))
