@@ -1,0 +1,109 @@
+"""`autoresearch compute up | down | status`: the per-host compute daemon."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from autoresearch.cli import app
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
+from compute.control import daemon_info, start_daemon, stop_daemon
+from compute.lifecycle import live_attempts
+
+compute_app = typer.Typer(help="Start, stop and inspect the per-host compute daemon.", no_args_is_help=True)
+app.add_typer(compute_app, name="compute")
+
+
+def validation_message(what: str, err: ValidationError) -> str:
+    """One paragraph naming each bad field, what was given and what is allowed."""
+    parts = []
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or "(whole)"
+        given = f" (got {e['input']!r})" if "input" in e and not isinstance(e["input"], dict) else ""
+        parts.append(f"{field}: {e['msg']}{given}")
+    return f"invalid {what}: " + "; ".join(parts) + "."
+
+
+@compute_app.command("up")
+def up(
+    gpus: int | None = typer.Option(None, "--gpus", help="GPU slots of node `local` (default: nvidia-smi, else 4)."),
+    grace: float | None = typer.Option(None, "--grace", help="Seconds from SIGTERM to SIGKILL (default 30)."),
+    virtual_nodes: int | None = typer.Option(None, "--virtual-nodes", help="Split the host into N virtual nodes."),
+    gpus_per_node: int | None = typer.Option(None, "--gpus-per-node", help="GPU slots per virtual node (default 4)."),
+    min_runtime: float | None = typer.Option(None, "--min-runtime", help="Seconds before an attempt may be preempted (default 10)."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
+    settings = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
+                "min_runtime_s": min_runtime}
+    try:
+        config = DaemonConfig(**{k: v for k, v in settings.items() if v is not None})
+    except ValidationError as err:
+        fail(validation_message("compute up settings", err).replace("grace_s", "--grace")
+             .replace("min_runtime_s", "--min-runtime"))
+    paths = ComputePaths.of()
+    try:
+        start_daemon(paths.home, config)
+    except DaemonAlreadyRunning as err:
+        fail(str(err), code=1)
+    except ComputeError as err:
+        fail(str(err))
+    info = daemon_info(paths) or {}
+    if as_json:
+        print_json(info)
+        return
+    slots = ", ".join(f"{n['name']} ({len(n['gpus'])} GPU slots)" for n in info.get("nodes", []))
+    console.print(f"compute daemon running (pid {info.get('pid')}) for {paths.home}: {slots}", highlight=False)
+
+
+@compute_app.command("down")
+def down(
+    stop_jobs: bool = typer.Option(
+        False, "--stop-jobs",
+        help="Stop running attempts first (SIGTERM, grace, SIGKILL) and requeue their jobs.",
+    ),
+) -> None:
+    """Stop the daemon. Running attempts keep running and the next `up` adopts them,
+    unless --stop-jobs."""
+    paths = ComputePaths.of()
+    try:
+        pid = stop_daemon(paths.home, stop_jobs=stop_jobs)
+    except ComputeError as err:
+        fail(str(err), code=1)
+    if pid is None:
+        console.print(f"no compute daemon runs for {paths.home}", highlight=False)
+    else:
+        what = "its jobs were requeued" if stop_jobs else "running jobs keep running and are adopted by the next `up`"
+        console.print(f"compute daemon (pid {pid}) stopped; {what}", highlight=False)
+
+
+@compute_app.command("status")
+def status(as_json: bool = JSON_OPTION) -> None:
+    """Whether the daemon runs, its nodes with used GPU slots, and job counts."""
+    paths = ComputePaths.of()
+    store = Store(paths)
+    try:
+        used = Counter()
+        for attempt in live_attempts(store):
+            used[attempt.node] += len(attempt.gpus)
+        nodes = [{**n.model_dump(mode="json"), "gpus_used": used[n.name]} for n in store.nodes()]
+        report = {"home": str(paths.home), "daemon": daemon_info(paths), "nodes": nodes, "jobs": store.count_by_state()}
+    finally:
+        store.close()
+    if as_json:
+        print_json(report)
+        return
+    daemon = report["daemon"]
+    line = f"daemon: running (pid {daemon['pid']})" if daemon else "daemon: not running (`autoresearch compute up`)"
+    console.print(f"home: {paths.home}\n{line}", highlight=False)
+    table = Table("node", "state", "health", "GPU slots", "used", "reason")
+    for n in nodes:
+        table.add_row(n["name"], n["state"], n["health"], ",".join(map(str, n["gpus"])) or "-", str(n["gpus_used"]),
+                      n["reason"])
+    console.print(table)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(report["jobs"].items())) or "none"
+    console.print(f"jobs: {counts}", highlight=False)

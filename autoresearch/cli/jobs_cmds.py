@@ -1,0 +1,231 @@
+"""`autoresearch jobs submit | list | status | logs | cancel | wait | priority`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from autoresearch.cli import app
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+from autoresearch.cli.compute_cmds import validation_message
+from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name
+
+jobs_app = typer.Typer(help="Submit, inspect, cancel and wait for jobs.", no_args_is_help=True)
+app.add_typer(jobs_app, name="jobs")
+
+
+def _client(autostart: bool = True) -> Client:
+    return Client(autostart=autostart)
+
+
+def _labels(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            fail(f"--label {pair!r} is not key=value; write it like --label campaign=lr-sweep")
+        out[key] = value
+    return out
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else "-"
+
+
+@jobs_app.command("submit", context_settings={"allow_interspersed_args": False})
+def submit(
+    command: list[str] = typer.Argument(..., help="The command and its arguments, after `--`."),
+    name: str = typer.Option("job", "--name", help="A human-readable name."),
+    gpus: int = typer.Option(0, "--gpus", help="GPU slots, all on one node."),
+    priority: str = typer.Option("normal", "--priority", help="0-100 or idle|low|normal|high|urgent."),
+    no_preemptible: bool = typer.Option(False, "--no-preemptible", help="Never stop it for other work."),
+    max_retries: int = typer.Option(0, "--max-retries", help="Retries after user failures (with backoff)."),
+    time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per attempt before it is stopped."),
+    grace: float | None = typer.Option(None, "--grace", help="Seconds from SIGTERM to SIGKILL for this job."),
+    label: list[str] = typer.Option([], "--label", help="key=value; repeatable."),
+    key: str | None = typer.Option(None, "--key", help="Idempotency key: the same key returns the same job."),
+    image: str | None = typer.Option(None, "--image", help="Run inside this container image (docker)."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`."""
+    fields = {
+        "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
+        "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
+        "grace_s": grace, "labels": _labels(label), "idempotency_key": key, "image": image,
+    }
+    try:
+        spec = JobSpec.model_validate({k: v for k, v in fields.items() if v is not None})
+    except ValidationError as err:
+        fail(validation_message("job", err))
+    try:
+        with _client() as client:
+            job = client.submit(spec)
+    except ComputeError as err:
+        fail(str(err))
+    if as_json:
+        print_json(job)
+    else:
+        sys.stdout.write(job.id + "\n")
+
+
+@jobs_app.command("list")
+def list_jobs(
+    state: list[str] = typer.Option([], "--state", help="Only these states (repeatable)."),
+    label: list[str] = typer.Option([], "--label", help="key=value; all must match (repeatable)."),
+    limit: int = typer.Option(50, "--limit", min=1),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Jobs, newest first."""
+    allowed = [s.value for s in JobState]
+    for s in state:
+        if s not in allowed:
+            fail(f"--state {s!r} is not a job state; use one of {', '.join(allowed)}")
+    with _client(autostart=False) as client:
+        jobs = client.list(states=state or None, labels=_labels(label) or None, limit=limit)
+    if as_json:
+        print_json(jobs)
+        return
+    table = Table("id", "name", "state", "priority", "gpus", "attempts", "updated", "reason")
+    for j in jobs:
+        table.add_row(j.id, j.spec.name, j.state.value, priority_name(j.priority), str(j.spec.resources.gpus),
+                      str(len(j.attempts)), _when(j.updated_at), j.state_reason)
+    console.print(table)
+
+
+def _get(client: Client, job_id: str) -> Job:
+    try:
+        return client.get(job_id)
+    except ComputeError as err:
+        fail(str(err))
+
+
+@jobs_app.command("status")
+def status(job_id: str = typer.Argument(...), as_json: bool = JSON_OPTION) -> None:
+    """One job: state, priority, retries and its attempts."""
+    with _client(autostart=False) as client:
+        job = _get(client, job_id)
+    if as_json:
+        print_json(job)
+        return
+    console.print(
+        f"{job.id} {job.spec.name!r}: {job.state.value} ({job.state_reason})\n"
+        f"priority {job.priority} ({priority_name(job.priority)}), retries {job.retries_used}/{job.spec.max_retries}, "
+        f"checkpoint dir {job.checkpoint_dir}", highlight=False,
+    )
+    table = Table("attempt", "node", "gpus", "started", "ended", "outcome", "exit", "log")
+    for a in job.attempts:
+        table.add_row(str(a.number), a.node, ",".join(map(str, a.gpus)) or "-", _when(a.started_at), _when(a.ended_at),
+                      a.outcome.value if a.outcome else "running", "" if a.exit_code is None else str(a.exit_code),
+                      a.log_path)
+    console.print(table)
+
+
+@jobs_app.command("logs")
+def logs(
+    job_id: str = typer.Argument(...),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing until the job ends."),
+    attempt: int | None = typer.Option(None, "--attempt", help="Attempt number (default: the latest)."),
+    tail: int | None = typer.Option(None, "--tail", min=0, help="Only the last N lines."),
+) -> None:
+    """Print an attempt's combined stdout/stderr; --follow keeps going across new attempts."""
+    with _client(autostart=False) as client:
+        job = _get(client, job_id)
+        if attempt is not None and not any(a.number == attempt for a in job.attempts):
+            fail(f"job {job_id} has {len(job.attempts)} attempt(s); there is no attempt {attempt}")
+        while not job.attempts:
+            if not follow or job.state.final:
+                fail(f"job {job_id} has not started ({job.state.value}: {job.state_reason}): no log yet; "
+                     "use --follow to wait for it", code=1)
+            time.sleep(0.2)
+            job = client.get(job_id)
+        number = attempt or job.attempts[-1].number
+        offset = _print_file(client.log_path(job_id, number), tail, 0)
+        while follow:
+            job = client.get(job_id)
+            latest = job.attempts[-1].number
+            offset = _print_file(client.log_path(job_id, number), None, offset)
+            if attempt is None and latest != number:
+                number, offset = latest, 0
+                sys.stderr.write(f"--- attempt {number} ---\n")
+                continue
+            if job.state.final:
+                break
+            time.sleep(0.2)
+
+
+def _print_file(path, tail: int | None, offset: int) -> int:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read()
+    except FileNotFoundError:
+        return offset
+    text = data.decode(errors="replace")
+    if tail is not None:
+        text = "".join(text.splitlines(keepends=True)[-tail:]) if tail else ""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return offset + len(data)
+
+
+@jobs_app.command("cancel")
+def cancel(
+    job_id: str = typer.Argument(...),
+    reason: str = typer.Option("", "--reason", help="Recorded in the job's events."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Cancel a job: a pending one at once, a running one by SIGTERM, grace, SIGKILL."""
+    try:
+        with _client() as client:
+            job = client.cancel(job_id, reason)
+    except ComputeError as err:
+        fail(str(err))
+    if as_json:
+        print_json(job)
+    elif job.state == JobState.running:
+        console.print(f"{job.id}: stopping (SIGTERM sent; SIGKILL after the grace period)", highlight=False)
+    else:
+        console.print(f"{job.id}: {job.state.value} ({job.state_reason})", highlight=False)
+
+
+@jobs_app.command("priority")
+def set_priority(job_id: str = typer.Argument(...), priority: str = typer.Argument(..., help="0-100 or a name."),
+                 as_json: bool = JSON_OPTION) -> None:
+    """Change a pending or running job's priority."""
+    try:
+        with _client() as client:
+            job = client.set_priority(job_id, priority)
+    except ComputeError as err:
+        fail(str(err))
+    if as_json:
+        print_json(job)
+    else:
+        console.print(f"{job.id}: priority {job.priority} ({priority_name(job.priority)})", highlight=False)
+
+
+@jobs_app.command("wait")
+def wait(
+    job_ids: list[str] = typer.Argument(..., help="One or more job ids."),
+    timeout: float | None = typer.Option(None, "--timeout", min=0, help="Give up after S seconds (exit 124)."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Wait until the jobs end. Exit 0 if all succeeded, 1 if any failed or was cancelled, 124 on timeout."""
+    try:
+        with _client() as client:
+            jobs = client.wait(job_ids, timeout=timeout)
+    except ComputeError as err:
+        fail(str(err))
+    if as_json:
+        print_json(jobs)
+    else:
+        for j in jobs:
+            console.print(f"{j.id}: {j.state.value} ({j.state_reason})", highlight=False)
+    if not all(j.state.final for j in jobs):
+        raise typer.Exit(124)
+    if any(j.state != JobState.succeeded for j in jobs):
+        raise typer.Exit(1)

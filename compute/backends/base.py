@@ -1,0 +1,113 @@
+"""The `Backend` protocol: how the daemon runs attempts on nodes.
+
+A backend knows how to start a command on a node and how to watch and signal it. It
+knows nothing of jobs, priorities, retries or grace periods: the daemon keeps that
+shared logic above this protocol (it decides what to start, sends SIGTERM, waits the
+grace, sends SIGKILL, and turns exits into outcomes), so every backend behaves alike.
+
+Rules every backend keeps:
+
+- An attempt is named by its `key` (unique, e.g. `job-3f9a2c1b7d.2`). `launch` returns a
+  small JSON-able handle that the daemon stores; after a daemon restart the daemon calls
+  `adopt(key, handle)` (handle None if the daemon died before storing it), and the
+  backend must find the attempt again from the key alone if need be.
+- An attempt outlives the daemon: killing the daemon process must not stop attempts,
+  and the attempt's exit code must be recoverable afterwards (e.g. from an exit file).
+- `poll` and `adopt` return None while the attempt runs, else an `AttemptExit`.
+  `AttemptExit.exit_code is None` means the attempt is gone and nobody knows how it
+  ended (the daemon records it as lost and requeues the job).
+- `signal` reaches every process of the attempt (the process group, the actor).
+- `release(key)` is called once the daemon has recorded the end; only then may the
+  backend forget the attempt's exit status.
+- Methods are called from the daemon's one thread; they must not block for long.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from compute.records import Node
+
+
+class LaunchError(Exception):
+    """The attempt could not be started (bad cwd, missing program ...); str says why."""
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """Everything a backend needs to start one attempt."""
+
+    key: str
+    """Unique name of the attempt (`<job id>.<attempt number>`)."""
+    argv: list[str]
+    """The command, already wrapped for a container or shell when the spec asks."""
+    env: dict[str, str]
+    """Variables to add to the backend's base environment (CUDA_VISIBLE_DEVICES, AR_*, spec.env)."""
+    cwd: str
+    """Absolute working directory."""
+    node: str
+    """The node the scheduler placed it on."""
+    gpus: tuple[int, ...]
+    """GPU indices on that node."""
+    log_path: Path
+    """Where stdout and stderr go (one file, appended)."""
+    cpus: float = 1.0
+    memory_gb: float | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AttemptExit:
+    """How an attempt's processes ended."""
+
+    exit_code: int | None
+    """Exit code; negative for death by signal (-9 is SIGKILL); None if unknown (lost)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Runs attempts on nodes. See the module docstring for the rules."""
+
+    name: str
+
+    def nodes(self) -> list[Node]:
+        """The nodes this backend offers (name, GPU indices, virtual, address)."""
+        ...
+
+    def launch(self, request: LaunchRequest) -> dict[str, Any]:
+        """Start the attempt; return a JSON-able handle. Raise LaunchError if it cannot start."""
+        ...
+
+    def poll(self, key: str) -> AttemptExit | None:
+        """None while the attempt runs, else how it ended."""
+        ...
+
+    def signal(self, key: str, signum: int) -> None:
+        """Send a signal to all processes of the attempt; no error if already gone."""
+        ...
+
+    def adopt(self, key: str, handle: dict[str, Any] | None) -> AttemptExit | None:
+        """After a daemon restart: track the attempt again (None: still runs) or say how it ended."""
+        ...
+
+    def release(self, key: str) -> None:
+        """The daemon recorded the end of this attempt: free what is left of it."""
+        ...
+
+    def close(self) -> None:
+        """Let go of the backend (attempts keep running)."""
+        ...
+
+
+@runtime_checkable
+class WakesDaemon(Protocol):
+    """Optional: file descriptors that turn readable when some attempt may have ended.
+
+    The daemon waits on them beside its socket, so exits are seen at once, not at the
+    next tick.
+    """
+
+    def wake_fds(self) -> list[int]:
+        ...

@@ -1,0 +1,175 @@
+"""`compute.Client`: the Python API every upper layer (and the CLI) uses.
+
+A client writes requests into the store and wakes the daemon with a datagram (see
+`compute.daemon`); it reads state straight from the store. Waiting polls the store's
+`data_version`, which changes only when some other connection commits, so an idle
+wait costs almost nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from compute.control import ensure_daemon, notify
+from compute.errors import ComputeError
+from compute.paths import ComputePaths
+from compute.records import Event, Job, JobState, Node
+from compute.spec import JobSpec
+from compute.store import Store
+
+_POLL_S = 0.01
+_MAX_POLL_S = 0.1
+
+
+class Client:
+    """Submit, inspect, cancel and wait for jobs of one compute home.
+
+    home: a directory (default $AUTORESEARCH_HOME, else ~/.autoresearch).
+    autostart: start the per-host daemon (default config) when a request needs it.
+    """
+
+    def __init__(self, home: str | os.PathLike[str] | None = None, autostart: bool = True) -> None:
+        self.paths = ComputePaths.of(home)
+        self.autostart = autostart
+        self._store = Store(self.paths)
+
+    @property
+    def home(self) -> Path:
+        return self.paths.home
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _wake(self) -> None:
+        if self.autostart:
+            ensure_daemon(self.paths)
+        notify(self.paths)
+
+    # -- requests -----------------------------------------------------------------
+
+    def submit(self, spec: JobSpec) -> Job:
+        """Queue a job; the same idempotency_key returns the job submitted first."""
+        if spec.cwd is None:
+            spec = spec.model_copy(update={"cwd": os.getcwd()})
+        if not Path(spec.cwd).is_dir():
+            raise ComputeError(f"job {spec.name!r}: cwd {spec.cwd} is not a directory; pass an existing absolute path")
+        nodes = self._store.nodes()
+        largest = max((len(n.gpus) for n in nodes), default=None)
+        if largest is not None and spec.resources.gpus > largest:
+            raise ComputeError(
+                f"job {spec.name!r} asks for resources.gpus={spec.resources.gpus} on one node, but the largest node "
+                f"of {self.home} has {largest} GPU slots; ask for at most {largest}, or restart the daemon with more "
+                "(`autoresearch compute down && autoresearch compute up --gpus N`)"
+            )
+        job = self._store.submit(spec)
+        self._wake()
+        return job
+
+    def cancel(self, job_id: str, reason: str = "") -> Job:
+        """Pending -> cancelled at once; running -> SIGTERM, grace, SIGKILL, then cancelled."""
+        job = self._store.request_cancel(job_id, reason)
+        if job.state == JobState.running:
+            self._wake()
+        return job
+
+    def set_priority(self, job_id: str, priority: int | str) -> Job:
+        """Change a pending or running job's priority (0-100 or a name like `high`)."""
+        job = self._store.set_priority(job_id, priority)
+        self._wake()
+        return job
+
+    # -- reads --------------------------------------------------------------------
+
+    def get(self, job_id: str) -> Job:
+        """The job with its attempts; raises JobNotFound."""
+        return self._store.get_job(job_id)
+
+    def list(
+        self,
+        states: Iterable[JobState | str] | None = None,
+        labels: dict[str, str] | None = None,
+        min_priority: int | None = None,
+        max_priority: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Job]:
+        """Jobs, newest first, filtered by state, labels (all must match) and priority."""
+        try:
+            return self._store.list_jobs(states, labels, min_priority, max_priority, limit, offset)
+        except ValueError as err:
+            allowed = ", ".join(s.value for s in JobState)
+            raise ComputeError(f"list(states=...): {err}; allowed states: {allowed}") from None
+
+    def log_path(self, job_id: str, attempt: int | None = None) -> Path:
+        """The log file of an attempt (default: the latest). Raises if there is none yet."""
+        job = self.get(job_id)
+        if not job.attempts:
+            raise ComputeError(f"job {job_id} has not started yet ({job.state.value}: {job.state_reason}): no log yet")
+        if attempt is None:
+            return Path(job.attempts[-1].log_path)
+        for a in job.attempts:
+            if a.number == attempt:
+                return Path(a.log_path)
+        raise ComputeError(f"job {job_id} has attempts 1-{len(job.attempts)}; there is no attempt {attempt}")
+
+    def nodes(self) -> list[Node]:
+        return self._store.nodes()
+
+    def events(self, job_id: str | None = None, node: str | None = None, since_id: int = 0,
+               limit: int = 1000) -> list[Event]:
+        """The event log, oldest first: every state change with its reason."""
+        return self._store.events(job_id, node, since_id, limit)
+
+    # -- waiting ------------------------------------------------------------------
+
+    def wait(self, job_ids: str | Sequence[str], timeout: float | None = None) -> list[Job]:
+        """Block until every job is final (or `timeout` s passed); return the jobs as they are."""
+        ids = [job_ids] if isinstance(job_ids, str) else list(job_ids)
+        jobs = self._store.get_jobs(ids)
+        if self.autostart and not all(j.state.final for j in jobs):
+            ensure_daemon(self.paths)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not all(j.state.final for j in jobs):
+            if not self._sleep_until_change(deadline):
+                break
+            jobs = self._store.get_jobs(ids)
+        return jobs
+
+    def wait_for_change(self, job_ids: Sequence[str], since: dict[str, str] | None = None,
+                        timeout: float | None = None) -> list[Job]:
+        """Return as soon as any job's state differs from `since` (id -> state name).
+
+        `since` None means 'the states right now'. Returns the changed jobs; empty on timeout.
+        """
+        ids = list(job_ids)
+        if since is None:
+            since = {job.id: job.state.value for job in self._store.get_jobs(ids)}
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            states = self._store.job_states(ids)
+            changed = [i for i in ids if i in states and states[i].value != since.get(i)]
+            if changed:
+                return self._store.get_jobs(changed)
+            if not self._sleep_until_change(deadline):
+                return []
+
+    def _sleep_until_change(self, deadline: float | None) -> bool:
+        """Sleep until the store changes; False if the deadline passed first."""
+        version = self._store.data_version()
+        pause = _POLL_S
+        while self._store.data_version() == version:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            left = _MAX_POLL_S if deadline is None else max(0.0, deadline - time.monotonic())
+            time.sleep(min(pause, left))
+            pause = min(pause * 1.5, _MAX_POLL_S)
+        return True

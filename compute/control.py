@@ -1,0 +1,183 @@
+"""Start, find, wake and stop the per-host daemon.
+
+One daemon per home: it holds an exclusive fcntl lock on `compute/daemon.lock` (which
+holds its pid) for as long as it lives; the kernel drops the lock when it dies, even by
+SIGKILL. A second daemon finds the lock held and refuses to start.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import compute
+from compute.backends.local import LocalBackend
+from compute.daemon import Daemon
+from compute.daemon_config import DaemonConfig
+from compute.errors import ComputeError, DaemonAlreadyRunning
+from compute.gpus import plan_nodes
+from compute.paths import ComputePaths
+
+_LOCK_TRIES_S = 2.0  # a client probing the lock holds it for microseconds
+
+
+def daemon_pid(paths: ComputePaths) -> int | None:
+    """The pid of the daemon serving this home, or None if none runs."""
+    try:
+        fd = os.open(paths.lock, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as err:
+        if err.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        text = os.pread(fd, 32, 0).decode().strip()
+        return int(text) if text.isdigit() else -1
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def daemon_info(paths: ComputePaths) -> dict[str, Any] | None:
+    """What the running daemon wrote about itself (pid, config, nodes), or None."""
+    pid = daemon_pid(paths)
+    if pid is None:
+        return None
+    try:
+        info = json.loads(paths.daemon_info.read_text())
+    except (OSError, ValueError):
+        info = {}
+    return {**info, "pid": pid}
+
+
+def notify(paths: ComputePaths) -> None:
+    """Wake the daemon (best effort: it also wakes on its own every tick)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.setblocking(False)
+            sock.sendto(b"w", paths.socket_address)
+    except OSError:
+        pass
+
+
+def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfig | None = None,
+                 wait_s: float = 30.0) -> int:
+    """Spawn a detached daemon for `home` and wait until it serves; return its pid."""
+    paths = ComputePaths.of(home)
+    config = config or DaemonConfig()
+    running = daemon_pid(paths)
+    if running is not None:
+        raise DaemonAlreadyRunning(already_running_message(paths, running))
+    paths.ensure()
+    package_root = Path(compute.__file__).resolve().parent.parent
+    with open(paths.daemon_log, "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "compute", "--home", str(paths.home), "--config", config.model_dump_json()],
+            cwd=package_root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True, close_fds=True,
+        )
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        info = daemon_info(paths)
+        if info is not None and info.get("pid") == proc.pid and info.get("ready"):
+            return proc.pid
+        code = proc.poll()
+        if code is not None:
+            other = daemon_pid(paths)
+            if other is not None:  # another client started one at the same time: fine
+                return other
+            raise ComputeError(
+                f"the compute daemon exited with code {code} while starting; "
+                f"last lines of {paths.daemon_log}:\n{_tail(paths.daemon_log)}"
+            )
+        time.sleep(0.02)
+    raise ComputeError(f"the compute daemon did not become ready within {wait_s:g}s; see {paths.daemon_log}")
+
+
+def ensure_daemon(paths: ComputePaths) -> None:
+    """Start a daemon with the default config if none serves this home."""
+    if daemon_pid(paths) is None:
+        try:
+            start_daemon(paths.home)
+        except DaemonAlreadyRunning:
+            pass
+
+
+def stop_daemon(home: str | os.PathLike[str] | None = None, stop_jobs: bool = False, wait_s: float = 120.0) -> int | None:
+    """Stop the daemon (SIGTERM; SIGUSR1 with stop_jobs); return its pid, None if none ran.
+
+    Without stop_jobs running attempts keep running and the next daemon adopts them.
+    With stop_jobs each attempt gets SIGTERM, its grace, SIGKILL, and its job is requeued.
+    """
+    paths = ComputePaths.of(home)
+    pid = daemon_pid(paths)
+    if pid is None:
+        return None
+    os.kill(pid, signal.SIGUSR1 if stop_jobs else signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    while daemon_pid(paths) is not None:
+        if time.monotonic() > deadline:
+            raise ComputeError(f"the compute daemon (pid {pid}) did not stop within {wait_s:g}s; kill it with `kill {pid}`")
+        time.sleep(0.02)
+    return pid
+
+
+def already_running_message(paths: ComputePaths, pid: int) -> str:
+    return (
+        f"a compute daemon (pid {pid}) already serves {paths.home}; use it as is, or stop it first with "
+        "`autoresearch compute down` to start one with other settings"
+    )
+
+
+def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
+    """Take the lock, bind the socket, run the daemon until it is told to stop."""
+    paths.ensure()
+    lock_fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + _LOCK_TRIES_S
+    while True:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                text = os.pread(lock_fd, 32, 0).decode().strip()
+                raise DaemonAlreadyRunning(already_running_message(paths, int(text) if text.isdigit() else -1)) from None
+            time.sleep(0.05)
+    os.ftruncate(lock_fd, 0)
+    os.pwrite(lock_fd, str(os.getpid()).encode(), 0)
+    address = paths.socket_address
+    if not address.startswith("\0"):
+        Path(address).unlink(missing_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(address)
+    nodes = plan_nodes(config.gpus, config.virtual_nodes, config.gpus_per_node)
+    daemon = Daemon(paths, config, LocalBackend(nodes, paths.run_dir))
+    info = {"pid": os.getpid(), "started_at": time.time(), "backend": "local", "config": config.model_dump(),
+            "socket": address.replace("\0", "@"), "nodes": [n.model_dump(mode="json") for n in nodes], "ready": True}
+    try:
+        daemon.serve(sock, on_ready=lambda: paths.daemon_info.write_text(json.dumps(info, indent=2)))
+    finally:
+        sock.close()
+        if not address.startswith("\0"):
+            Path(address).unlink(missing_ok=True)
+        paths.daemon_info.unlink(missing_ok=True)
+        os.close(lock_fd)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"

@@ -1,0 +1,315 @@
+"""The per-host scheduler daemon: turns the store's pending jobs into running attempts.
+
+How clients reach it: the SQLite store is the truth. A client writes its request
+(submit, cancel, set_priority) into the store in one transaction, then sends a one-byte
+datagram to the daemon's Unix socket (`$AUTORESEARCH_HOME/compute/daemon.sock`). The
+datagram carries no data; it only wakes the daemon, which then reads the store. So a
+lost datagram costs at most one tick (`tick_s`), never a request, and a client never
+waits for the daemon to answer: launch latency stays close to a bare Popen.
+
+The loop waits on the socket, on pidfds of its attempts (an exit wakes it at once), on
+signals, and on the next deadline (a grace period running out, a time limit, a backoff
+ending). Each tick: reap ended attempts, carry out stop requests (cancel, time limit,
+SIGKILL after grace), check node health, then call the pure `schedule` function and
+start/preempt what it says.
+
+One daemon per home, enforced by an fcntl lock on `daemon.lock`. Attempts run in their
+own sessions and outlive the daemon: SIGTERM (`compute down`) stops only the daemon,
+and the next daemon adopts the attempts that still run and settles those that ended
+meanwhile (exit status from their exit files; none -> lost, requeued). SIGUSR1
+(`compute down --stop-jobs`) first stops every attempt (SIGTERM, grace, SIGKILL) and
+requeues its job, then exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import select
+import signal
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from compute.backends.base import AttemptExit, Backend, LaunchError, LaunchRequest, WakesDaemon
+from compute.container import container_argv
+from compute.daemon_config import DaemonConfig
+from compute.endings import JobBudget, StopReason, decide_ending
+from compute.errors import ComputeError
+from compute.failures import classify_failure
+from compute.lifecycle import (
+    LiveAttempt, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
+    record_handle, request_stop, start_attempt, sync_nodes, update_node,
+)
+from compute.paths import ComputePaths
+from compute.records import AttemptOutcome, FailureClass, Node, NodeState
+from compute.scheduler import NodeView, Placement, RunningAttempt, SchedulerConfig, schedule
+from compute.spec import JobSpec
+from compute.store import Store
+
+log = logging.getLogger("compute.daemon")
+
+Classifier = Callable[[int, "int | None", str], FailureClass]
+HealthCheck = Callable[[list[Node], float], list[Node]]
+"""Given the nodes and the time, return the nodes whose state or health changed (with
+their new `state`, `health`, `reason`, `last_probe_at`). Quarantined nodes get no new
+work and their running attempts are stopped and requeued elsewhere."""
+
+_LOG_TAIL_BYTES = 4096
+
+
+class Daemon:
+    """The scheduling loop over one store and one backend (see the module docstring)."""
+
+    def __init__(self, paths: ComputePaths, config: DaemonConfig, backend: Backend,
+                 classify: Classifier = classify_failure, health_check: HealthCheck | None = None) -> None:
+        self.paths = paths
+        self.config = config
+        self.backend = backend
+        self.classify = classify
+        self.health_check = health_check
+        self.store = Store(paths)
+        self.sched_config = SchedulerConfig(min_runtime_s=config.min_runtime_s, aging_s=config.aging_s)
+        self.draining = False
+        self.exiting = False
+        self.nodes: list[Node] = []
+
+    # -- startup --------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Register the backend's nodes and adopt attempts an earlier daemon left running."""
+        self.nodes = sync_nodes(self.store, self.backend.nodes())
+        for attempt in live_attempts(self.store):
+            ended = self.backend.adopt(attempt.key, attempt.handle)
+            if ended is None:
+                with self.store.transaction() as conn:
+                    self.store.event(conn, "adopted", "still running after a daemon restart",
+                                     job_id=attempt.job_id, attempt=attempt.number, node=attempt.node)
+            else:
+                self._finish(attempt, ended)
+        daemon_event(self.store, "daemon_started", f"pid {os.getpid()}", data=self.config.model_dump())
+
+    # -- one tick -------------------------------------------------------------------
+
+    def tick(self) -> float | None:
+        """Do everything that is due; return the next time something will be due (or None)."""
+        now = time.time()
+        deadlines: list[float] = []
+        running: list[LiveAttempt] = []
+        for attempt in live_attempts(self.store):
+            ended = self.backend.poll(attempt.key)
+            if ended is not None:
+                self._finish(attempt, ended)
+            else:
+                running.append(attempt)
+        stopping = {a.key for a in running if a.stop is not None}
+        for attempt in running:
+            began, due = self._stop_if_due(attempt, now)
+            if began:
+                stopping.add(attempt.key)
+            if due is not None:
+                deadlines.append(due)
+        self._check_health(now, running, stopping)
+        if self.draining:
+            return min(deadlines, default=None)
+        pending, wake = pending_jobs(self.store, now)
+        if wake is not None:
+            deadlines.append(wake)
+        if pending:
+            decision = schedule(pending, self._views(running, stopping), self._node_views(), now, self.sched_config)
+            by_key = {(a.job_id, a.number): a for a in running}
+            for p in decision.preempt:
+                victim = by_key[(p.job_id, p.attempt)]
+                reason = f"preempted for {p.for_job} (higher priority)"
+                deadlines.append(self._stop(victim, StopReason.preempt, reason, now))
+            for placement in decision.start:
+                self._start(placement)
+            if len(decision.start) < len(pending):
+                deadlines += [a.started_at + self.config.min_runtime_s for a in running
+                              if a.preemptible and a.key not in stopping and now - a.started_at < self.config.min_runtime_s]
+        return min(deadlines, default=None)
+
+    def _stop_if_due(self, attempt: LiveAttempt, now: float) -> tuple[bool, float | None]:
+        """Start or escalate a stop: (whether a stop began now, when to look again)."""
+        if attempt.stop is not None:
+            if attempt.killed:
+                return False, None
+            if attempt.kill_at is not None and now >= attempt.kill_at:
+                self.backend.signal(attempt.key, signal.SIGKILL)
+                mark_killed(self.store, attempt, f"still running after its grace period: SIGKILL ({attempt.stop.value})")
+                return False, None
+            return False, attempt.kill_at
+        if attempt.cancel_requested is not None:
+            return True, self._stop(attempt, StopReason.cancel, attempt.cancel_requested, now)
+        if self.draining:
+            return True, self._stop(attempt, StopReason.shutdown, "daemon shutting down with --stop-jobs", now)
+        if attempt.time_limit_s is not None:
+            limit_at = attempt.started_at + attempt.time_limit_s
+            if now >= limit_at:
+                reason = f"time limit of {attempt.time_limit_s:g}s reached"
+                return True, self._stop(attempt, StopReason.timeout, reason, now)
+            return False, limit_at
+        return False, None
+
+    def _grace(self, attempt: LiveAttempt) -> float:
+        return self.config.grace_s if attempt.grace_s is None else attempt.grace_s
+
+    def _stop(self, attempt: LiveAttempt, stop: StopReason, reason: str, now: float) -> float:
+        """SIGTERM to the attempt's processes now; SIGKILL at the returned time (end of grace)."""
+        grace = self._grace(attempt)
+        request_stop(self.store, attempt, stop, now + grace, f"{reason}; SIGTERM, SIGKILL after {grace:g}s")
+        self.backend.signal(attempt.key, signal.SIGTERM)
+        return now + grace
+
+    def _check_health(self, now: float, running: list[LiveAttempt], stopping: set[str]) -> None:
+        """The one place per tick where node health is checked (no-op without a health_check)."""
+        if self.health_check is None:
+            return
+        for node in self.health_check(list(self.nodes), now):
+            update_node(self.store, node, node.reason)
+            if node.state != NodeState.active:
+                for attempt in running:
+                    if attempt.node == node.name and attempt.key not in stopping:
+                        reason = f"node {node.name} {node.state.value}: {node.reason}"
+                        self._stop(attempt, StopReason.quarantine, reason, now)
+                        stopping.add(attempt.key)
+        self.nodes = self.store.nodes()
+
+    def _views(self, running: list[LiveAttempt], stopping: set[str]) -> list[RunningAttempt]:
+        return [
+            RunningAttempt(a.job_id, a.number, a.node, a.gpus, a.priority, a.preemptible, a.started_at,
+                           stopping=a.key in stopping)
+            for a in running
+        ]
+
+    def _node_views(self) -> list[NodeView]:
+        return [NodeView(n.name, tuple(n.gpus), n.state == NodeState.active) for n in self.nodes]
+
+    # -- starting and ending attempts -----------------------------------------------
+
+    def _start(self, placement: Placement) -> None:
+        started = start_attempt(self.store, placement.job_id, placement.node, placement.gpus)
+        if started is None:
+            return
+        spec = started.spec
+        gpus = placement.gpus
+        env = {
+            **spec.env,
+            "CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in gpus),
+            "AR_JOB_ID": started.job_id,
+            "AR_ATTEMPT": str(started.number),
+            "AR_CHECKPOINT_DIR": started.checkpoint_dir,
+        }
+        cwd = spec.cwd or str(self.paths.home)
+        Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
+        key = f"{started.job_id}.{started.number}"
+        request = LaunchRequest(
+            key=key, argv=attempt_argv(spec, gpus, cwd, started.checkpoint_dir, env), env=env, cwd=cwd,
+            node=placement.node, gpus=gpus, log_path=started.log_path, cpus=spec.resources.cpus,
+            memory_gb=spec.resources.memory_gb, labels=dict(spec.labels),
+        )
+        try:
+            handle = self.backend.launch(request)
+        except LaunchError as err:
+            started.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(started.log_path, "a") as fh:
+                fh.write(f"[autoresearch] could not start attempt {started.number}: {err}\n")
+            attempt = next(a for a in live_attempts(self.store) if a.key == key)
+            self._finish(attempt, AttemptExit(127), launched=False)
+            return
+        record_handle(self.store, started.job_id, started.number, handle)
+
+    def _finish(self, attempt: LiveAttempt, ended: AttemptExit, launched: bool = True) -> None:
+        code = ended.exit_code
+        tail = _log_tail(attempt.log_path)
+        budget = job_budget_row(self.store, attempt.job_id)
+        ending = decide_ending(
+            number=attempt.number, node=attempt.node, stop=attempt.stop, exit_code=code,
+            classify=lambda: self.classify(code or 0, -code if code is not None and code < 0 else None, tail),
+            budget=JobBudget(budget["retries_used"], budget["max_retries"], budget["infra_retries_used"],
+                             self.config.max_infra_retries, budget["backoff_s"], budget["cancel_requested"] is not None),
+            now=time.time(), jitter=random.uniform(0.5, 1.5),
+        )
+        failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
+        excerpt = "\n".join(tail.splitlines()[-20:]) if failed else None
+        end_attempt(self.store, attempt, ending, code, excerpt)
+        if launched:
+            self.backend.release(attempt.key)
+        log.info("%s attempt %d: %s", attempt.job_id, attempt.number, ending.reason)
+
+    # -- the loop -------------------------------------------------------------------
+
+    def serve(self, sock: socket.socket, on_ready: Callable[[], None] = lambda: None) -> None:
+        """Run until SIGTERM/SIGINT (leave attempts running) or SIGUSR1 (stop them first)."""
+        wake_r, wake_w = socket.socketpair()
+        for s in (wake_r, wake_w, sock):
+            s.setblocking(False)
+        signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "exiting", True))
+        signal.signal(signal.SIGINT, lambda *_: setattr(self, "exiting", True))
+        signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "draining", True))
+        self.start()
+        on_ready()
+        while True:
+            due = self.tick()
+            if self.exiting or (self.draining and not live_attempts(self.store)):
+                break
+            timeout = self.config.tick_s if due is None else min(self.config.tick_s, max(0.0, due - time.time()))
+            fds: list[int] = [sock.fileno(), wake_r.fileno()]
+            if isinstance(self.backend, WakesDaemon):
+                fds += self.backend.wake_fds()
+            readable, _, _ = select.select(fds, [], [], timeout)
+            for s in (sock, wake_r):
+                if s.fileno() in readable:
+                    _drain(s)
+        reason = "stopped jobs and exited" if self.draining else "exited; running attempts keep running"
+        daemon_event(self.store, "daemon_stopped", reason)
+        self.backend.close()
+        self.store.close()
+
+
+def attempt_argv(spec: JobSpec, gpus: tuple[int, ...], cwd: str, checkpoint_dir: str, env: dict[str, str]) -> list[str]:
+    """The command to launch: the spec's argv, through `sh -c` and/or a container when asked."""
+    argv = ["/bin/sh", "-c", spec.argv] if isinstance(spec.argv, str) else list(spec.argv)
+    if spec.image is None:
+        return argv
+    return container_argv(spec.container_runtime, spec.image, argv, gpus=gpus, cwd=cwd,
+                          checkpoint_dir=checkpoint_dir, env=env)
+
+
+def _log_tail(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - _LOG_TAIL_BYTES))
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _drain(sock: socket.socket) -> None:
+    try:
+        while sock.recv(4096):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m compute --home H --config JSON`: what `compute up` spawns."""
+    from compute.control import serve_forever
+
+    parser = argparse.ArgumentParser(prog="python -m compute", description="Run the compute daemon.")
+    parser.add_argument("--home", required=True)
+    parser.add_argument("--config", default="{}", help="DaemonConfig as JSON")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        serve_forever(ComputePaths.of(args.home), DaemonConfig.model_validate(json.loads(args.config)))
+    except ComputeError as err:
+        log.error("%s", err)
+        raise SystemExit(1) from None

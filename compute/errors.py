@@ -1,0 +1,27 @@
+"""Errors of the compute layer. `str(err)` says what went wrong and what to do next."""
+
+from __future__ import annotations
+
+
+class ComputeError(Exception):
+    """Base of every error the compute layer raises on purpose."""
+
+
+class JobNotFound(ComputeError):
+    """No job with this id in the store."""
+
+    def __init__(self, job_id: str, home: str = "") -> None:
+        where = f" in {home}" if home else ""
+        super().__init__(
+            f"no job {job_id!r}{where}: check the id with `autoresearch jobs list` "
+            "(ids look like job-3f9a2c1b7d), or point AUTORESEARCH_HOME at the home that ran it"
+        )
+        self.job_id = job_id
+
+
+class DaemonAlreadyRunning(ComputeError):
+    """A second daemon was asked to start on a home that already has one."""
+
+
+class DaemonNotRunning(ComputeError):
+    """An operation needed the daemon and none runs (and autostart is off)."""

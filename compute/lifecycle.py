@@ -1,0 +1,217 @@
+"""The daemon's writes to the store: start, stop, end attempts; sync nodes.
+
+Each function is one transaction with one event row (reading functions write nothing).
+Only the daemon calls these; clients use the request methods of `Store`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compute.endings import Ending, StopReason
+from compute.records import JobState, Node, NodeState
+from compute.scheduler import PendingJob
+from compute.spec import JobSpec
+from compute.store import Store, node_from_row
+
+
+@dataclass(frozen=True)
+class LiveAttempt:
+    """An attempt with no outcome yet, joined with what the daemon needs of its job."""
+
+    job_id: str
+    number: int
+    node: str
+    gpus: tuple[int, ...]
+    started_at: float
+    handle: dict[str, Any] | None
+    stop: StopReason | None
+    kill_at: float | None
+    killed: bool
+    log_path: str
+    priority: int
+    preemptible: bool
+    time_limit_s: float | None
+    grace_s: float | None
+    cancel_requested: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.job_id}.{self.number}"
+
+
+@dataclass(frozen=True)
+class Started:
+    """A new attempt row, ready to launch."""
+
+    job_id: str
+    number: int
+    spec: JobSpec
+    checkpoint_dir: str
+    log_path: Path
+
+
+def live_attempts(store: Store) -> list[LiveAttempt]:
+    rows = store.read(
+        "SELECT a.job_id, a.number, a.node, a.gpus, a.started_at, a.handle, a.stop_reason, a.kill_at,"
+        " a.killed, a.log_path, j.priority, j.preemptible, j.cancel_requested,"
+        " json_extract(j.spec, '$.time_limit_s') AS time_limit_s,"
+        " json_extract(j.spec, '$.grace_s') AS grace_s"
+        " FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE a.outcome IS NULL ORDER BY a.started_at"
+    )
+    return [
+        LiveAttempt(
+            job_id=r["job_id"], number=r["number"], node=r["node"], gpus=tuple(json.loads(r["gpus"])),
+            started_at=r["started_at"], handle=json.loads(r["handle"]) if r["handle"] else None,
+            stop=StopReason(r["stop_reason"]) if r["stop_reason"] else None, kill_at=r["kill_at"],
+            killed=bool(r["killed"]), log_path=r["log_path"], priority=r["priority"],
+            preemptible=bool(r["preemptible"]), time_limit_s=r["time_limit_s"], grace_s=r["grace_s"],
+            cancel_requested=r["cancel_requested"],
+        )
+        for r in rows
+    ]
+
+
+def pending_jobs(store: Store, now: float) -> tuple[list[PendingJob], float | None]:
+    """Jobs ready to schedule, and the earliest `not_before` of those still backing off."""
+    ready, wake = [], None
+    for r in store.read(
+        "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes FROM jobs WHERE state = 'pending'"
+    ):
+        if r["not_before"] > now:
+            wake = r["not_before"] if wake is None else min(wake, r["not_before"])
+            continue
+        excluded = frozenset(json.loads(r["excluded_nodes"]))
+        ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded))
+    return ready, wake
+
+
+def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...]) -> Started | None:
+    """pending -> running with a new attempt row; None if the job is no longer pending."""
+    now = time.time()
+    with store.transaction() as conn:
+        row = conn.execute("SELECT state, spec, checkpoint_dir FROM jobs WHERE id=?", (job_id,)).fetchone()
+        if row is None or row["state"] != JobState.pending.value:
+            return None
+        number = conn.execute(
+            "SELECT COALESCE(MAX(number), 0) + 1 FROM attempts WHERE job_id=?", (job_id,)
+        ).fetchone()[0]
+        log_path = store.paths.log_path(job_id, number)
+        conn.execute(
+            "INSERT INTO attempts (job_id, number, node, gpus, started_at, log_path) VALUES (?,?,?,?,?,?)",
+            (job_id, number, node, json.dumps(list(gpus)), now, str(log_path)),
+        )
+        reason = f"attempt {number} started on {node}" + (f" with GPUs {','.join(map(str, gpus))}" if gpus else "")
+        conn.execute(
+            "UPDATE jobs SET state=?, state_reason=?, updated_at=? WHERE id=?",
+            (JobState.running.value, reason, now, job_id),
+        )
+        store.event(conn, "started", reason, job_id=job_id, attempt=number, node=node,
+                    data={"gpus": list(gpus)}, now=now)
+    return Started(job_id, number, JobSpec.model_validate_json(row["spec"]), row["checkpoint_dir"], log_path)
+
+
+def record_handle(store: Store, job_id: str, number: int, handle: dict[str, Any]) -> None:
+    """Fill in the backend's handle (and pid) of a just-launched attempt (not a state change)."""
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE attempts SET handle=?, pid=? WHERE job_id=? AND number=?",
+            (json.dumps(handle), handle.get("pid"), job_id, number),
+        )
+
+
+def request_stop(store: Store, attempt: LiveAttempt, stop: StopReason, kill_at: float, reason: str) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE attempts SET stop_reason=?, kill_at=? WHERE job_id=? AND number=?",
+            (stop.value, kill_at, attempt.job_id, attempt.number),
+        )
+        store.event(conn, "stop_requested", reason, job_id=attempt.job_id, attempt=attempt.number,
+                    node=attempt.node, data={"stop": stop.value, "kill_at": kill_at})
+
+
+def mark_killed(store: Store, attempt: LiveAttempt, reason: str) -> None:
+    with store.transaction() as conn:
+        conn.execute("UPDATE attempts SET killed=1 WHERE job_id=? AND number=?", (attempt.job_id, attempt.number))
+        store.event(conn, "killed", reason, job_id=attempt.job_id, attempt=attempt.number, node=attempt.node)
+
+
+def job_budget_row(store: Store, job_id: str) -> dict[str, Any]:
+    row = store.read(
+        "SELECT retries_used, infra_retries_used, cancel_requested, json_extract(spec, '$.max_retries') AS max_retries,"
+        " json_extract(spec, '$.retry_backoff_s') AS backoff_s FROM jobs WHERE id=?",
+        (job_id,),
+    )[0]
+    return dict(row)
+
+
+def end_attempt(store: Store, attempt: LiveAttempt, ending: Ending, exit_code: int | None,
+                excerpt: str | None) -> None:
+    """Record the attempt's outcome and move its job on, in one transaction."""
+    now = time.time()
+    kind = {JobState.pending: "requeued", JobState.succeeded: "succeeded", JobState.failed: "failed",
+            JobState.cancelled: "cancelled"}[ending.job_state]
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE attempts SET ended_at=?, outcome=?, exit_code=?, failure_class=?, log_excerpt=?"
+            " WHERE job_id=? AND number=?",
+            (now, ending.outcome.value, exit_code, ending.failure_class.value if ending.failure_class else None,
+             excerpt, attempt.job_id, attempt.number),
+        )
+        excluded = set(json.loads(conn.execute(
+            "SELECT excluded_nodes FROM jobs WHERE id=?", (attempt.job_id,)).fetchone()[0]))
+        if ending.exclude_node:
+            excluded.add(ending.exclude_node)
+        conn.execute(
+            "UPDATE jobs SET state=?, state_reason=?, updated_at=?, queued_at=?, not_before=?,"
+            " retries_used = retries_used + ?, infra_retries_used = infra_retries_used + ?, excluded_nodes=?"
+            " WHERE id=?",
+            (ending.job_state.value, ending.reason, now, now, ending.not_before, int(ending.retry_spent),
+             int(ending.infra_retry_spent), json.dumps(sorted(excluded)), attempt.job_id),
+        )
+        store.event(conn, kind, ending.reason, job_id=attempt.job_id, attempt=attempt.number, node=attempt.node,
+                    data={"outcome": ending.outcome.value, "exit_code": exit_code}, now=now)
+
+
+def sync_nodes(store: Store, offered: list[Node]) -> list[Node]:
+    """Make the nodes table match what the backend offers; known nodes keep their state."""
+    with store.transaction() as conn:
+        known = {r["name"]: node_from_row(r) for r in conn.execute("SELECT * FROM nodes")}
+        names = {n.name for n in offered}
+        for name in sorted(set(known) - names):
+            conn.execute("DELETE FROM nodes WHERE name=?", (name,))
+            store.event(conn, "node_removed", "no longer offered by the backend", node=name)
+        for node in offered:
+            old = known.get(node.name)
+            if old is not None and (old.gpus, old.virtual, old.address) == (node.gpus, node.virtual, node.address):
+                continue
+            conn.execute(
+                "INSERT INTO nodes (name, gpus, state, health, reason, virtual, address) VALUES (?,?,?,?,?,?,?)"
+                " ON CONFLICT(name) DO UPDATE SET gpus=excluded.gpus, virtual=excluded.virtual,"
+                " address=excluded.address",
+                (node.name, json.dumps(node.gpus), node.state.value, node.health.value, node.reason,
+                 int(node.virtual), node.address),
+            )
+            store.event(conn, "node_added" if old is None else "node_changed",
+                        f"{len(node.gpus)} GPU slots", node=node.name, data={"gpus": node.gpus})
+    return store.nodes()
+
+
+def update_node(store: Store, node: Node, reason: str) -> None:
+    """Record a health check's verdict on a node (state, health, reason, probe time)."""
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE nodes SET state=?, health=?, reason=?, last_probe_at=? WHERE name=?",
+            (node.state.value, node.health.value, reason, node.last_probe_at, node.name),
+        )
+        kind = "quarantined" if node.state == NodeState.quarantined else "node_health"
+        store.event(conn, kind, reason, node=node.name, data={"state": node.state.value, "health": node.health.value})
+
+
+def daemon_event(store: Store, kind: str, reason: str, data: dict[str, Any] | None = None) -> None:
+    with store.transaction() as conn:
+        store.event(conn, kind, reason, data=data)

@@ -1,0 +1,81 @@
+"""Where the compute layer keeps its state under $AUTORESEARCH_HOME/compute/.
+
+The one place that resolves the home directory and names every file in it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+_MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes; keep a margin
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """`home`, else $AUTORESEARCH_HOME, else ~/.autoresearch; absolute, not created."""
+    if home is None:
+        home = os.environ.get("AUTORESEARCH_HOME") or Path.home() / ".autoresearch"
+    return Path(home).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class ComputePaths:
+    """The files of one compute home."""
+
+    home: Path
+
+    @classmethod
+    def of(cls, home: str | os.PathLike[str] | None = None) -> "ComputePaths":
+        return cls(resolve_home(home))
+
+    @property
+    def root(self) -> Path:
+        return self.home / "compute"
+
+    @property
+    def db(self) -> Path:
+        return self.root / "store.db"
+
+    @property
+    def lock(self) -> Path:
+        """Held (fcntl.flock) by the running daemon; holds its pid as text."""
+        return self.root / "daemon.lock"
+
+    @property
+    def daemon_info(self) -> Path:
+        """JSON written by the daemon once ready: pid, config, nodes, socket."""
+        return self.root / "daemon.json"
+
+    @property
+    def daemon_log(self) -> Path:
+        return self.root / "daemon.log"
+
+    @property
+    def run_dir(self) -> Path:
+        """Pid and exit-code files of attempts (survive a daemon crash)."""
+        return self.root / "run"
+
+    @property
+    def socket_address(self) -> str:
+        """The daemon's wake-up datagram socket.
+
+        `daemon.sock` in the compute dir; when that path is too long for a Unix socket
+        (deep temp dirs), an abstract socket named after a hash of the home instead.
+        """
+        path = str(self.root / "daemon.sock")
+        if len(path.encode()) <= _MAX_SOCKET_PATH:
+            return path
+        digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:24]
+        return f"\0autoresearch-compute-{digest}"
+
+    def log_path(self, job_id: str, attempt: int) -> Path:
+        return self.root / "logs" / job_id / f"attempt-{attempt}.log"
+
+    def checkpoint_dir(self, job_id: str) -> Path:
+        return self.root / "checkpoints" / job_id
+
+    def ensure(self) -> None:
+        for directory in (self.root, self.run_dir, self.root / "logs", self.root / "checkpoints"):
+            directory.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,412 @@
+"""The durable compute store: jobs, attempts, nodes and events in one SQLite file (WAL).
+
+The store is the truth. Clients (the Python `Client`, the CLI, MCP) write requests into
+it (submit, cancel, set_priority) and read state from it; the daemon reads requests and
+writes what it did. Each state change is one `BEGIN IMMEDIATE` transaction that also
+appends one row to `events` with its reason, so the event log and the state never
+disagree. Several processes may open the same store at once; SQLite's lock serialises
+writers and WAL lets readers run beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from compute.errors import ComputeError, JobNotFound
+from compute.paths import ComputePaths
+from compute.records import Attempt, AttemptOutcome, Event, FailureClass, Job, JobState, Node
+from compute.spec import JobSpec, parse_priority
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    spec TEXT NOT NULL,
+    state TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    gpus INTEGER NOT NULL,
+    preemptible INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    queued_at REAL NOT NULL,
+    state_reason TEXT NOT NULL DEFAULT '',
+    retries_used INTEGER NOT NULL DEFAULT 0,
+    infra_retries_used INTEGER NOT NULL DEFAULT 0,
+    checkpoint_dir TEXT NOT NULL,
+    not_before REAL NOT NULL DEFAULT 0,
+    idempotency_key TEXT UNIQUE,
+    cancel_requested TEXT,
+    excluded_nodes TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+CREATE TABLE IF NOT EXISTS job_labels (
+    job_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (job_id, key)
+);
+CREATE INDEX IF NOT EXISTS job_labels_kv ON job_labels(key, value);
+CREATE TABLE IF NOT EXISTS attempts (
+    job_id TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    node TEXT NOT NULL,
+    gpus TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    outcome TEXT,
+    exit_code INTEGER,
+    failure_class TEXT,
+    log_excerpt TEXT,
+    log_path TEXT NOT NULL,
+    pid INTEGER,
+    handle TEXT,
+    stop_reason TEXT,
+    kill_at REAL,
+    killed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (job_id, number)
+);
+CREATE INDEX IF NOT EXISTS attempts_live ON attempts(outcome) WHERE outcome IS NULL;
+CREATE TABLE IF NOT EXISTS nodes (
+    name TEXT PRIMARY KEY,
+    gpus TEXT NOT NULL,
+    state TEXT NOT NULL,
+    health TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    virtual INTEGER NOT NULL DEFAULT 0,
+    last_probe_at REAL,
+    address TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    kind TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    job_id TEXT,
+    attempt INTEGER,
+    node TEXT,
+    data TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS events_job ON events(job_id, id);
+"""
+
+_JOB_COLUMNS = (
+    "id, spec, state, priority, created_at, updated_at, state_reason, retries_used, "
+    "infra_retries_used, checkpoint_dir, not_before"
+)
+_ATTEMPT_COLUMNS = (
+    "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, "
+    "log_excerpt, log_path, pid, stop_reason"
+)
+
+
+def new_job_id() -> str:
+    """`job-` and 10 hex characters."""
+    return "job-" + secrets.token_hex(5)
+
+
+class Store:
+    """One connection to the compute store. Thread-safe (one lock per instance)."""
+
+    def __init__(self, paths: ComputePaths) -> None:
+        self.paths = paths
+        paths.ensure()
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(
+            paths.db, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA busy_timeout=30000")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        with self.transaction() as conn:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- plumbing shared with the daemon ---------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE): all of it commits, or none."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    @staticmethod
+    def event(
+        conn: sqlite3.Connection,
+        kind: str,
+        reason: str = "",
+        *,
+        job_id: str | None = None,
+        attempt: int | None = None,
+        node: str | None = None,
+        data: dict[str, Any] | None = None,
+        now: float | None = None,
+    ) -> None:
+        """Append one event row (call inside the transaction that made the change)."""
+        conn.execute(
+            "INSERT INTO events (ts, kind, reason, job_id, attempt, node, data) VALUES (?,?,?,?,?,?,?)",
+            (now or time.time(), kind, reason, job_id, attempt, node, json.dumps(data or {})),
+        )
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits: a cheap 'anything new?' probe."""
+        with self._lock:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    # -- client requests --------------------------------------------------------------
+
+    def submit(self, spec: JobSpec) -> Job:
+        """Insert a pending job; with a known idempotency_key, return that job instead."""
+        now = time.time()
+        with self.transaction() as conn:
+            if spec.idempotency_key is not None:
+                row = conn.execute(
+                    "SELECT id FROM jobs WHERE idempotency_key = ?", (spec.idempotency_key,)
+                ).fetchone()
+                if row is not None:
+                    job_id = row["id"]
+                    return self._load_jobs(conn, [job_id])[0]
+            job_id = new_job_id()
+            conn.execute(
+                "INSERT INTO jobs (id, spec, state, priority, gpus, preemptible, created_at, updated_at,"
+                " queued_at, state_reason, checkpoint_dir, idempotency_key)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    job_id,
+                    spec.model_dump_json(),
+                    JobState.pending.value,
+                    spec.priority,
+                    spec.resources.gpus,
+                    int(spec.preemptible),
+                    now,
+                    now,
+                    now,
+                    "submitted",
+                    str(self.paths.checkpoint_dir(job_id)),
+                    spec.idempotency_key,
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO job_labels (job_id, key, value) VALUES (?,?,?)",
+                [(job_id, k, v) for k, v in spec.labels.items()],
+            )
+            self.event(conn, "submitted", f"submitted {spec.name!r}", job_id=job_id, now=now,
+                       data={"priority": spec.priority, "gpus": spec.resources.gpus})
+            return self._load_jobs(conn, [job_id])[0]
+
+    def request_cancel(self, job_id: str, reason: str = "") -> Job:
+        """Pending -> cancelled at once; running -> flagged for the daemon to stop.
+
+        A job already final is returned unchanged.
+        """
+        reason = reason or "cancelled by request"
+        now = time.time()
+        with self.transaction() as conn:
+            state, requested = self._state_of(conn, job_id)
+            if state == JobState.pending:
+                conn.execute(
+                    "UPDATE jobs SET state=?, state_reason=?, updated_at=? WHERE id=?",
+                    (JobState.cancelled.value, reason, now, job_id),
+                )
+                self.event(conn, "cancelled", reason, job_id=job_id, now=now)
+            elif state == JobState.running and requested is None:
+                conn.execute(
+                    "UPDATE jobs SET cancel_requested=?, updated_at=? WHERE id=?", (reason, now, job_id)
+                )
+                self.event(conn, "cancel_requested", reason, job_id=job_id, now=now)
+            return self._load_jobs(conn, [job_id])[0]
+
+    def set_priority(self, job_id: str, priority: int | str) -> Job:
+        """Change a job's priority (0-100 or a name); final jobs cannot change."""
+        try:
+            value = parse_priority(priority)
+        except ValueError as err:
+            raise ComputeError(f"set_priority({job_id!r}): {err}") from None
+        now = time.time()
+        with self.transaction() as conn:
+            state, _ = self._state_of(conn, job_id)
+            if state.final:
+                raise ComputeError(
+                    f"job {job_id} is already {state.value}: its priority can no longer change"
+                )
+            old = conn.execute("SELECT priority FROM jobs WHERE id=?", (job_id,)).fetchone()[0]
+            conn.execute("UPDATE jobs SET priority=?, updated_at=? WHERE id=?", (value, now, job_id))
+            self.event(conn, "priority_changed", f"priority {old} -> {value}", job_id=job_id, now=now,
+                       data={"old": old, "new": value})
+            return self._load_jobs(conn, [job_id])[0]
+
+    # -- reads ------------------------------------------------------------------------
+
+    def get_job(self, job_id: str) -> Job:
+        with self._lock:
+            jobs = self._load_jobs(self._conn, [job_id])
+        if not jobs:
+            raise JobNotFound(job_id, str(self.paths.home))
+        return jobs[0]
+
+    def get_jobs(self, job_ids: Sequence[str]) -> list[Job]:
+        """Jobs in the order asked; raises JobNotFound for the first unknown id."""
+        with self._lock:
+            found = {job.id: job for job in self._load_jobs(self._conn, list(job_ids))}
+        for job_id in job_ids:
+            if job_id not in found:
+                raise JobNotFound(job_id, str(self.paths.home))
+        return [found[job_id] for job_id in job_ids]
+
+    def job_states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
+        marks = ",".join("?" * len(job_ids))
+        rows = self.read(f"SELECT id, state FROM jobs WHERE id IN ({marks})", list(job_ids))
+        return {row["id"]: JobState(row["state"]) for row in rows}
+
+    def list_jobs(
+        self,
+        states: Iterable[JobState | str] | None = None,
+        labels: dict[str, str] | None = None,
+        min_priority: int | None = None,
+        max_priority: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Job]:
+        """Newest first, filtered by state, labels (all must match) and priority range."""
+        where, params = [], []
+        if states is not None:
+            values = [JobState(s).value for s in states]
+            where.append(f"state IN ({','.join('?' * len(values))})")
+            params += values
+        for key, value in (labels or {}).items():
+            where.append("id IN (SELECT job_id FROM job_labels WHERE key=? AND value=?)")
+            params += [key, value]
+        if min_priority is not None:
+            where.append("priority >= ?")
+            params.append(min_priority)
+        if max_priority is not None:
+            where.append("priority <= ?")
+            params.append(max_priority)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT id FROM jobs {clause} ORDER BY seq DESC LIMIT ? OFFSET ?",
+                [*params, limit, offset],
+            ).fetchall()
+            return self._load_jobs(self._conn, [row["id"] for row in rows])
+
+    def count_by_state(self) -> dict[str, int]:
+        rows = self.read("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")
+        return {row["state"]: row["n"] for row in rows}
+
+    def nodes(self) -> list[Node]:
+        return [node_from_row(row) for row in self.read("SELECT * FROM nodes ORDER BY name")]
+
+    def events(
+        self, job_id: str | None = None, node: str | None = None, since_id: int = 0, limit: int = 1000
+    ) -> list[Event]:
+        where, params = ["id > ?"], [since_id]
+        if job_id is not None:
+            where.append("job_id = ?")
+            params.append(job_id)
+        if node is not None:
+            where.append("node = ?")
+            params.append(node)
+        rows = self.read(
+            f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY id LIMIT ?", [*params, limit]
+        )
+        return [
+            Event(
+                id=row["id"], ts=row["ts"], kind=row["kind"], reason=row["reason"], job_id=row["job_id"],
+                attempt=row["attempt"], node=row["node"], data=json.loads(row["data"]),
+            )
+            for row in rows
+        ]
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _state_of(self, conn: sqlite3.Connection, job_id: str) -> tuple[JobState, str | None]:
+        row = conn.execute("SELECT state, cancel_requested FROM jobs WHERE id=?", (job_id,)).fetchone()
+        if row is None:
+            raise JobNotFound(job_id, str(self.paths.home))
+        return JobState(row["state"]), row["cancel_requested"]
+
+    @staticmethod
+    def _load_jobs(conn: sqlite3.Connection, job_ids: list[str]) -> list[Job]:
+        """Jobs (with their attempts) in the order of `job_ids`; unknown ids are skipped."""
+        if not job_ids:
+            return []
+        marks = ",".join("?" * len(job_ids))
+        rows = conn.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id IN ({marks})", job_ids).fetchall()
+        attempts: dict[str, list[Attempt]] = {}
+        for arow in conn.execute(
+            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts WHERE job_id IN ({marks}) ORDER BY job_id, number",
+            job_ids,
+        ):
+            attempts.setdefault(arow["job_id"], []).append(attempt_from_row(arow))
+        by_id = {
+            row["id"]: Job(
+                id=row["id"],
+                spec=JobSpec.model_validate_json(row["spec"]),
+                state=JobState(row["state"]),
+                priority=row["priority"],
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+                state_reason=row["state_reason"],
+                retries_used=row["retries_used"],
+                infra_retries_used=row["infra_retries_used"],
+                checkpoint_dir=row["checkpoint_dir"],
+                not_before=row["not_before"],
+                attempts=attempts.get(row["id"], []),
+            )
+            for row in rows
+        }
+        return [by_id[job_id] for job_id in job_ids if job_id in by_id]
+
+
+def attempt_from_row(row: sqlite3.Row) -> Attempt:
+    return Attempt(
+        job_id=row["job_id"],
+        number=row["number"],
+        node=row["node"],
+        gpus=json.loads(row["gpus"]),
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        outcome=AttemptOutcome(row["outcome"]) if row["outcome"] else None,
+        exit_code=row["exit_code"],
+        failure_class=FailureClass(row["failure_class"]) if row["failure_class"] else None,
+        log_excerpt=row["log_excerpt"],
+        log_path=row["log_path"],
+        pid=row["pid"],
+        stop_reason=row["stop_reason"],
+    )
+
+
+def node_from_row(row: sqlite3.Row) -> Node:
+    return Node(
+        name=row["name"],
+        gpus=json.loads(row["gpus"]),
+        state=row["state"],
+        health=row["health"],
+        reason=row["reason"],
+        virtual=bool(row["virtual"]),
+        last_probe_at=row["last_probe_at"],
+        address=row["address"],
+    )
