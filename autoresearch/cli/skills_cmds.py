@@ -1,0 +1,67 @@
+"""`autoresearch skills list|call`: the typed skills from the command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from autoresearch.cli import app
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+from skills import DEFAULT_MAX_OUTPUT_BYTES, ErrorCode, SkillContext, SkillError, anthropic_tools, openai_tools
+from skills.builtin import builtin_registry
+
+skills_app = typer.Typer(help="Typed skills (the tools agents use), listed and called by hand.", no_args_is_help=True)
+app.add_typer(skills_app, name="skills")
+
+HOME_OPTION = typer.Option(None, "--home", help="State dir (default $AUTORESEARCH_HOME or ~/.autoresearch).")
+TRACKING_OPTION = typer.Option(
+    None, "--tracking-uri", help="MLflow tracking URI or .db path (default sqlite under the state dir)."
+)
+MAX_BYTES_OPTION = typer.Option(DEFAULT_MAX_OUTPUT_BYTES, "--max-bytes", help="Bound on each skill's output (bytes of JSON).")
+# Exit code of a failed call: 2 for what the caller must fix, 1 for what went wrong on our side.
+_CALLER_ERRORS = {ErrorCode.invalid_json, ErrorCode.invalid_arguments, ErrorCode.unknown_skill, ErrorCode.not_found}
+
+
+@skills_app.command("list")
+def list_skills(
+    as_json: bool = JSON_OPTION,
+    fmt: str = typer.Option("tooldef", "--format", help="With --json: tooldef, openai or anthropic."),
+) -> None:
+    """List the skills with their descriptions (--json: full tool definitions)."""
+    tools = builtin_registry().tooldefs()
+    if as_json:
+        formats = {"tooldef": lambda: tools, "openai": lambda: openai_tools(tools), "anthropic": lambda: anthropic_tools(tools)}
+        if fmt not in formats:
+            fail(f"unknown --format {fmt!r}: use tooldef, openai or anthropic")
+        print_json(formats[fmt]())
+        return
+    for tool in tools:
+        summary = " ".join(tool.description.split("\n\n")[0].split())
+        console.print(f"[bold]{tool.name}[/]  {summary}", highlight=False)
+
+
+@skills_app.command("call")
+def call_skill(
+    name: str = typer.Argument(..., help="Skill name (see `autoresearch skills list`)."),
+    arguments: str = typer.Option("{}", "--json", help="Arguments as one JSON object; '-' reads it from stdin."),
+    home: Path | None = HOME_OPTION,
+    tracking_uri: str | None = TRACKING_OPTION,
+    max_bytes: int = MAX_BYTES_OPTION,
+) -> None:
+    """Call a skill and print its output as JSON. A failed call prints the typed error and exits 2
+    (bad arguments, unknown id) or 1 (service unavailable, internal error)."""
+    if arguments == "-":
+        arguments = sys.stdin.read()
+    try:
+        ctx = SkillContext.create(home=home, tracking_uri=tracking_uri, max_output_bytes=max_bytes)
+    except ValueError as exc:
+        fail(str(exc))
+    try:
+        output = builtin_registry().call(name, arguments, ctx)
+    finally:
+        ctx.close()
+    print_json(output)
+    if isinstance(output, SkillError):
+        fail(output.message, code=2 if output.error in _CALLER_ERRORS else 1)

@@ -1,0 +1,79 @@
+"""What every skill call gets besides its arguments: clients, tracking config, output bound."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compute.paths import resolve_home
+from skills.tracking import TrackingConfig, mlflow_client, resolve_tracking
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
+    from compute import Client
+
+DEFAULT_MAX_OUTPUT_BYTES = 16_000
+"""About 4k tokens: enough for a page of jobs or a log tail, small for a context window."""
+
+
+@dataclass
+class SkillContext:
+    """Shared by all calls of one session (CLI command, MCP server, agent run).
+
+    The compute client and the MLflow client are made on first use, so skills that need
+    neither (and `skills list`) start fast and never start the compute daemon.
+    """
+
+    home: Path
+    """$AUTORESEARCH_HOME of this session."""
+    tracking: TrackingConfig
+    """Where MLflow runs live."""
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    """Every skill output is cut to fit in this many bytes of JSON."""
+    client_factory: Callable[[], Client] | None = None
+    """Makes the compute client; default `compute.Client(home=home)` (starts the daemon if absent)."""
+    _client: Client | None = field(default=None, init=False, repr=False)
+    _mlflow: MlflowClient | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def create(
+        cls,
+        home: str | os.PathLike[str] | None = None,
+        tracking_uri: str | None = None,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        client_factory: Callable[[], Client] | None = None,
+    ) -> SkillContext:
+        """A context for `home` (default $AUTORESEARCH_HOME) and a tracking URI or shorthand."""
+        root = resolve_home(home)
+        if max_output_bytes < 1000:
+            raise ValueError(f"max_output_bytes {max_output_bytes} is too small: use at least 1000")
+        return cls(root, resolve_tracking(tracking_uri, root), max_output_bytes, client_factory)
+
+    @property
+    def client(self) -> Client:
+        """The compute client, made on first use."""
+        if self._client is None:
+            if self.client_factory is not None:
+                self._client = self.client_factory()
+            else:
+                from compute import Client
+
+                self._client = Client(home=self.home)
+        return self._client
+
+    @property
+    def mlflow(self) -> MlflowClient:
+        """The MLflow client on `tracking`, made on first use."""
+        if self._mlflow is None:
+            self._mlflow = mlflow_client(self.tracking)
+        return self._mlflow
+
+    def close(self) -> None:
+        """Close the compute client if one was made."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None

@@ -1,0 +1,192 @@
+"""The read_logs skill: a job's log, bounded, as a tail, a byte range or grep matches."""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from skills.bounds import cut_marker, cut_middle
+from skills.context import SkillContext
+from skills.jobs import JobId
+from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
+from skills.views import compute_errors
+
+MAX_LINE_CHARS = 2000
+"""Longer lines are cut in the middle with a `[... N chars cut ...]` marker."""
+_RESERVED_BYTES = 1200
+"""Room left in the output bound for the fields around the text."""
+_BLOCK = 1 << 16
+_MAX_SCAN_BYTES = 32 << 20
+"""The tail reads at most this much from the end; grep scans at most this much."""
+
+
+class LogMode(str, enum.Enum):
+    tail = "tail"
+    range = "range"
+    grep = "grep"
+
+
+class ReadLogsInput(SkillInput):
+    job_id: JobId
+    """The job id."""
+    attempt: Annotated[int, Field(ge=1)] | None = None
+    """Attempt number (1, 2, ...); default: the latest."""
+    tail: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    """Return the last N lines (the default mode, N=100)."""
+    byte_start: Annotated[int, Field(ge=0)] | None = None
+    """Return the bytes from this offset (a byte range); page on with next_byte."""
+    byte_end: Annotated[int, Field(ge=0)] | None = None
+    """End of the byte range (exclusive); default: as much as fits."""
+    grep: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+    """Return the lines matching this Python regex, with line numbers."""
+    max_matches: Annotated[int, Field(ge=1, le=10_000)] = 200
+    """With grep: at most this many matching lines (the first ones)."""
+
+
+class ReadLogsOutput(SkillOutput):
+    job_id: str
+    attempt: int
+    log_path: str
+    size_bytes: int
+    """Size of the log file now (it may still grow)."""
+    mode: LogMode
+    text: str
+    """The log text; `[... N lines cut ...]` markers show where lines were left out."""
+    start_byte: int
+    """Offset of the first byte `text` covers."""
+    next_byte: int | None = None
+    """Range mode: the offset to continue from; None at the end of the file."""
+    matches: int | None = None
+    """Grep mode: how many lines matched in all."""
+
+
+def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
+    """Read a job's log (stdout and stderr together): last N lines, a byte range, or regex matches.
+
+    Default: the last 100 lines of the latest attempt. Output is bounded; `[... N lines cut ...]`
+    markers show where lines were left out.
+    """
+    modes = [name for name, value in (("tail", args.tail), ("byte_start", args.byte_start), ("grep", args.grep))
+             if value is not None]  # fmt: skip
+    if len(modes) > 1:
+        raise SkillFailure(
+            ErrorCode.invalid_arguments,
+            f"give one of tail, byte_start or grep, not {' and '.join(modes)}",
+            field=modes[1],
+        )
+    if args.byte_end is not None and args.byte_start is None:
+        raise SkillFailure(ErrorCode.invalid_arguments, "byte_end needs byte_start", field="byte_end")
+    path, attempt = _log_file(ctx, args)
+    size = path.stat().st_size
+    budget = max(ctx.max_output_bytes - _RESERVED_BYTES - len(json.dumps(str(path))), 200)
+    common = dict(job_id=args.job_id, attempt=attempt, log_path=str(path), size_bytes=size)
+    if args.grep is not None:
+        try:
+            regex = re.compile(args.grep)
+        except re.error as exc:
+            raise SkillFailure(ErrorCode.invalid_arguments, f"grep is not a valid regex: {exc}", field="grep") from exc
+        text, matches = _grep(path, regex, args.max_matches, budget)
+        return ReadLogsOutput(**common, mode=LogMode.grep, text=text, start_byte=0, matches=matches)
+    if args.byte_start is not None:
+        start = min(args.byte_start, size)
+        end = min(args.byte_end if args.byte_end is not None else size, size, start + budget // 2)
+        with path.open("rb") as f:
+            f.seek(start)
+            data = f.read(max(end - start, 0))
+        while _json_len(text := data.decode("utf-8", errors="replace")) > budget:
+            data = data[: len(data) // 2]  # heavy JSON escaping (control bytes): return less
+        end = start + len(data)
+        return ReadLogsOutput(**common, mode=LogMode.range, text=text, start_byte=start, next_byte=end if end < size else None)
+    text, start = _tail(path, size, args.tail or 100, budget)
+    return ReadLogsOutput(**common, mode=LogMode.tail, text=text, start_byte=start)
+
+
+def _log_file(ctx: SkillContext, args: ReadLogsInput) -> tuple[Path, int]:
+    with compute_errors():
+        job = ctx.client.get(args.job_id)
+        if not job.attempts:
+            raise SkillFailure(
+                ErrorCode.not_found,
+                f"job {args.job_id} is {job.state.value} and has not started, so it has no log yet; "
+                "wait_for_jobs returns when it starts",
+                field="job_id",
+            )
+        numbers = [a.number for a in job.attempts]
+        attempt = args.attempt if args.attempt is not None else numbers[-1]
+        if attempt not in numbers:
+            raise SkillFailure(
+                ErrorCode.not_found,
+                f"job {args.job_id} has attempts {numbers}, not {attempt}; omit attempt for the latest",
+                field="attempt",
+            )
+        path = Path(ctx.client.log_path(args.job_id, attempt))
+    if not path.exists():
+        raise SkillFailure(ErrorCode.not_found, f"the log of job {args.job_id} attempt {attempt} is gone: {path}")
+    return path, attempt
+
+
+def _json_len(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode())
+
+
+def _tail(path: Path, size: int, n: int, budget: int) -> tuple[str, int]:
+    """The last `n` lines that fit in `budget`, and the offset where they start."""
+    with path.open("rb") as f:
+        pos, data = size, b""
+        while pos > 0 and data.count(b"\n") <= n and size - pos < _MAX_SCAN_BYTES:
+            step = min(_BLOCK, pos)
+            pos -= step
+            f.seek(pos)
+            data = f.read(step) + data
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if pos > 0 or len(lines) > n:  # the first line may be partial, or beyond the n asked for
+        dropped = lines[: max(len(lines) - n, 1 if pos > 0 else 0)]
+        pos += sum(len(line) + 1 for line in dropped)
+        lines = lines[len(dropped) :]
+    kept: list[str] = []
+    used = 0
+    for raw in reversed(lines):
+        line = cut_middle(raw.decode("utf-8", errors="replace"), MAX_LINE_CHARS)
+        cost = _json_len(line) + 1
+        if used + cost > budget - 40:
+            break
+        kept.append(line)
+        used += cost
+    cut = len(lines) - len(kept)
+    start = pos + sum(len(line) + 1 for line in lines[:cut])
+    kept.reverse()
+    if cut:
+        kept.insert(0, cut_marker(cut, "lines"))
+    return "\n".join(kept), start
+
+
+def _grep(path: Path, regex: re.Pattern[str], max_matches: int, budget: int) -> tuple[str, int]:
+    shown: list[str] = []
+    used = matches = unshown = scanned = 0
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            scanned += len(raw)
+            if scanned > _MAX_SCAN_BYTES:
+                shown.append(f"[... grep stopped after {_MAX_SCAN_BYTES} bytes; use byte_start to read further ...]")
+                break
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            if not regex.search(line):
+                continue
+            matches += 1
+            entry = f"{number}: {cut_middle(line, MAX_LINE_CHARS)}"
+            cost = _json_len(entry) + 1
+            if len(shown) >= max_matches or used + cost > budget - 60:
+                unshown += 1
+                continue
+            shown.append(entry)
+            used += cost
+    if unshown:
+        shown.append(cut_marker(unshown, "matching lines") + " (narrow the regex or page with byte_start)")
+    return "\n".join(shown), matches

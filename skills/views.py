@@ -1,0 +1,99 @@
+"""Compact views of compute records for skill outputs, and the compute error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pydantic import BaseModel, ConfigDict
+
+from compute.records import AttemptOutcome, FailureClass, Job, JobState
+from compute.spec import priority_name
+from skills.models import ErrorCode, SkillFailure
+from skills.tracking import RUN_LABEL
+
+JOB_ID_HINT = "Job ids look like job-3f9a2c1b7d; list_jobs shows them"
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+
+class JobSummary(_View):
+    """One job in a line: what a list or a status check needs."""
+
+    id: str
+    """The job id (`job-` + 10 hex chars)."""
+    name: str
+    state: JobState
+    priority: int
+    """0-100; see `priority_class`."""
+    priority_class: str
+    """The named class (idle, low, normal, high, urgent; `normal+5` in between)."""
+    gpus: int
+    """GPU slots the job asks for."""
+    node: str | None = None
+    """Node of the latest attempt."""
+    attempts: int = 0
+    """Attempts so far (preemptions and infra faults make new ones)."""
+    exit_code: int | None = None
+    """Exit code of the latest finished attempt (negative: killed by that signal)."""
+    failure_class: FailureClass | None = None
+    """For a failed latest attempt: infra, user or resource."""
+    state_reason: str = ""
+    """Why it is in its state."""
+    labels: dict[str, str] = {}
+    mlflow_run_id: str | None = None
+    """The MLflow run the job logs into, if it was tied to one."""
+    created_at: float
+    updated_at: float
+
+    @classmethod
+    def of(cls, job: Job) -> JobSummary:
+        last = job.last_attempt
+        return cls(
+            id=job.id,
+            name=job.spec.name,
+            state=job.state,
+            priority=job.priority,
+            priority_class=priority_name(job.priority),
+            gpus=job.spec.resources.gpus,
+            node=last.node if last else None,
+            attempts=len(job.attempts),
+            exit_code=last.exit_code if last else None,
+            failure_class=last.failure_class if last else None,
+            state_reason=job.state_reason,
+            labels=job.spec.labels,
+            mlflow_run_id=job.spec.labels.get(RUN_LABEL),
+            created_at=job.created_at,
+            updated_at=job.updated_at,
+        )
+
+
+class AttemptView(_View):
+    """One execution of a job."""
+
+    number: int
+    node: str
+    gpus: list[int]
+    started_at: float
+    ended_at: float | None = None
+    outcome: AttemptOutcome | None = None
+    """None while running."""
+    exit_code: int | None = None
+    failure_class: FailureClass | None = None
+    stop_reason: str | None = None
+    """Why it was asked to stop (preempt, cancel, timeout, quarantine), if it was."""
+
+
+@contextmanager
+def compute_errors(field: str = "job_id") -> Iterator[None]:
+    """Turn compute errors into typed skill failures (unknown job -> not_found on `field`)."""
+    from compute.errors import ComputeError, JobNotFound
+
+    try:
+        yield
+    except JobNotFound as exc:
+        raise SkillFailure(ErrorCode.not_found, f"no job {exc.job_id!r}. {JOB_ID_HINT}", field=field) from exc
+    except ComputeError as exc:
+        raise SkillFailure(ErrorCode.unavailable, str(exc)) from exc
