@@ -42,7 +42,10 @@ def terminate_after(proc: subprocess.Popen[str], is_ready, timeout: float = 120)
     else:
         proc.wait(timeout=timeout)
         raise AssertionError(f"job ended (exit {proc.returncode}) before it was ready: {''.join(lines)[-2000:]}")
-    out, err = proc.communicate(timeout=timeout)
+    proc.wait(timeout=timeout)  # then read what is left (communicate() would skip buffered lines)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
     return proc.returncode, "".join(lines) + out, err
 
 
