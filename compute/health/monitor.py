@@ -1,0 +1,159 @@
+"""`HealthMonitor`: the one object the daemon talks to about node health.
+
+It owns the probes, the quarantine policy, the fault injector and a thread pool, so a
+slow nvidia-smi or a hung CUDA check never stalls the daemon's scheduling loop:
+
+    monitor.submit(monitor.due(now, nccl_for=...))      # start due probes in the pool
+    for report in monitor.poll():                        # finished ones, never blocks
+        store.add_event("probe", node=report.node, data=report.model_dump(mode="json"))
+        apply(monitor.on_report(report, time.time()))
+
+The policy methods (`on_report`, `on_infra_failure`, `cordon`, `uncordon`, `ready`,
+`due`) take `now` and must be called from one thread (the daemon's loop).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Collection, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from compute.health.command import CommandProbe
+from compute.health.config import HealthConfig
+from compute.health.faults import Fault, FaultInjector, FaultKind
+from compute.health.gpu import GpuProbe
+from compute.health.quarantine import NodeDecision, NodeHealth, ProbeDue, QuarantinePolicy
+from compute.health.report import Check, HealthProbe, HealthReport, NodeTarget, combine
+from compute.health.torch_probes import CudaProbe, NcclProbe
+from compute.records import HealthStatus, NodeState
+
+
+def build_probes(config: HealthConfig) -> list[HealthProbe]:
+    """The probes every round runs: gpu, cuda (if enabled) and the user command (if set)."""
+    probes: list[HealthProbe] = [GpuProbe(config.gpu, timeout_s=config.probe_timeout_s)]
+    if config.cuda:
+        probes.append(CudaProbe(timeout_s=config.probe_timeout_s))
+    if config.command:
+        probes.append(CommandProbe(config.command, timeout_s=config.command_timeout_s))
+    return probes
+
+
+class HealthMonitor:
+    """Probes nodes off the main loop and turns reports and failures into node decisions."""
+
+    def __init__(
+        self,
+        config: HealthConfig | None = None,
+        probes: Sequence[HealthProbe] | None = None,
+        nccl_probe: HealthProbe | None = None,
+        faults: FaultInjector | None = None,
+    ):
+        self.config = config or HealthConfig()
+        self.probes = list(build_probes(self.config) if probes is None else probes)
+        """Probes run on every round."""
+        self.nccl_probe = nccl_probe or NcclProbe(self.config.nccl_timeout_s, self.config.nccl_min_busbw_gbps)
+        """Run only when a round includes nccl (before multi-GPU jobs)."""
+        self.faults = faults
+        """Where injected faults live; None refuses `inject_fault`."""
+        self.policy = QuarantinePolicy(self.config)
+        self._pool = ThreadPoolExecutor(self.config.probe_workers, thread_name_prefix="health-probe")
+        self._in_flight: dict[str, Future[HealthReport]] = {}
+        self._lock = threading.Lock()
+
+    # nodes -----------------------------------------------------------------------------
+    def add_node(self, target: NodeTarget, now: float, state: NodeState = NodeState.active,
+                 reason: str = "") -> NodeHealth:
+        """Track a node, e.g. from the store's Node record at daemon start (state and reason kept)."""
+        return self.policy.add(target, now, state, reason)
+
+    def node(self, name: str) -> NodeHealth:
+        return self.policy.get(name)
+
+    def nodes(self) -> list[NodeHealth]:
+        return self.policy.nodes()
+
+    def ready(self, node: str, now: float, job_gpus: int = 0) -> bool:
+        """May `node` take a new job asking `job_gpus` GPUs? (active, fresh passing probe, and a
+        fresh passing NCCL all-reduce for multi-GPU jobs when nccl is enabled)."""
+        return self.policy.ready(node, now, job_gpus)
+
+    # probing ---------------------------------------------------------------------------
+    def due(self, now: float, nccl_for: Collection[str] = ()) -> list[ProbeDue]:
+        """Probes due now and not already running. `nccl_for`: nodes a pending multi-GPU job
+        could go to (their round then includes the NCCL all-reduce)."""
+        with self._lock:
+            busy = set(self._in_flight)
+        return [d for d in self.policy.probes_due(now, nccl_for) if d.node not in busy]
+
+    def run_probe(self, node: str, include_nccl: bool = False) -> HealthReport:
+        """Probe `node` now, in this thread: every probe (and nccl if asked) and any armed fault,
+        combined into one report. A probe that raises gives a degraded check, not a crash."""
+        target = self.policy.get(node).target
+        started = time.time()
+        reports = []
+        for probe in [*self.probes, *([self.nccl_probe] if include_nccl else [])]:
+            try:
+                reports.append(probe.probe(target))
+            except Exception as exc:  # a bug in a probe must not take the node or the daemon down
+                check = Check(name="error", status=HealthStatus.degraded,
+                              message=f"probe raised {type(exc).__name__}: {exc}")
+                reports.append(HealthReport.from_checks(node, probe.name, [check], time.time()))
+        fault = self.faults.take_probe_fault(node) if self.faults and target.virtual else None
+        if fault is not None:
+            reports.append(fault.report(target, started))
+        return combine(node, reports, started, time.time() - started)
+
+    def submit(self, due: Iterable[ProbeDue]) -> list[str]:
+        """Start these probes in the pool (one at a time per node); returns the nodes started."""
+        started = []
+        with self._lock:
+            for d in due:
+                if d.node in self._in_flight:
+                    continue
+                self._in_flight[d.node] = self._pool.submit(self.run_probe, d.node, d.include_nccl)
+                started.append(d.node)
+        return started
+
+    def poll(self) -> list[HealthReport]:
+        """Reports of probes that finished since the last call. Never blocks."""
+        with self._lock:
+            done = {n: f for n, f in self._in_flight.items() if f.done()}
+            for n in done:
+                del self._in_flight[n]
+        return [f.result() for f in done.values()]
+
+    def in_flight(self) -> list[str]:
+        with self._lock:
+            return sorted(self._in_flight)
+
+    # decisions -------------------------------------------------------------------------
+    def on_report(self, report: HealthReport, now: float) -> NodeDecision:
+        """Apply a probe report: may quarantine, keep out, or release the node."""
+        return self.policy.on_report(report, now)
+
+    def on_infra_failure(self, node: str, job_id: str, now: float) -> NodeDecision:
+        """Count an attempt of `job_id` classified infra on `node`; K in the window quarantine it."""
+        return self.policy.on_infra_failure(node, job_id, now)
+
+    def cordon(self, node: str, reason: str, now: float) -> NodeDecision:
+        return self.policy.cordon(node, reason, now)
+
+    def uncordon(self, node: str, now: float) -> NodeDecision:
+        return self.policy.uncordon(node, now)
+
+    # fault drills ----------------------------------------------------------------------
+    def inject_fault(self, node: str, kind: FaultKind | str, now: float, probes: int = 1) -> Fault:
+        """Arm a fault on a virtual node (FaultRefused on a real one)."""
+        if self.faults is None:
+            raise ValueError("fault injection is off: this daemon was started without a fault directory")
+        return self.faults.inject(self.policy.get(node).target, kind, now, probes)
+
+    def attempt_fault(self, node: str) -> Fault | None:
+        """A fault that should fail the node's running attempts now (consumed). Call it for nodes
+        with running attempts; kill them and append `fault.log_lines()` to their logs."""
+        return self.faults.take_attempt_fault(node) if self.faults else None
+
+    def close(self, wait: bool = False) -> None:
+        """Stop the pool (running probes finish on their own timeouts)."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)

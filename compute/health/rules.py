@@ -1,0 +1,89 @@
+"""The built-in failure rules: data, in the order they are tried (first match wins).
+
+Order matters. Hardware evidence (Xid, ECC, a lost GPU) comes first: it explains
+everything after it. Out-of-memory comes before NCCL, because one rank running out of
+memory shows up as NCCL timeouts on all the others. Python tracebacks come late:
+NCCL and CUDA errors are raised as Python exceptions too. Rules that look only at the
+signal come last, so a log line can explain a death by signal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compute.health.faults import MONITOR_KILL_MARKER
+from compute.records import FailureClass
+
+infra, user, resource = FailureClass.infra, FailureClass.user, FailureClass.resource
+
+DEFAULT_RULES: list[dict] = [
+    dict(name="health_monitor_kill", failure_class=infra, pattern=re.escape(MONITOR_KILL_MARKER),
+         explanation="the health monitor stopped it because its node was quarantined or faulty"),
+    dict(name="xid", failure_class=infra, pattern=r"\bNVRM: Xid\b|\bXid \(PCI:|\bXid\b.*\b\d+\b.*GPU",
+         explanation="the NVIDIA driver reported an Xid: a GPU hardware or driver fault"),
+    dict(name="ecc", failure_class=infra,
+         pattern=r"(?i)uncorrectable ECC error|ECC error.*uncorrect|double bit ECC|DBE \(double bit error\)",
+         explanation="uncorrectable GPU memory (ECC) error: the GPU needs a reset or replacement"),
+    dict(name="gpu_lost", failure_class=infra,
+         pattern=r"(?i)fallen off the bus|GPU is lost|Unable to determine the device handle",
+         explanation="a GPU dropped off the PCIe bus"),
+    dict(name="cuda_oom", failure_class=resource,
+         pattern=r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
+                 r"|cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory",
+         explanation="GPU memory ran out: use a smaller batch/model, or ask for more or bigger GPUs"),
+    dict(name="host_oom_kill", failure_class=resource, signals=[9],
+         pattern=r"(?i)out of memory: killed process|invoked oom-killer|oom-kill|oom_reaper"
+                 r"|memory cgroup out of memory|\bOOMKilled\b",
+         explanation="the kernel OOM killer ended it: host memory ran out, ask for more memory_gb"),
+    dict(name="host_memory_error", failure_class=resource, pattern=r"^\s*MemoryError\b",
+         explanation="Python could not allocate host memory"),
+    dict(name="disk_full", failure_class=resource, pattern=r"No space left on device|\[Errno 28\]",
+         explanation="the disk is full: free space or write checkpoints elsewhere"),
+    dict(name="nccl_timeout", failure_class=infra,
+         pattern=r"Watchdog caught collective operation timeout|ProcessGroupNCCL.*[Tt]imed? ?out"
+                 r"|NCCL.*\b[Tt]imeout\b|collective operation timeout",
+         explanation="an NCCL collective timed out: a peer rank, GPU or link hung"),
+    dict(name="nccl_invalid_usage", failure_class=user, pattern=r"ncclInvalidUsage|NCCL error.*invalid usage",
+         explanation="NCCL was called wrongly (mismatched collectives or ranks): a bug in the job"),
+    dict(name="nccl_error", failure_class=infra,
+         pattern=r"NCCL error|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError"
+                 r"|NCCL communicator was aborted|NCCL WARN .*(?:[Ee]rror|[Ff]ailed)",
+         explanation="NCCL failed (network, NVLink or a peer process): an infrastructure fault"),
+    dict(name="cuda_driver", failure_class=infra,
+         pattern=r"CUDA error: (?:an illegal memory access|unspecified launch failure|launch failure"
+                 r"|the launch timed out|initialization error|unknown error|system not yet initialized)"
+                 r"|CUDA driver version is insufficient|no CUDA-capable device is detected"
+                 r"|No CUDA GPUs are available|CUDA-capable device\(s\) is/are busy or unavailable"
+                 r"|cudaErrorLaunchFailure|CUBLAS_STATUS_EXECUTION_FAILED|CUDNN_STATUS_EXECUTION_FAILED",
+         explanation="a CUDA launch or driver failure, usually a faulty GPU or driver "
+                     "(an illegal memory access that repeats on healthy nodes is a kernel bug)"),
+    dict(name="node_lost", failure_class=infra,
+         pattern=r"(?i)\bnode lost\b|NodeDiedError|has been marked dead|RayletDied|node .* went down",
+         explanation="the node (or its agent) died under the job"),
+    dict(name="device_side_assert", failure_class=user,
+         pattern=r"device-side assert triggered|Assertion `.*` failed",
+         explanation="a CUDA kernel assertion failed, usually an index out of range (labels >= num_classes)"),
+    dict(name="nan_guard", failure_class=user,
+         pattern=r"(?i)\b(?:nan|non-finite|not finite|inf)\b.*\b(?:loss|grad\w*|detected|guard)\b"
+                 r"|\b(?:loss|grad\w*)\b\W+(?:is\W+|=\W*)?(?:nan|inf)\b|FloatingPointError",
+         explanation="training diverged (NaN/inf loss) and the job's NaN guard stopped it: "
+                     "lower the learning rate or fix the numerics"),
+    dict(name="bad_arguments", failure_class=user, exit_codes=[2], pattern=r"^\S+: error: |^usage: ",
+         explanation="the command was called with bad arguments (argparse usage error)"),
+    dict(name="command_not_found", failure_class=user, exit_codes=[127],
+         explanation="the command was not found: check argv[0] and PATH"),
+    dict(name="not_executable", failure_class=user, exit_codes=[126],
+         explanation="the command is not executable: check its permissions"),
+    dict(name="segfault", failure_class=user, signals=[11],
+         explanation="it crashed in native code (segfault): a bug in an extension or library"),
+    dict(name="segfault_message", failure_class=user, pattern=r"Segmentation fault|Fatal Python error: Segmentation",
+         explanation="it crashed in native code (segfault): a bug in an extension or library"),
+    dict(name="python_traceback", failure_class=user,
+         pattern=r"^Traceback \(most recent call last\)|^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception)\b(?::|$)",
+         explanation="a Python exception in the job's code"),
+    dict(name="native_abort", failure_class=user, signals=[6],
+         explanation="it aborted (SIGABRT), e.g. an uncaught C++ exception"),
+    dict(name="sigkill", failure_class=resource, signals=[9],
+         explanation="killed by SIGKILL, not by the daemon: most often the kernel OOM killer (see dmesg)"),
+]
+"""Built-in rules as plain dicts (the same shape a config file uses)."""
