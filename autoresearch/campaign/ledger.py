@@ -151,7 +151,11 @@ class Ledger:
         return [_record(t) for t in self.study.get_trials(deepcopy=False)]
 
     def trial(self, number: int) -> TrialRecord:
-        return _record(self.storage.get_trial(self._trial_id(number)))
+        return _record(self.frozen_trial(number))
+
+    def frozen_trial(self, number: int) -> FrozenTrial:
+        """Optuna's record of trial `number` (what samplers and pruners read)."""
+        return self.storage.get_trial(self._trial_id(number))
 
     def unlaunched(self) -> list[TrialRecord]:
         """Trials in the ledger without a job: launch them (again) with their idempotency key."""

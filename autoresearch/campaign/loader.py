@@ -6,6 +6,7 @@ booleans), not PyYAML's YAML 1.1 defaults.
 
 from __future__ import annotations
 
+import difflib
 import re
 import types
 import typing
@@ -92,8 +93,20 @@ def load_campaign(path: str | Path, *, check_paths: bool = True) -> Campaign:
             data, context={"base_dir": file.resolve().parent, "check_paths": check_paths}
         )
     except ValidationError as exc:
-        problems = [_problem(file, err, marks) for err in exc.errors()]
+        problems = [_problem(file, err, marks) for err in _drop_shadowed(exc.errors())]
         raise ConfigError(file, sorted(problems, key=lambda p: (p.line or 0, p.column or 0))) from None
+
+
+def _drop_shadowed(errors: list[Any]) -> list[Any]:
+    """Drop `missing key x` when the same mapping has a misspelled key close to `x`: one problem, not two."""
+    missing = {tuple(e["loc"]) for e in errors if e["type"] == "missing"}
+    shadowed = set()
+    for err in errors:
+        if err["type"] == "extra_forbidden":
+            parent, key = tuple(err["loc"][:-1]), str(err["loc"][-1])
+            siblings = [str(m[-1]) for m in missing if m[:-1] == parent]
+            shadowed.update(parent + (c,) for c in difflib.get_close_matches(key, siblings, n=1, cutoff=0.6))
+    return [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) in shadowed)]
 
 
 @dataclass(frozen=True)

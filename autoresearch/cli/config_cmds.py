@@ -1,0 +1,42 @@
+"""`autoresearch config schema | check FILE`: the campaign config's JSON Schema and validation."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+import yaml
+
+from autoresearch.campaign import Campaign, ConfigError, load_campaign, resolve_policy_kind
+from autoresearch.cli import app
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+
+config_app = typer.Typer(help="Campaign config files: JSON Schema and validation.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of campaign.yaml (for editor completion and validation)."""
+    sys.stdout.write(json.dumps(Campaign.model_json_schema(), indent=2) + "\n")
+
+
+@config_app.command("check")
+def check(
+    file: Path = typer.Argument(..., help="The campaign YAML file."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Validate a campaign file and print it resolved (absolute cwd, numeric priority, defaults)."""
+    try:
+        campaign = load_campaign(file)
+    except ConfigError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(campaign)
+        return
+    policy = resolve_policy_kind(campaign.policy)
+    text = yaml.safe_dump(campaign.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    console.print(f"[green]ok[/]: {file} is a valid campaign config (policy kind resolves to {policy.value}).")
+    console.print(text, highlight=False, markup=False, end="")

@@ -1,0 +1,175 @@
+"""`write_report`: a campaign's Markdown report with PNG plots and MLflow links."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+
+import optuna
+
+from autoresearch.campaign import CampaignStatus, Ledger, TrialRecord, TrialState, campaign_status, tracking_uri
+from autoresearch.report import plots
+
+MIN_TRIALS_FOR_IMPORTANCE = 5
+"""Complete trials needed before parameter importances mean anything."""
+
+_LOCAL_UI = "http://127.0.0.1:5000"
+
+
+def write_report(
+    ledger: Ledger,
+    out_dir: str | os.PathLike[str],
+    *,
+    home: str | os.PathLike[str] | None = None,
+    now: datetime | None = None,
+) -> Path:
+    """Write `report.md` and its PNG plots into `out_dir` (created); return the Markdown path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    now = now or datetime.now(timezone.utc)
+    status = campaign_status(ledger, now=now)
+    trials = ledger.trials()
+    campaign = ledger.campaign
+    done = [t for t in trials if t.state is TrialState.complete]
+
+    lines = [f"# Campaign report: {campaign.name}", ""]
+    lines += _summary(ledger, status, now)
+    lines += ["## Best so far", ""]
+    if done:
+        plots.plot_best_by_trial(trials, campaign.objective, out / "best_by_trial.png")
+        plots.plot_best_by_time(trials, campaign.objective, ledger.started_at, out / "best_by_time.png")
+        lines += ["![best so far against trials](best_by_trial.png)", "", "![best so far against time](best_by_time.png)", ""]
+    else:
+        lines += ["No trial has completed yet.", ""]
+
+    lines += ["## Parameter importances", ""]
+    importances, why_not = _importances(ledger, len(done))
+    if importances:
+        plots.plot_importances(importances, out / "importances.png")
+        lines += ["![parameter importances](importances.png)", "", "| parameter | importance |", "| --- | --- |"]
+        lines += [f"| {name} | {value:.3f} |" for name, value in importances.items()] + [""]
+    else:
+        lines += [why_not, ""]
+
+    lines += ["## Failures", ""]
+    counts = plots.failure_counts(trials)
+    if counts:
+        plots.plot_failures(counts, out / "failures.png")
+        lines += ["![failures by class](failures.png)", "", "| class | trials |", "| --- | --- |"]
+        lines += [f"| {name} | {count} |" for name, count in counts.most_common()] + [""]
+        lines += _failure_excerpts(trials)
+    else:
+        lines += ["No trial failed.", ""]
+
+    lines += _trials_table(trials, ledger)
+    lines += _mlflow_section(ledger, trials, home)
+    notes = ledger.notes()
+    if notes:
+        lines += ["## Research log", ""]
+        for note in notes:
+            lines += [f"- **{note.at.astimezone():%Y-%m-%d %H:%M}** ({note.author}): {_one_line(note.text, 2000)}"]
+        lines += [""]
+    lines += ["## Explore", "", f"- Optuna dashboard: `optuna-dashboard {ledger.storage_url}`", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _summary(ledger: Ledger, status: CampaignStatus, now: datetime) -> list[str]:
+    campaign, used = ledger.campaign, status.budget_used
+    objective = campaign.objective
+    target = f", target {objective.target:g}" if objective.target is not None else ""
+    reason = f" ({ledger.state_reason})" if ledger.state_reason else ""
+    lines = [
+        f"Generated {now.astimezone():%Y-%m-%d %H:%M %Z}. State: **{status.state.value}**{reason}.",
+        "",
+        f"Objective: `{objective.metric}` ({objective.mode.value}{target}).",
+        "",
+        "| trials used | of | GPU hours | LLM $ | elapsed |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {used.trials} | {campaign.budget.max_trials} | {used.gpu_hours:.2f} | {used.llm_usd:.2f} | "
+        f"{_duration(used.elapsed)} |",
+        "",
+    ]
+    by_state = {s: sum(t.state is s for t in status.trials) for s in TrialState}
+    lines += ["Trials by state: " + ", ".join(f"{s.value} {n}" for s, n in by_state.items() if n) + ".", ""]
+    best = status.best_trial
+    if best is not None:
+        lines += [f"**Best trial: #{best.number}**, {objective.metric} = {best.value:.6g}, params `{_params(best.params)}`.", ""]
+    return lines
+
+
+def _importances(ledger: Ledger, complete: int) -> tuple[dict[str, float], str]:
+    if complete < MIN_TRIALS_FOR_IMPORTANCE:
+        return {}, (
+            f"Not enough complete trials for parameter importances ({complete}; "
+            f"{MIN_TRIALS_FOR_IMPORTANCE} needed)."
+        )
+    if len(ledger.campaign.search_space) < 2:
+        return {}, "Parameter importances need at least two parameters in the search space."
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return optuna.importance.get_param_importances(ledger.study, evaluator=evaluator), ""
+    except (RuntimeError, ValueError) as exc:
+        return {}, f"Parameter importances could not be computed: {exc}"
+
+
+def _failure_excerpts(trials: list[TrialRecord]) -> list[str]:
+    lines = []
+    for t in [t for t in trials if t.state is TrialState.failed][-5:]:
+        if t.log_excerpt:
+            tail = "\n".join(t.log_excerpt.strip().splitlines()[-8:])
+            lines += [f"Trial #{t.number} ({t.failure_class.value if t.failure_class else 'unknown'}):", "", "```", tail, "```", ""]
+    return lines
+
+
+def _trials_table(trials: list[TrialRecord], ledger: Ledger) -> list[str]:
+    lines = ["## Trials", "", "| # | state | value | params | job | MLflow run |", "| --- | --- | --- | --- | --- | --- |"]
+    for t in trials:
+        value = f"{t.value:.6g}" if t.value is not None else ""
+        state = t.state.value + (f" ({t.failure_class.value})" if t.failure_class else "")
+        lines.append(f"| {t.number} | {state} | {value} | `{_params(t.params)}` | {t.job_id or ''} | {t.mlflow_run_id or ''} |")
+    return lines + [""]
+
+
+def _mlflow_section(ledger: Ledger, trials: list[TrialRecord], home: str | os.PathLike[str] | None) -> list[str]:
+    campaign = ledger.campaign
+    uri = tracking_uri(campaign.tracking.uri, home)
+    experiment_id = ledger.mlflow_experiment_id
+    lines = ["## MLflow", "", f"- Tracking URI: `{uri}`", f"- Experiment: `{campaign.experiment}`"
+             + (f" (id {experiment_id})" if experiment_id else "")]
+    if uri.startswith(("http://", "https://")):
+        base = uri.rstrip("/")
+    elif uri.startswith("sqlite:"):
+        base = _LOCAL_UI
+        lines.append(f"- Open it: `mlflow ui --backend-store-uri {uri}`, then {_LOCAL_UI}")
+    else:
+        base = None
+    if base and experiment_id:
+        lines.append(f"- Experiment page: {base}/#/experiments/{experiment_id}")
+        runs = [t for t in trials if t.mlflow_run_id]
+        if runs:
+            lines += ["", "| trial | run |", "| --- | --- |"]
+            lines += [f"| {t.number} | [{t.mlflow_run_id}]({base}/#/experiments/{experiment_id}/runs/{t.mlflow_run_id}) |" for t in runs]
+    return lines + [""]
+
+
+def _params(params: dict[str, object]) -> str:
+    text = json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in params.items()}, default=str)
+    return _one_line(text, 160)
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"

@@ -1,0 +1,95 @@
+"""The report's PNG plots, drawn with matplotlib's object API on the Agg canvas (no pyplot,
+no display, no global state)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from autoresearch.campaign import Objective, TrialRecord, TrialState
+
+
+def _figure() -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(7, 4), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, format="png")
+    return path
+
+
+def running_best(values: list[float], objective: Objective) -> list[float]:
+    """The best of `values[: i + 1]` for each i."""
+    out: list[float] = []
+    for value in values:
+        out.append(value if not out or objective.better(value, out[-1]) else out[-1])
+    return out
+
+
+def _complete(trials: list[TrialRecord], by_end: bool) -> list[TrialRecord]:
+    done = [t for t in trials if t.state is TrialState.complete and t.value is not None]
+    if by_end:
+        return sorted(done, key=lambda t: (t.ended_at is None, t.ended_at or datetime.min, t.number))
+    return sorted(done, key=lambda t: t.number)
+
+
+def plot_best_by_trial(trials: list[TrialRecord], objective: Objective, path: Path) -> Path:
+    """Each complete trial's value, and the best so far, against the trial number."""
+    done = _complete(trials, by_end=False)
+    values = [t.value for t in done]
+    fig, ax = _figure()
+    ax.scatter([t.number for t in done], values, s=14, alpha=0.5, label="trial value")
+    ax.step([t.number for t in done], running_best(values, objective), where="post", color="C1", label="best so far")
+    ax.set_xlabel("trial number")
+    ax.set_ylabel(f"{objective.metric} ({objective.mode.value})")
+    ax.set_title("Best so far against trials")
+    ax.legend(loc="best")
+    return _save(fig, path)
+
+
+def plot_best_by_time(trials: list[TrialRecord], objective: Objective, started_at: datetime, path: Path) -> Path:
+    """The best value so far against the time complete trials ended, since the campaign started."""
+    done = _complete(trials, by_end=True)
+    seconds = [max(0.0, ((t.ended_at or started_at) - started_at).total_seconds()) for t in done]
+    unit, scale = ("hours", 3600.0) if seconds and max(seconds) > 3 * 3600 else ("minutes", 60.0)
+    fig, ax = _figure()
+    best = running_best([t.value for t in done], objective)
+    ax.step([s / scale for s in seconds], best, where="post", color="C1", marker=".")
+    ax.set_xlabel(f"{unit} since the campaign started")
+    ax.set_ylabel(f"best {objective.metric}")
+    ax.set_title("Best so far against time")
+    return _save(fig, path)
+
+
+def plot_importances(importances: dict[str, float], path: Path) -> Path:
+    """Horizontal bars, most important parameter on top."""
+    names = list(importances)[::-1]
+    fig, ax = _figure()
+    ax.barh(names, [importances[n] for n in names], color="C0")
+    ax.set_xlabel("importance (fANOVA, normalized)")
+    ax.set_title("Parameter importances")
+    return _save(fig, path)
+
+
+def failure_counts(trials: list[TrialRecord]) -> Counter[str]:
+    """Failed trials by failure class (`unknown` when none was recorded)."""
+    return Counter(
+        t.failure_class.value if t.failure_class else "unknown" for t in trials if t.state is TrialState.failed
+    )
+
+
+def plot_failures(counts: Counter[str], path: Path) -> Path:
+    fig, ax = _figure()
+    names = sorted(counts, key=lambda k: -counts[k])
+    ax.bar(names, [counts[n] for n in names], color="C3")
+    ax.set_ylabel("failed trials")
+    ax.set_title("Failures by class")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    return _save(fig, path)
