@@ -1,0 +1,132 @@
+"""Attempt lifecycles with real processes and signals: preemption and resume, retries,
+cancel, time limits, and a daemon killed with SIGKILL while jobs run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from compute import AttemptOutcome, DaemonConfig, JobSpec, JobState, start_daemon
+from compute.control import daemon_pid
+from tests.conftest import FAST_DAEMON
+from tests.compute.helpers import counter_job, gate_job, log_text, quick_job, wait_state, wait_until
+
+STEPS = 40
+EXPECTED = sum(range(STEPS))
+
+
+def test_preempted_job_resumes_from_its_checkpoint_with_the_right_result(start_compute):
+    client = start_compute(gpus=1)
+    low = client.submit(counter_job(STEPS, 0.05, name="low", priority="low", resources={"gpus": 1}))
+    wait_until(lambda: "step 5\n" in _log_or_empty(client, low.id), what="low job progress")
+    high = client.submit(quick_job(name="high", priority="high", resources={"gpus": 1}))
+    high_done, low_done = client.wait([high.id, low.id], timeout=90)
+
+    assert high_done.state == JobState.succeeded
+    assert low_done.state == JobState.succeeded
+    first, second = low_done.attempts
+    assert first.outcome == AttemptOutcome.preempted and first.exit_code == 0  # it checkpointed and exited
+    assert second.outcome == AttemptOutcome.succeeded
+    assert low_done.retries_used == 0
+    assert high_done.attempts[0].started_at >= first.ended_at
+    assert second.started_at >= high_done.attempts[0].ended_at
+    resumed = log_text(client, low.id, 2)
+    saved_at = int(log_text(client, low.id, 1).split("checkpointed at step ")[1].split()[0])
+    assert saved_at > 0 and f"resumed from step {saved_at}" in resumed
+    assert f"result: {EXPECTED}" in resumed
+    kinds = [e.kind for e in client.events(job_id=low.id)]
+    assert kinds == ["submitted", "started", "stop_requested", "requeued", "started", "succeeded"]
+
+
+def _log_or_empty(client, job_id):
+    job = client.get(job_id)
+    return log_text(client, job_id) if job.attempts else ""
+
+
+def test_user_failures_are_retried_with_growing_backoff(compute_client):
+    spec = JobSpec(argv=["sh", "-c", 'test "$AR_ATTEMPT" -ge 3 || exit 3'], max_retries=3, retry_backoff_s=0.2)
+    job = compute_client.wait(compute_client.submit(spec).id, timeout=60)[0]
+    assert job.state == JobState.succeeded and job.retries_used == 2
+    assert [a.outcome for a in job.attempts] == [AttemptOutcome.failed, AttemptOutcome.failed, AttemptOutcome.succeeded]
+    assert [a.exit_code for a in job.attempts] == [3, 3, 0]
+    gaps = [b.started_at - a.ended_at for a, b in zip(job.attempts, job.attempts[1:])]
+    assert gaps[0] >= 0.2 * 0.5 and gaps[1] >= 0.4 * 0.5  # base * 2^k * jitter in [0.5, 1.5)
+    reasons = [e.reason for e in compute_client.events(job_id=job.id) if e.kind == "requeued"]
+    assert "retry 1 of 3" in reasons[0] and "retry 2 of 3" in reasons[1]
+
+
+def test_failure_without_retries_left_fails_the_job_with_a_log_excerpt(compute_client):
+    spec = JobSpec(argv=["sh", "-c", "echo 'ValueError: bad learning rate' >&2; exit 7"], max_retries=1,
+                   retry_backoff_s=0.05)
+    job = compute_client.wait(compute_client.submit(spec).id, timeout=60)[0]
+    assert job.state == JobState.failed and len(job.attempts) == 2 and job.retries_used == 1
+    assert "no retries left" in job.state_reason
+    assert "ValueError: bad learning rate" in job.attempts[-1].log_excerpt
+
+
+def test_cancel_pending_and_running_jobs(start_compute, tmp_path):
+    client = start_compute(gpus=1)
+    running = client.submit(gate_job(tmp_path / "never", resources={"gpus": 1}))
+    wait_state(client, running.id, JobState.running)
+    pending = client.submit(quick_job(resources={"gpus": 1}, priority="low"))
+    assert client.cancel(pending.id, reason="not needed").state == JobState.cancelled
+    client.cancel(running.id, reason="wrong config")
+    job = wait_state(client, running.id, JobState.cancelled)
+    assert job.attempts[0].outcome == AttemptOutcome.cancelled and job.attempts[0].exit_code == -signal.SIGTERM
+    assert client.get(pending.id).attempts == []
+    assert "wrong config" in [e for e in client.events(job_id=running.id) if e.kind == "stop_requested"][0].reason
+
+
+def test_cancel_escalates_to_sigkill_after_the_grace_period(compute_client):
+    stubborn = JobSpec(argv=["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"], grace_s=0.3)
+    job = compute_client.submit(stubborn)
+    wait_until(lambda: compute_client.get(job.id).attempts and "ready" in log_text(compute_client, job.id))
+    compute_client.cancel(job.id)
+    done = wait_state(compute_client, job.id, JobState.cancelled)
+    assert done.attempts[0].exit_code == -signal.SIGKILL
+    assert "killed" in [e.kind for e in compute_client.events(job_id=job.id)]
+
+
+def test_time_limit_stops_the_attempt_as_timed_out(compute_client):
+    job = compute_client.submit(JobSpec(argv=["sleep", "60"], time_limit_s=0.5))
+    done = compute_client.wait(job.id, timeout=60)[0]
+    assert done.state == JobState.failed
+    assert done.attempts[0].outcome == AttemptOutcome.timed_out
+    assert "time limit" in done.state_reason
+
+
+def test_sigkill_of_the_daemon_loses_no_job(start_compute, tmp_path):
+    client = start_compute(gpus=4)
+    home = client.home
+    gate = tmp_path / "open"
+    survivor = client.submit(gate_job(gate, name="survivor", resources={"gpus": 1}))
+    finisher = client.submit(gate_job(tmp_path / "finish", name="finisher", resources={"gpus": 1}))
+    victim = client.submit(gate_job(gate, name="victim", resources={"gpus": 1}))
+    for job in (survivor, finisher, victim):
+        wait_state(client, job.id, JobState.running)
+    os.kill(daemon_pid(client.paths), signal.SIGKILL)
+    wait_until(lambda: daemon_pid(client.paths) is None, what="daemon gone")
+    queued = client.submit(quick_job(name="queued-while-down"))
+    (tmp_path / "finish").touch()  # ends while no daemon watches: its exit file keeps the status
+    victim_pid = client.get(victim.id).attempts[0].pid
+    os.killpg(victim_pid, signal.SIGKILL)  # dies with no exit status: lost, requeued
+    wait_until(lambda: not os.path.exists(f"/proc/{victim_pid}") or _zombie(victim_pid), what="victim dead")
+    time.sleep(0.3)  # let the finisher write its exit file
+    start_daemon(home, DaemonConfig(**FAST_DAEMON))
+    gate.touch()
+    jobs = client.wait([survivor.id, finisher.id, victim.id, queued.id], timeout=90)
+    assert [j.state for j in jobs] == [JobState.succeeded] * 4
+    survivor_done, finisher_done, victim_done, _ = jobs
+    assert len(survivor_done.attempts) == 1 and len(finisher_done.attempts) == 1
+    assert [a.outcome for a in victim_done.attempts] == [AttemptOutcome.lost, AttemptOutcome.succeeded]
+    assert victim_done.retries_used == 0
+    assert "adopted" in [e.kind for e in client.events(job_id=survivor.id)]
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

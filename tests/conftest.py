@@ -1,0 +1,74 @@
+"""Shared fixtures.
+
+Compute: `compute_home` is a temp AUTORESEARCH_HOME with a running daemon (4 virtual
+GPU slots on node `local`, grace 1 s, min runtime 0.2 s), torn down at the end with
+every attempt stopped. `start_compute(**DaemonConfig fields)` starts one with other
+settings (e.g. `virtual_nodes=2, gpus_per_node=2`) and returns a `Client`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from compute import Client, ComputePaths, DaemonConfig, Store, start_daemon, stop_daemon
+from compute.backends.local import process_start_time
+from compute.control import daemon_pid
+from tests.fixtures_tracking import experiment_name, tracking  # noqa: F401  (MLflow store, one per session)
+
+FAST_DAEMON = {"gpus": 4, "grace_s": 1.0, "min_runtime_s": 0.2, "tick_s": 0.2}
+
+
+def _kill_leftovers(home: Path) -> None:
+    """SIGKILL attempts still recorded as running (e.g. after a test killed the daemon)."""
+    store = Store(ComputePaths.of(home))
+    try:
+        rows = store.read("SELECT handle FROM attempts WHERE outcome IS NULL AND handle IS NOT NULL")
+    finally:
+        store.close()
+    for row in rows:
+        handle = json.loads(row["handle"])
+        pid = handle.get("pid")
+        if pid and process_start_time(pid) == handle.get("pid_start"):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+@pytest.fixture
+def start_compute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Client]]:
+    """Factory: start a daemon on a fresh temp home (sets AUTORESEARCH_HOME) -> Client."""
+    started: list[tuple[Path, Client]] = []
+
+    def start(**settings: object) -> Client:
+        home = tmp_path / f"arhome{len(started)}"
+        monkeypatch.setenv("AUTORESEARCH_HOME", str(home))
+        start_daemon(home, DaemonConfig(**{**FAST_DAEMON, **settings}))
+        client = Client(home, autostart=False)
+        started.append((home, client))
+        return client
+
+    yield start
+    for home, client in started:
+        client.close()
+        if daemon_pid(ComputePaths.of(home)) is not None:
+            stop_daemon(home, stop_jobs=True, wait_s=60)
+        _kill_leftovers(home)
+
+
+@pytest.fixture
+def compute_client(start_compute: Callable[..., Client]) -> Client:
+    """A Client on a temp home with a running fast daemon (see module docstring)."""
+    return start_compute()
+
+
+@pytest.fixture
+def compute_home(compute_client: Client) -> Path:
+    """The temp AUTORESEARCH_HOME of `compute_client` (also set in the environment)."""
+    return compute_client.home
