@@ -74,7 +74,9 @@ def decode_anthropic(body: dict[str, Any]) -> tuple[list[Message], list[ToolDef]
             messages.append(Message.tool(*results))
         text = _text([b for b in blocks if b["type"] == "text"])
         if m["role"] == "assistant":
-            calls = [ToolCall(id=b["id"], name=b["name"], arguments=b["input"]) for b in blocks if b["type"] == "tool_use"]
+            calls = [
+                ToolCall(id=b["id"], name=b["name"], arguments=b["input"]) for b in blocks if b["type"] == "tool_use"
+            ]
             messages.append(Message.assistant(text, calls))
         elif text:
             messages.append(Message.user(text))
@@ -104,14 +106,10 @@ _OPENAI_FINISH = {
 
 def encode_openai(response: LLMResponse, *, malformed: bool) -> dict[str, Any]:
     m = response.message
-    calls = [
-        {
-            "id": c.id,
-            "type": "function",
-            "function": {"name": c.name, "arguments": _corrupt(c.arguments_json()) if malformed else c.arguments_json()},
-        }
-        for c in m.tool_calls
-    ]
+    calls = []
+    for c in m.tool_calls:
+        arguments = _corrupt(c.arguments_json()) if malformed else c.arguments_json()
+        calls.append({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
     message: dict[str, Any] = {"role": "assistant", "content": m.content or None}
     if calls:
         message["tool_calls"] = calls
@@ -122,7 +120,12 @@ def encode_openai(response: LLMResponse, *, malformed: bool) -> dict[str, Any]:
         "created": int(time.time()),
         "model": response.model,
         "choices": [
-            {"index": 0, "message": message, "finish_reason": _OPENAI_FINISH.get(response.stop_reason, "stop"), "logprobs": None}
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": _OPENAI_FINISH.get(response.stop_reason, "stop"),
+                "logprobs": None,
+            }
         ],
         "usage": {
             "prompt_tokens": u.input_tokens,
@@ -152,7 +155,13 @@ def encode_anthropic(response: LLMResponse, *, malformed: bool) -> dict[str, Any
     }
 
 
-_ANTHROPIC_ERROR_TYPE = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error"}
+_ANTHROPIC_ERROR_TYPE = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
 
 
 def error_body(wire: str, status: int, message: str) -> dict[str, Any]:

@@ -1,8 +1,7 @@
 """OpenAI Chat Completions with tools, through the official `openai` SDK.
 
-Also any OpenAI-compatible server (vLLM, Ollama, LM Studio) through `base_url`, which ends
-in `/v1`. The token limit goes as `max_completion_tokens` to api.openai.com (its reasoning
-models refuse `max_tokens`) and as `max_tokens` to other servers, which all accept that.
+Also any OpenAI-compatible server (vLLM, Ollama, LM Studio) through `base_url` (or the
+SDK's OPENAI_BASE_URL), which ends in `/v1`.
 """
 
 from __future__ import annotations
@@ -20,6 +19,12 @@ _STOP = {
     "length": StopReason.MAX_TOKENS,
     "content_filter": StopReason.REFUSAL,
 }
+
+
+def token_limit_param(base_url: str) -> str:
+    """api.openai.com wants `max_completion_tokens` (its reasoning models refuse `max_tokens`);
+    compatible servers (vLLM, Ollama, LM Studio, llama.cpp) all accept `max_tokens`."""
+    return "max_completion_tokens" if "api.openai.com" in base_url else "max_tokens"
 
 
 def openai_tool(tool: ToolDef) -> dict[str, Any]:
@@ -89,7 +94,7 @@ class OpenAIProvider(SDKProvider):
     def _send(
         self, messages: list[Message], tools: list[ToolDef], tool_choice: ToolChoice, max_tokens: int
     ) -> Any:
-        limit = "max_tokens" if self.base_url else "max_completion_tokens"
+        limit = token_limit_param(str(self._client.base_url))
         kwargs: dict[str, Any] = {"model": self.model, "messages": openai_messages(messages), limit: max_tokens}
         if tools:
             kwargs["tools"] = [openai_tool(t) for t in tools]

@@ -51,7 +51,9 @@ class Harness:
         cls = OpenAIProvider if self.kind == "openai" else AnthropicProvider
         url = self.server.openai_base_url if self.kind == "openai" else self.server.anthropic_base_url
         extra = {"prices": prices} if prices is not None else {}
-        return cls(model, api_key=api_key, base_url=url, api_key_env="TEST_LLM_KEY", retry=retry, sleep=self.sleep, **extra)
+        return cls(
+            model, api_key=api_key, base_url=url, api_key_env="TEST_LLM_KEY", retry=retry, sleep=self.sleep, **extra
+        )
 
 
 @pytest.fixture(params=["openai", "anthropic"])
