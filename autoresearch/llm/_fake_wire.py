@@ -165,6 +165,7 @@ _ANTHROPIC_ERROR_TYPE = {
 
 
 def error_body(wire: str, status: int, message: str) -> dict[str, Any]:
+    """An error body in the wire's format ("openai" or "anthropic")."""
     if wire == "anthropic":
         kind = _ANTHROPIC_ERROR_TYPE.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}

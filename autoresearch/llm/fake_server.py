@@ -24,9 +24,10 @@ from autoresearch.llm import _fake_wire as wire
 from autoresearch.llm.messages import Message, ToolChoice
 from autoresearch.llm.provider import Provider
 from autoresearch.llm.scripted import Reply, estimate_tokens, to_response
+from autoresearch.llm.settings import ProviderKind
 from skills.tooldef import ToolDef
 
-_ROUTES = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+_ROUTES = {"/v1/chat/completions": ProviderKind.OPENAI, "/v1/messages": ProviderKind.ANTHROPIC}
 
 
 class FaultKind(str, Enum):
@@ -62,8 +63,8 @@ class FakeRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    wire: str
-    """"openai" or "anthropic"."""
+    wire: ProviderKind
+    """Which wire format the request came in."""
     model: str
     """The model asked for."""
     messages: list[Message]
@@ -182,7 +183,7 @@ class FakeLLMServer:
     def handle(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], dict[str, Any]]:
         kind = _ROUTES.get(path.split("?", 1)[0])
         if kind is None:
-            return 404, {}, wire.error_body("openai", 404, f"no route {path}")
+            return 404, {}, wire.error_body(ProviderKind.OPENAI, 404, f"no route {path}")
         bad_key = self._authorized(headers)
         if bad_key is not None:
             return 401, {}, wire.error_body(kind, 401, f"Incorrect API key provided: {bad_key}")
@@ -195,7 +196,7 @@ class FakeLLMServer:
         if fault and fault.kind is FaultKind.SLOW:
             self._stopping.wait(fault.delay_s)
         body = json.loads(raw or b"{}")
-        decode = wire.decode_openai if kind == "openai" else wire.decode_anthropic
+        decode = wire.decode_openai if kind is ProviderKind.OPENAI else wire.decode_anthropic
         messages, tools, choice = decode(body)
         request = FakeRequest(
             wire=kind,
@@ -210,7 +211,7 @@ class FakeLLMServer:
         except Exception as exc:  # noqa: BLE001 - a script bug is reported to the client as a 400
             return 400, {}, wire.error_body(kind, 400, f"fake server script failed: {type(exc).__name__}: {exc}")
         malformed = fault is not None and fault.kind is FaultKind.MALFORMED_TOOL_ARGS
-        encode = wire.encode_openai if kind == "openai" else wire.encode_anthropic
+        encode = wire.encode_openai if kind is ProviderKind.OPENAI else wire.encode_anthropic
         return 200, {}, encode(reply, malformed=malformed)
 
 

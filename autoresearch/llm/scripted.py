@@ -62,7 +62,9 @@ class ScriptedProvider:
         return f"ScriptedProvider(model={self.model!r})"
 
     @classmethod
-    def from_turns(cls, turns: Iterable[Reply], **kwargs: object) -> ScriptedProvider:
+    def from_turns(
+        cls, turns: Iterable[Reply], *, model: str = "scripted", cost_per_call_usd: float = 0.0
+    ) -> ScriptedProvider:
         """Play `turns` in order, one per call; a call after the last one is an LLMError."""
         queue = list(turns)
         total = len(queue)
@@ -72,7 +74,7 @@ class ScriptedProvider:
                 raise LLMError(f"the scripted model ran out of turns after {total}; add more turns to its script")
             return queue.pop(0)
 
-        return cls(next_turn, **kwargs)  # type: ignore[arg-type]
+        return cls(next_turn, model=model, cost_per_call_usd=cost_per_call_usd)
 
     def complete(
         self,

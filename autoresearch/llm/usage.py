@@ -134,11 +134,15 @@ class UsageMeter:
             self._calls.append(call)
         return call
 
-    def take_unflushed(self) -> list[tuple[int, CallRecord]]:
-        """(index, call) for the calls not yet handed out, marking them handed out."""
+    def unflushed(self) -> list[tuple[int, CallRecord]]:
+        """(index, call) for the calls not yet logged; `mark_flushed` once they are."""
         with self._lock:
-            start, self._flushed = self._flushed, len(self._calls)
-            return list(enumerate(self._calls[start:], start=start))
+            return list(enumerate(self._calls[self._flushed :], start=self._flushed))
+
+    def mark_flushed(self, count: int) -> None:
+        """Record that the first `count` calls have been logged."""
+        with self._lock:
+            self._flushed = max(self._flushed, count)
 
     def wrap(self, provider: Provider, node: str = "") -> MeteredProvider:
         return MeteredProvider(provider, self, node=node)
@@ -187,7 +191,7 @@ def log_usage_to_mlflow(client: Any, run_id: str, meter: UsageMeter) -> int:
     from mlflow.entities import Metric
 
     now = int(time.time() * 1000)
-    fresh = meter.take_unflushed()
+    fresh = meter.unflushed()
     metrics: list[Metric] = []
     for index, call in fresh:
         for name in ("input_tokens", "output_tokens", "cost_usd", "latency_s", "attempts"):
@@ -200,6 +204,8 @@ def log_usage_to_mlflow(client: Any, run_id: str, meter: UsageMeter) -> int:
             metrics.append(Metric(f"{prefix}.{name}", float(value), now, step))
     for start in range(0, len(metrics), 1000):  # MLflow's per-batch limit
         client.log_batch(run_id, metrics=metrics[start : start + 1000])
+    if fresh:
+        meter.mark_flushed(fresh[-1][0] + 1)
     return len(fresh)
 
 

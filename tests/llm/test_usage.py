@@ -139,3 +139,16 @@ def test_llm_params_name_the_key_variable_never_the_key(mlflow_run, monkeypatch)
     params = client.get_run(run_id).data.params
     assert params["llm.api_key_env"] == "MY_KEY_VAR" and params["llm.model"] == "gpt-4.1-mini"
     assert KEY not in str(params) and "[REDACTED]" in params["llm.base_url"]
+
+
+def test_a_failed_flush_loses_no_calls(billed_server, mlflow_run):
+    from mlflow.exceptions import MlflowException
+
+    client, exp = mlflow_run
+    meter = UsageMeter()
+    meter.wrap(_provider(billed_server)).complete([Message.user("a")])
+    with pytest.raises(MlflowException):
+        log_usage_to_mlflow(client, "0" * 32, meter)  # no such run
+    run_id = client.create_run(exp).info.run_id
+    assert log_usage_to_mlflow(client, run_id, meter) == 1
+    assert len(client.get_metric_history(run_id, "llm.call.cost_usd")) == 1
