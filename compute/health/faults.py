@@ -171,8 +171,11 @@ class FaultInjector:
             return Fault.model_validate_json(path.read_text())
         except FileNotFoundError:
             return None
-        except (ValidationError, ValueError) as exc:
-            raise ValueError(f"{path}: not a valid fault file ({exc}); delete it to disarm the fault") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "file"
+            raise ValueError(f"{path}: not a valid fault file ({where}: {first['msg']}); "
+                             "delete it to disarm the fault") from None
 
     def _keep_or_drop(self, fault: Fault) -> None:
         if fault.probes_left > 0 or fault.attempts_pending:
