@@ -89,11 +89,13 @@ class AttemptView(_View):
 @contextmanager
 def compute_errors(field: str = "job_id") -> Iterator[None]:
     """Turn compute errors into typed skill failures (unknown job -> not_found on `field`)."""
-    from compute.errors import ComputeError, JobNotFound
+    from compute.errors import ComputeError, DaemonNotRunning, JobNotFound
 
     try:
         yield
     except JobNotFound as exc:
         raise SkillFailure(ErrorCode.not_found, f"no job {exc.job_id!r}. {JOB_ID_HINT}", field=field) from exc
-    except ComputeError as exc:
+    except DaemonNotRunning as exc:
         raise SkillFailure(ErrorCode.unavailable, str(exc)) from exc
+    except ComputeError as exc:  # refused requests (cwd missing, more GPUs than a node has ...)
+        raise SkillFailure(ErrorCode.failed, str(exc)) from exc

@@ -1,0 +1,95 @@
+"""The log-metrics parser on tricky input, incremental parsing, and logging into a real run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skills import MetricPoint, ParserState, TrackingConfig, mlflow_client, parse_metrics, sync_log_metrics
+from skills.tracking import ensure_experiment
+
+TRICKY = (
+    b"starting at 12:30:01 on localhost:8080, see http://x:5000/a\n"
+    b"step: 1\n"
+    b"loss: 2.5, acc=0.1\n"
+    b"\x1b[32mstep 2 | loss: 2.0 | lr: 1e-3\x1b[0m\n"
+    b'{"step": 3, "loss": 1.5, "val": {"acc": 0.5}, "ok": true, "name": "x"}\n'
+    b" 10%|#   | loss=1.2\r 20%|##  | loss=1.1\n"
+    b"Epoch 4/10 train_loss=0.3\n"
+    b"epoch: 5, step: 70, grad_norm: nan\n"
+    b"Traceback: nothing numeric here\n"
+    b"\xff\xfe broken utf8 val_bpb: 0.998\n"
+)
+
+
+def _triples(points: list[MetricPoint]) -> list[tuple[str, float, int]]:
+    return [(p.key, p.value, p.step) for p in points]
+
+
+def test_parses_key_values_json_steps_and_ignores_noise() -> None:
+    result = parse_metrics(TRICKY)
+    got = _triples(result.points)
+    assert got[:10] == [
+        ("loss", 2.5, 1), ("acc", 0.1, 1),
+        ("loss", 2.0, 2), ("lr", 0.001, 2),
+        ("loss", 1.5, 3), ("val/acc", 0.5, 3),
+        ("loss", 1.2, 3), ("loss", 1.1, 3),
+        ("train_loss", 0.3, 4),
+        ("epoch", 5.0, 70),  # step wins over epoch; epoch is then a metric
+    ]  # fmt: skip
+    assert got[10][0] == "grad_norm" and got[10][2] == 70 and got[10][1] != got[10][1]  # NaN kept
+    assert got[11] == ("val_bpb", 0.998, 70)
+    assert len(got) == 12  # no localhost, clock time, URL port or booleans
+    assert result.state.offset == len(TRICKY) and result.state.step == 70
+
+
+def test_metrics_before_any_step_count_their_own_steps() -> None:
+    result = parse_metrics(b"loss: 3\nloss: 2\nacc: 0.5\nloss: 1\n")
+    assert _triples(result.points) == [("loss", 3, 0), ("loss", 2, 1), ("acc", 0.5, 0), ("loss", 1, 2)]
+
+
+def test_incremental_parsing_equals_parsing_at_once() -> None:
+    whole = parse_metrics(TRICKY, final=True)
+    for cut in range(1, len(TRICKY), 7):
+        first = parse_metrics(TRICKY[:cut])
+        assert first.state.offset <= cut  # a partial line waits
+        rest = parse_metrics(TRICKY[first.state.offset :], first.state, final=True)
+        assert _comparable(first.points + rest.points) == _comparable(whole.points)
+
+
+def _comparable(points: list[MetricPoint]) -> list[tuple[str, int, str]]:
+    return [(p.key, p.step, repr(p.value)) for p in points]  # repr: NaN equals NaN
+
+
+def test_partial_last_line_waits_unless_final() -> None:
+    assert parse_metrics(b"loss: 1\nacc: 0.").state.offset == len(b"loss: 1\n")
+    assert _triples(parse_metrics(b"acc: 0.5", final=True).points) == [("acc", 0.5, 0)]
+
+
+def test_custom_pattern() -> None:
+    # nanoGPT style: "iter 10: loss 2.3000, time 30.00ms"
+    pattern = r"(?P<key>loss|time)\s+(?P<value>[\d.]+)"
+    result = parse_metrics(b"iter 10: loss 2.3000, time 30.00ms\niter 20: loss 2.1000, time 29.00ms\n", pattern=pattern)
+    assert _triples(result.points) == [("loss", 2.3, 10), ("time", 30.0, 10), ("loss", 2.1, 20), ("time", 29.0, 20)]
+
+
+def test_sync_logs_each_line_once_and_skips_values_already_logged(
+    tracking: TrackingConfig, experiment_name: str, tmp_path: Path
+) -> None:
+    client = mlflow_client(tracking)
+    run_id = client.create_run(ensure_experiment(client, tracking, experiment_name)).info.run_id
+    client.log_metric(run_id, "loss", 2.0, step=2)  # the script logged this one itself
+    log = tmp_path / "attempt-1.log"
+    log.write_bytes(b"step: 1\nloss: 3.0\nstep: 2\nloss: 2.0\nlo")
+
+    state, logged = sync_log_metrics(client, run_id, log, "attempt-1")
+    assert logged == 1 and state.offset == len(b"step: 1\nloss: 3.0\nstep: 2\nloss: 2.0\n")
+    assert sync_log_metrics(client, run_id, log, "attempt-1")[1] == 0  # nothing new
+
+    with log.open("ab") as f:
+        f.write(b"ss: 1.0\nstep: 3\nloss: 0.5\n")
+    state, logged = sync_log_metrics(client, run_id, log, "attempt-1")
+    assert logged == 2
+    history = sorted((m.step, m.value) for m in client.get_metric_history(run_id, "loss"))
+    assert history == [(1, 3.0), (2, 1.0), (2, 2.0), (3, 0.5)]
+    stored = client.get_run(run_id).data.tags["autoresearch.log_parser.attempt-1"]
+    assert ParserState.model_validate_json(stored) == state
