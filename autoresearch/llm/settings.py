@@ -72,7 +72,11 @@ def _as_settings(config: LLMSettings | str | Any) -> LLMSettings:
     try:
         return LLMSettings.model_validate(config, from_attributes=True)
     except ValidationError as exc:
-        raise LLMError(f"invalid LLM settings: {exc}") from None
+        fields = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise LLMError(
+            f"invalid LLM settings ({fields}): the policy needs `provider` (openai or anthropic) and "
+            "`model`, e.g. `provider: openai` and `model: gpt-4.1-mini`"
+        ) from None
 
 
 def has_api_key(config: LLMSettings | str | Any) -> bool:

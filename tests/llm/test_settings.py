@@ -55,6 +55,13 @@ class PolicyBlock:
     api_key_env = "MY_CLAUDE_KEY"
 
 
+def test_a_policy_block_without_a_model_is_refused_with_the_field_named():
+    block = PolicyBlock()
+    block.model = None
+    with pytest.raises(LLMError, match=r"model: Input should be a valid string.*needs `provider`"):
+        make_provider(block)
+
+
 def test_make_provider_from_a_policy_block_and_the_env(monkeypatch):
     monkeypatch.setenv("MY_CLAUDE_KEY", KEY)
     assert has_api_key(PolicyBlock())
