@@ -173,9 +173,10 @@ def call_with_retries(
         attempts = err.last_attempt.attempt_number
         elapsed = time.monotonic() - retrying.statistics.get("start_time", time.monotonic())
         status = f"HTTP {last.status}" if last.status else "no HTTP status"
+        hint = f" The server asked to wait {last.retry_after_s:.0f}s." if last.retry_after_s else ""
         raise LLMUnavailable(
-            f"{label} is unavailable: {attempts} attempts over {elapsed:.1f}s failed, the last with "
-            f"{status} ({last}). The campaign will pause rather than fail; once the provider is "
+            f"{label} is unavailable: {attempts} attempt(s) over {elapsed:.1f}s failed, the last with "
+            f"{status} ({last}).{hint} The campaign will pause rather than fail; once the provider is "
             "reachable again, resume it with `autoresearch resume <campaign>`.",
             status=last.status,
             attempts=attempts,

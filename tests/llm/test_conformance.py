@@ -173,6 +173,7 @@ def test_retry_after_beyond_the_time_budget_gives_up_at_once_with_the_hint(harne
     with pytest.raises(LLMUnavailable) as err:
         h.provider().complete([Message.user("hi")])
     assert err.value.status == 429 and err.value.retry_after_s == 3600
+    assert "asked to wait 3600s" in str(err.value)
     assert len(h.server.requests) == 1 and h.sleeps == []
 
 
@@ -184,7 +185,7 @@ def test_a_run_of_500s_exhausts_retries_and_raises_unavailable(harness):
     assert err.value.status == 500 and err.value.attempts == 3
     assert [r.status for r in h.server.requests] == [500, 500, 500]
     message = str(err.value)
-    assert "3 attempts" in message and "pause" in message and "autoresearch resume" in message
+    assert "3 attempt(s)" in message and "pause" in message and "autoresearch resume" in message
 
 
 def test_overloaded_529_is_retried(harness):
