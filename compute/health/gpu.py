@@ -15,7 +15,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compute.health._proc import run_command, tail
+from compute.health._proc import ProcResult, run_command, tail
 from compute.health.report import Check, HealthReport, NodeTarget, skipped
 from compute.records import HealthStatus
 
@@ -255,7 +255,8 @@ def _gpu_checks(gpu: GpuReading, limits: GpuThresholds) -> list[Check]:
         ("remapped_rows_failure", gpu.remapped_rows_failure, "a row remapping failed: replace the GPU"),
     ):
         if flag:
-            out.append(Check(name=f"{g}.{name}", status=HealthStatus.critical, value=True, threshold=False, message=what))
+            out.append(Check(name=f"{g}.{name}", status=HealthStatus.critical, value=True, threshold=False,
+                             message=what))
     return out
 
 
@@ -264,7 +265,8 @@ class GpuProbe:
 
     name = "gpu"
 
-    def __init__(self, limits: GpuThresholds | None = None, nvidia_smi: str = "nvidia-smi", timeout_s: float = 30.0):
+    def __init__(self, limits: GpuThresholds | None = None, nvidia_smi: str = "nvidia-smi",
+                 timeout_s: float = 30.0):
         self.limits = limits or GpuThresholds()
         self.nvidia_smi = nvidia_smi
         self.timeout_s = timeout_s
@@ -272,35 +274,31 @@ class GpuProbe:
 
     def probe(self, node: NodeTarget) -> HealthReport:
         started = time.time()
+        checks = self._checks(node)
+        return HealthReport.from_checks(node.name, self.name, checks, started, time.time() - started)
 
-        def report(checks: list[Check]) -> HealthReport:
-            return HealthReport.from_checks(node.name, self.name, checks, started, time.time() - started)
-
+    def _checks(self, node: NodeTarget) -> list[Check]:
         if not node.gpus:
-            return report([skipped("node has no GPUs")])
+            return [skipped("node has no GPUs")]
         exe = shutil.which(self.nvidia_smi)
         if exe is None:
-            return report([skipped(f"no {self.nvidia_smi} on PATH (no NVIDIA GPU or driver here)")])
+            return [skipped(f"no {self.nvidia_smi} on PATH (no NVIDIA GPU or driver here)")]
         result, fields = self._query(exe)
         if result.timed_out:
-            return report([Check(name="nvidia-smi", status=HealthStatus.critical, value=None, threshold=self.timeout_s,
-                                 message=f"nvidia-smi hung for {self.timeout_s:g} s: a GPU may have fallen off the bus")])
+            return [Check(name="nvidia-smi", status=HealthStatus.critical, threshold=self.timeout_s,
+                          message=f"nvidia-smi hung for {self.timeout_s:g} s: a GPU may have fallen off the bus")]
         if result.exit_code is None:
-            return report([Check(name="nvidia-smi", status=HealthStatus.degraded, message=result.start_error)])
+            return [Check(name="nvidia-smi", status=HealthStatus.degraded, message=result.start_error)]
         parsed = parse_nvidia_smi(result.output, fields)
         if result.exit_code != 0 and not parsed.gpus:
             text = tail(result.output, 500)
             lost = any(h in text.lower() for h in _LOST_GPU_HINTS)
-            return report([Check(
-                name="nvidia-smi",
-                status=HealthStatus.critical if lost else HealthStatus.degraded,
-                value=result.exit_code,
-                threshold=0,
-                message=f"nvidia-smi failed (exit {result.exit_code}): {text}",
-            )])
-        return report(evaluate(parsed, node, self.limits))
+            return [Check(name="nvidia-smi", status=HealthStatus.critical if lost else HealthStatus.degraded,
+                          value=result.exit_code, threshold=0,
+                          message=f"nvidia-smi failed (exit {result.exit_code}): {text}")]
+        return evaluate(parsed, node, self.limits)
 
-    def _query(self, exe: str):
+    def _query(self, exe: str) -> tuple[ProcResult, tuple[str, ...]]:
         fields = query_fields(self._prefix)
         result = run_command(self._argv(exe, fields), self.timeout_s)
         if result.exit_code not in (0, None) and "is not a valid field to query" in result.output:

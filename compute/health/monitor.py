@@ -147,7 +147,13 @@ class HealthMonitor:
         """Arm a fault on a virtual node (FaultRefused on a real one)."""
         if self.faults is None:
             raise ValueError("fault injection is off: this daemon was started without a fault directory")
-        return self.faults.inject(self.policy.get(node).target, kind, now, probes)
+        fault = self.faults.inject(self.policy.get(node).target, kind, now, probes)
+        self.policy.request_probe(node)
+        return fault
+
+    def request_probe(self, node: str) -> None:
+        """Probe `node` at the next `due`, whatever its schedule says."""
+        self.policy.request_probe(node)
 
     def attempt_fault(self, node: str) -> Fault | None:
         """A fault that should fail the node's running attempts now (consumed). Call it for nodes

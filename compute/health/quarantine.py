@@ -52,6 +52,8 @@ class ProbeReason(str, enum.Enum):
     """The runtime interval has passed."""
     recheck = "recheck"
     """A quarantined node's scheduled re-probe, or an uncordoned node's probe."""
+    requested = "requested"
+    """Asked for explicitly (after a fault was injected, or by a person)."""
 
 
 class NodeHealth(BaseModel):
@@ -89,6 +91,8 @@ class NodeHealth(BaseModel):
     """When it was quarantined; probes started before then do not count toward release."""
     cause: str = ""
     """Why it was quarantined, kept while it is out."""
+    probe_requested: bool = False
+    """Probe it at the next chance, whatever its schedule says (cleared by the next report)."""
 
 
 class NodeDecision(BaseModel):
@@ -133,7 +137,9 @@ def probes_due(
         want_nccl = (config.nccl and name in nccl_for and len(n.target.gpus) >= 2
                      and not _fresh(n.last_nccl_ok_at, now, config.preflight_ttl_s))
         age = None if n.last_probe_at is None else now - n.last_probe_at
-        if n.state is NodeState.quarantined or (n.state is NodeState.cordoned and n.uncordon_at is not None):
+        if n.probe_requested:
+            due.append(ProbeDue(node=name, reason=ProbeReason.requested, include_nccl=want_nccl))
+        elif n.state is NodeState.quarantined or (n.state is NodeState.cordoned and n.uncordon_at is not None):
             if n.next_probe_at is None or now >= n.next_probe_at:
                 due.append(ProbeDue(node=name, reason=ProbeReason.recheck))
         elif age is None or age >= config.preflight_ttl_s:
@@ -163,6 +169,7 @@ class QuarantinePolicy:
         return node
 
     def get(self, name: str) -> NodeHealth:
+        """The node's health state; KeyError naming the known nodes if it is not tracked."""
         try:
             return self._nodes[name]
         except KeyError:
@@ -185,9 +192,11 @@ class QuarantinePolicy:
         return True
 
     def on_report(self, report: HealthReport, now: float) -> NodeDecision:
+        """Apply a probe report (its `ts` is when the probe started) and decide about the node."""
         n = self.get(report.node)
         passing = report.status is not HealthStatus.critical
-        update: dict = {"health": report.status, "last_probe_at": max(report.ts, n.last_probe_at or report.ts)}
+        update: dict = {"health": report.status, "last_probe_at": max(report.ts, n.last_probe_at or report.ts),
+                        "probe_requested": False}
         if passing:
             update["last_ok_at"] = report.ts
             if "nccl" in report.probe.split("+"):
@@ -223,6 +232,11 @@ class QuarantinePolicy:
                    "next_probe_at": now + c.release_pass_spacing_s,
                    "reason": f"passing probe {passes}/{c.release_after_passes}; quarantined for: {n.cause}"}
         return self._set(n, update, NodeAction.stay_out, now)
+
+    def request_probe(self, name: str) -> None:
+        """Probe the node at the next chance (after a fault drill, or when a person asks)."""
+        n = self.get(name)
+        self._nodes[name] = n.model_copy(update={"probe_requested": True})
 
     def on_infra_failure(self, name: str, job_id: str, now: float) -> NodeDecision:
         """Count an infra failure of `job_id` on the node; K within the window quarantine it."""

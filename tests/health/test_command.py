@@ -27,7 +27,8 @@ def test_exit_0_is_healthy_and_sees_the_node():
 
 
 def test_nonzero_exit_is_critical_with_the_output_tail():
-    code = "import sys; print('\\n'.join(f'line {i}' for i in range(500))); print('DIMM B3 failed', file=sys.stderr); sys.exit(3)"
+    code = ("import sys; print('\\n'.join(f'line {i}' for i in range(500))); "
+            "print('DIMM B3 failed', file=sys.stderr); sys.exit(3)")
     report = CommandProbe(py(code), timeout_s=60, name="site-check").probe(NODE)
     assert report.status is HealthStatus.critical and report.probe == "site-check"
     (check,) = report.checks

@@ -103,6 +103,7 @@ def test_preflight_then_injected_fault_quarantines_and_passes_release(drill):
     assert all(drill.ready(f"v{i}", now=2) for i in range(3))
 
     drill.inject_fault("v1", "thermal", now=3)
+    assert [(d.node, d.reason.value) for d in drill.due(now=3)] == [("v1", "requested")], "probed at once"
     fault = drill.attempt_fault("v1")  # the daemon would kill v1's running attempts with these lines
     assert fault is not None and drill.attempt_fault("v1") is None
     decision = drill.on_report(drill.run_probe("v1"), now=4)

@@ -184,3 +184,12 @@ def test_nodes_restored_as_quarantined_are_rechecked_at_once():
 def test_unknown_node_names_the_known_ones(policy):
     with pytest.raises(KeyError, match="known nodes are n1, n2"):
         policy.on_infra_failure("n7", "job-x", now=0)
+
+
+def test_a_requested_probe_is_due_at_once_and_only_once(policy):
+    policy.on_report(report(ok, 0), now=0)
+    assert "n1" not in due_at(policy, 10)
+    policy.request_probe("n1")
+    assert due_at(policy, 10)["n1"] is ProbeReason.requested
+    policy.on_report(report(ok, 10), now=11)
+    assert "n1" not in due_at(policy, 12)

@@ -51,7 +51,7 @@ def test_the_check_script_reports_torch_without_cuda_as_skipped(tmp_path, python
 
 
 def test_a_check_that_crashes_is_critical(tmp_path, python):
-    env = fake_torch(tmp_path, "raise SystemExit('CUDA driver initialization failed, you might not have a CUDA gpu.')\n")
+    env = fake_torch(tmp_path, "raise SystemExit('CUDA driver initialization failed, no CUDA GPU.')\n")
     report = NcclProbe(timeout_s=60, env=env, python=python).probe(NODE)
     assert report.status is HealthStatus.critical
     assert "CUDA driver initialization failed" in report.checks[0].message
