@@ -305,7 +305,7 @@ class Campaign(_Config):
     """Names the state dir, the Optuna study and the MLflow experiment: letters, digits, `._-`."""
     command: Annotated[list[str], Field(min_length=1)]
     """argv of a trial, with `{param}` placeholders (and `{trial}`, `{seed}`, `{campaign}`)."""
-    cwd: Path = Path(".")
+    cwd: Annotated[Path, Field(validate_default=True)] = Path(".")
     """Working directory of the trials, relative to the config file; resolved to absolute."""
     objective: Objective
     search_space: dict[str, ParamSpec] = Field(default_factory=dict)

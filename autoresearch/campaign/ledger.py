@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+import sqlalchemy
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaState
 
@@ -282,7 +283,19 @@ class Ledger:
 
 
 def _storage(path: Path) -> optuna.storages.RDBStorage:
-    return optuna.storages.RDBStorage(f"sqlite:///{path}", engine_kwargs={"connect_args": {"timeout": 30}})
+    """RDB storage on SQLite in WAL mode: readers (status, dashboard) never block the runner,
+    and a commit survives the process being killed."""
+    storage = optuna.storages.RDBStorage(f"sqlite:///{path}", engine_kwargs={"connect_args": {"timeout": 30}})
+    sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
+    storage.engine.dispose()  # connections made before the listener reopen with the pragmas
+    return storage
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
 
 
 def _now() -> datetime:
