@@ -134,13 +134,15 @@ class Client:
     def wait(self, job_ids: str | Sequence[str], timeout: float | None = None) -> list[Job]:
         """Block until every job is final (or `timeout` s passed); return the jobs as they are."""
         ids = [job_ids] if isinstance(job_ids, str) else list(job_ids)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        version = self._store.data_version()  # read before the jobs, so no commit slips between
         jobs = self._store.get_jobs(ids)
         if self.autostart and not all(j.state.final for j in jobs):
             ensure_daemon(self.paths)
-        deadline = None if timeout is None else time.monotonic() + timeout
         while not all(j.state.final for j in jobs):
-            if not self._sleep_until_change(deadline):
+            if not self._sleep_until_change(version, deadline):
                 break
+            version = self._store.data_version()
             jobs = self._store.get_jobs(ids)
         return jobs
 
@@ -155,16 +157,16 @@ class Client:
             since = {job.id: job.state.value for job in self._store.get_jobs(ids)}
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            version = self._store.data_version()
             states = self._store.job_states(ids)
             changed = [i for i in ids if i in states and states[i].value != since.get(i)]
             if changed:
                 return self._store.get_jobs(changed)
-            if not self._sleep_until_change(deadline):
+            if not self._sleep_until_change(version, deadline):
                 return []
 
-    def _sleep_until_change(self, deadline: float | None) -> bool:
-        """Sleep until the store changes; False if the deadline passed first."""
-        version = self._store.data_version()
+    def _sleep_until_change(self, version: int, deadline: float | None) -> bool:
+        """Sleep until the store's data_version differs from `version`; False on deadline."""
         pause = _POLL_S
         while self._store.data_version() == version:
             if deadline is not None and time.monotonic() >= deadline:

@@ -255,7 +255,11 @@ class Daemon:
         self.start()
         on_ready()
         while True:
-            due = self.tick()
+            try:
+                due = self.tick()
+            except Exception:  # one bad tick must not take the host's queue down
+                log.exception("tick failed; retrying in %.1fs", self.config.tick_s)
+                due = time.time() + self.config.tick_s
             if self.exiting or (self.draining and not live_attempts(self.store)):
                 break
             timeout = self.config.tick_s if due is None else min(self.config.tick_s, max(0.0, due - time.time()))

@@ -1,0 +1,99 @@
+"""The `compute` and `jobs` commands, through typer's CliRunner and one real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autoresearch.cli import _register, app
+
+_register()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cli(compute_home):
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(app, list(args), env={"AUTORESEARCH_HOME": str(compute_home)})
+
+    return run
+
+
+def test_submit_wait_status_logs_list(cli):
+    result = cli("jobs", "submit", "--name", "hello", "--gpus", "1", "--priority", "high", "--label", "campaign=c1",
+                 "--key", "c1/t1", "--", "sh", "-c", "echo one; echo two")
+    assert result.exit_code == 0, result.output
+    job_id = result.stdout.strip()
+    assert cli("jobs", "wait", job_id, "--timeout", "60").exit_code == 0
+    status = json.loads(cli("jobs", "status", job_id, "--json").stdout)
+    assert (status["state"], status["priority"], status["spec"]["labels"]) == ("succeeded", 75, {"campaign": "c1"})
+    attempt = status["attempts"][0]
+    assert {k: attempt[k] for k in ("number", "node", "outcome", "exit_code")} == {
+        "number": 1, "node": "local", "outcome": "succeeded", "exit_code": 0}
+    assert len(attempt["gpus"]) == 1 and attempt["ended_at"] >= attempt["started_at"]
+    assert cli("jobs", "logs", job_id).stdout == "one\ntwo\n"
+    assert cli("jobs", "logs", job_id, "--tail", "1").stdout == "two\n"
+    assert cli("jobs", "logs", job_id, "--follow").stdout == "one\ntwo\n"
+    listed = json.loads(cli("jobs", "list", "--label", "campaign=c1", "--json").stdout)
+    assert [j["id"] for j in listed] == [job_id]
+    again = cli("jobs", "submit", "--key", "c1/t1", "--json", "--", "true")
+    assert json.loads(again.stdout)["id"] == job_id
+    assert "hello" in cli("jobs", "list").stdout
+
+
+def test_wait_exit_codes_cancel_and_priority(cli):
+    failing = cli("jobs", "submit", "--", "sh", "-c", "exit 4").stdout.strip()
+    assert cli("jobs", "wait", failing, "--timeout", "60").exit_code == 1
+    sleeper = cli("jobs", "submit", "--gpus", "1", "--", "sleep", "60").stdout.strip()
+    assert cli("jobs", "wait", sleeper, "--timeout", "0.3").exit_code == 124
+    assert json.loads(cli("jobs", "priority", sleeper, "urgent", "--json").stdout)["priority"] == 90
+    assert cli("jobs", "cancel", sleeper, "--reason", "enough").exit_code == 0
+    assert cli("jobs", "wait", sleeper, "--timeout", "60").exit_code == 1
+    assert json.loads(cli("jobs", "status", sleeper, "--json").stdout)["attempts"][0]["outcome"] == "cancelled"
+
+
+def test_compute_status_and_a_refused_second_up(cli, compute_home):
+    report = json.loads(cli("compute", "status", "--json").stdout)
+    assert report["home"] == str(compute_home) and report["daemon"]["pid"] > 0
+    assert [(n["name"], n["gpus"], n["gpus_used"]) for n in report["nodes"]] == [("local", [0, 1, 2, 3], 0)]
+    second = cli("compute", "up")
+    assert second.exit_code == 1 and "already serves" in second.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["jobs", "submit", "--priority", "hgih", "--", "true"], "unknown priority 'hgih'"),
+        (["jobs", "submit", "--gpus", "64", "--", "true"], "largest node"),
+        (["jobs", "submit", "--max-retries", "-1", "--", "true"], "max_retries"),
+        (["jobs", "submit", "--label", "novalue", "--", "true"], "is not key=value"),
+        (["jobs", "status", "job-0000000000"], "no job 'job-0000000000'"),
+        (["jobs", "logs", "job-0000000000"], "no job"),
+        (["jobs", "cancel", "job-0000000000"], "no job"),
+        (["jobs", "list", "--state", "done"], "not a job state"),
+        (["compute", "up", "--grace", "-1"], "--grace"),
+    ],
+)
+def test_bad_input_exits_2_with_one_paragraph(cli, args, message):
+    result = cli(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.output
+
+
+def test_bad_input_in_a_real_process_has_no_traceback(compute_home):
+    proc = subprocess.run(
+        [sys.executable, "-c", "from autoresearch.cli import main; main()", "jobs", "submit", "--time-limit", "-5",
+         "--", "true"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "AUTORESEARCH_HOME": str(compute_home)},
+    )
+    assert proc.returncode == 2
+    assert "time_limit_s" in proc.stderr and "Traceback" not in proc.stderr and proc.stdout == ""

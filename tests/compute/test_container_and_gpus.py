@@ -1,0 +1,64 @@
+"""Container argv (no container daemon runs here) and GPU slot planning."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from compute import ComputeError, JobSpec, container_argv, detect_gpus, plan_nodes
+from compute.daemon import attempt_argv
+
+
+def test_docker_argv_mounts_cwd_and_checkpoints_and_passes_gpus_and_env():
+    argv = container_argv("docker", "pytorch:2", ["python", "train.py", "--lr", "0.1"], gpus=[0, 1],
+                          cwd="/work/exp", checkpoint_dir="/home/u/ckpt/job-1",
+                          env={"AR_JOB_ID": "job-1", "CUDA_VISIBLE_DEVICES": "0,1", "SEED": "3"})
+    assert argv == [
+        "docker", "run", "--rm", "--gpus", '"device=0,1"',
+        "-v", "/work/exp:/work/exp", "-w", "/work/exp", "-v", "/home/u/ckpt/job-1:/home/u/ckpt/job-1",
+        "-e", "AR_JOB_ID=job-1", "-e", "SEED=3",
+        "pytorch:2", "python", "train.py", "--lr", "0.1",
+    ]
+
+
+def test_podman_argv_uses_cdi_devices_and_cpu_jobs_get_no_gpu_flag():
+    argv = container_argv("podman", "img", ["run"], gpus=[2, 3], cwd="/w", checkpoint_dir="/c", env={})
+    assert argv[:7] == ["podman", "run", "--rm", "--device", "nvidia.com/gpu=2", "--device", "nvidia.com/gpu=3"]
+    cpu = container_argv("docker", "img", ["run"], gpus=[], cwd="/w", checkpoint_dir="/c", env={})
+    assert "--gpus" not in cpu and cpu[-2:] == ["img", "run"]
+
+
+def test_the_daemon_wraps_image_jobs_and_shell_strings():
+    spec = JobSpec(argv="python train.py && echo done", shell=True, image="img:1", container_runtime="podman")
+    argv = attempt_argv(spec, (1,), "/w", "/c", {"AR_ATTEMPT": "1"})
+    assert argv[0] == "podman" and argv[-4:] == ["img:1", "/bin/sh", "-c", "python train.py && echo done"]
+    plain = JobSpec(argv=["python", "a b.py"])
+    assert attempt_argv(plain, (), "/w", "/c", {}) == ["python", "a b.py"]
+
+
+def test_default_node_has_detected_gpus_or_four_virtual_slots():
+    assert [(n.name, n.gpus, n.virtual) for n in plan_nodes(detected=[])] == [("local", [0, 1, 2, 3], False)]
+    assert plan_nodes(detected=[0, 1, 2, 3, 4, 5, 6, 7], gpus=2)[0].gpus == [0, 1]
+    assert plan_nodes(detected=[], gpus=6)[0].gpus == list(range(6))
+    nodes = plan_nodes(virtual_nodes=3, gpus_per_node=2, detected=[])
+    assert [(n.name, n.gpus, n.virtual) for n in nodes] == [
+        ("local-0", [0, 1], True), ("local-1", [2, 3], True), ("local-2", [4, 5], True)]
+
+
+def test_inconsistent_gpu_flags_are_refused_with_the_fix():
+    with pytest.raises(ComputeError, match="--gpus 5 disagrees with --virtual-nodes 2 x --gpus-per-node 2"):
+        plan_nodes(gpus=5, virtual_nodes=2, gpus_per_node=2, detected=[])
+    with pytest.raises(ComputeError, match="needs --virtual-nodes"):
+        plan_nodes(gpus_per_node=2, detected=[])
+
+
+def test_detect_gpus_reads_nvidia_smi(tmp_path, monkeypatch):
+    fake = tmp_path / "nvidia-smi"  # no GPU here: a stand-in that prints what the real one does
+    fake.write_text('#!/bin/sh\nprintf "0\\n1\\n"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert detect_gpus() == [0, 1]
+    fake.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2; exit 9\n")
+    assert detect_gpus() == []

@@ -1,0 +1,29 @@
+"""Bad JobSpecs fail with the field path and what is allowed."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from compute import JobSpec
+
+
+@pytest.mark.parametrize(
+    "fields, expected",
+    [
+        ({"argv": "python train.py"}, "shell is false"),
+        ({"argv": []}, "argv is empty"),
+        ({"argv": ["x"], "priority": 101}, "priority"),
+        ({"argv": ["x"], "priority": "hgih"}, "unknown priority 'hgih'"),
+        ({"argv": ["x"], "resources": {"gpus": -1}}, "resources.gpus"),
+        ({"argv": ["x"], "resources": {"gpu": 1}}, "resources.gpu"),
+        ({"argv": ["x"], "cwd": "relative/dir"}, "must be an absolute path"),
+        ({"argv": ["x"], "env": {"A=B": "1"}}, "contain no '='"),
+        ({"argv": ["x"], "max_retries": -2}, "max_retries"),
+        ({"argv": ["x"], "container_runtime": "lxc"}, "'docker' or 'podman'"),
+    ],
+)
+def test_bad_spec_names_the_field_and_what_is_allowed(fields, expected):
+    with pytest.raises(ValidationError) as info:
+        JobSpec.model_validate(fields)
+    assert expected in str(info.value)
