@@ -10,17 +10,19 @@ from autoresearch.campaign.config import (
     Mode,
     Objective,
     ParamSpec,
+    Tracking,
+)
+from autoresearch.campaign.ledger import Ledger, LedgerError
+from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
+from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
+from autoresearch.campaign.policy_settings import (
     PolicyKind,
     PolicySettings,
     PrunerKind,
     ProviderKind,
     SamplerKind,
-    Tracking,
     resolve_policy_kind,
 )
-from autoresearch.campaign.ledger import Ledger, LedgerError
-from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
-from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
 from autoresearch.campaign.paths import campaign_dir, campaigns_root, tracking_uri
 from autoresearch.campaign.records import (
     CampaignState,

@@ -7,27 +7,20 @@ Cross-field checks raise `located(...)` errors, which carry the path of the offe
 from __future__ import annotations
 
 import enum
-import os
 import re
 import string
 from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Union
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationInfo,
-    WithJsonSchema,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from compute.spec import parse_priority
 
+from autoresearch.campaign._base import Section, base_dir_of, paths_checked
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
+from autoresearch.campaign.policy_settings import PolicySettings
 
 BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial": "the trial number (0, 1, 2 ...)",
@@ -37,19 +30,6 @@ BUILTIN_PLACEHOLDERS: dict[str, str] = {
 """Placeholders a command may use besides the search-space parameters."""
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-
-
-class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-def _base_dir(info: ValidationInfo) -> Path:
-    context = info.context or {}
-    return Path(context.get("base_dir") or os.getcwd())
-
-
-def _check_paths(info: ValidationInfo) -> bool:
-    return bool((info.context or {}).get("check_paths", True))
 
 
 class Mode(str, enum.Enum):
@@ -69,7 +49,7 @@ class MetricSource(str, enum.Enum):
     """`key: value` lines or JSON lines in the job's log."""
 
 
-class Objective(_Config):
+class Objective(Section):
     """What a trial is judged by."""
 
     metric: Annotated[str, Field(min_length=1)]
@@ -100,7 +80,7 @@ class Objective(_Config):
 ParamSpec = Annotated[Union[FloatParam, IntParam, CategoricalParam], Field(discriminator="type")]
 
 
-class Budget(_Config):
+class Budget(Section):
     """When the campaign stops proposing trials. The first limit reached ends it."""
 
     max_trials: Annotated[int, Field(ge=1, le=100_000)]
@@ -158,7 +138,7 @@ _PRIORITY_SCHEMA = {
 }
 
 
-class ComputeSettings(_Config):
+class ComputeSettings(Section):
     """How each trial's job is run by the compute layer."""
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
@@ -178,99 +158,7 @@ class ComputeSettings(_Config):
         return parse_priority(value) if isinstance(value, (int, str)) else value
 
 
-class PolicyKind(str, enum.Enum):
-    """What proposes trials: `auto` picks `llm` when a provider and its key are there."""
-
-    auto = "auto"
-    optuna = "optuna"
-    llm = "llm"
-
-
-class SamplerKind(str, enum.Enum):
-    tpe = "tpe"
-    random = "random"
-    cmaes = "cmaes"
-
-
-class PrunerKind(str, enum.Enum):
-    none = "none"
-    median = "median"
-    successive_halving = "successive_halving"
-
-
-class ProviderKind(str, enum.Enum):
-    openai = "openai"
-    anthropic = "anthropic"
-
-
-_DEFAULT_KEY_ENV = {ProviderKind.openai: "OPENAI_API_KEY", ProviderKind.anthropic: "ANTHROPIC_API_KEY"}
-
-
-class PolicySettings(_Config):
-    """Which policy proposes trials, and its settings."""
-
-    kind: PolicyKind = PolicyKind.auto
-    """`optuna`, `llm`, or `auto`: llm when a provider is set and its key env var is set."""
-    sampler: SamplerKind = SamplerKind.tpe
-    """Optuna sampler: `tpe` (multivariate, constant liar), `random` or `cmaes`."""
-    pruner: PrunerKind = PrunerKind.median
-    """Stops losing trials early from their intermediate metrics: `none`, `median`,
-    `successive_halving`."""
-    seed: int | None = None
-    """Seeds the sampler (reproducible suggestions) and each trial's `{seed}`."""
-    provider: ProviderKind | None = None
-    """LLM provider: `openai` (or any OpenAI-compatible endpoint) or `anthropic`."""
-    model: str | None = None
-    """LLM model name."""
-    base_url: str | None = None
-    """LLM endpoint; default: the provider's."""
-    api_key_env: str | None = None
-    """Environment variable holding the API key; default OPENAI_API_KEY / ANTHROPIC_API_KEY."""
-    instructions_file: Path | None = None
-    """A Markdown file with research instructions for the LLM (relative to the config file)."""
-
-    @field_validator("instructions_file")
-    @classmethod
-    def _resolve_instructions(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        if value is None:
-            return None
-        path = (_base_dir(info) / value.expanduser()).resolve()
-        if _check_paths(info) and not path.is_file():
-            raise ValueError(f"instructions_file {str(value)!r} not found (looked at {path})")
-        return path
-
-    @model_validator(mode="after")
-    def _llm_needs_provider(self) -> PolicySettings:
-        if self.kind is PolicyKind.llm and self.provider is None:
-            raise located(
-                ("kind",),
-                "kind: llm needs `provider: openai` or `provider: anthropic` (and `model`) in policy; "
-                "or use kind: optuna",
-            )
-        return self
-
-    @property
-    def key_env(self) -> str | None:
-        """The environment variable holding the provider's API key (None without a provider)."""
-        if self.provider is None:
-            return None
-        return self.api_key_env or _DEFAULT_KEY_ENV[self.provider]
-
-
-def resolve_policy_kind(policy: PolicySettings, environ: Mapping[str, str] | None = None) -> PolicyKind:
-    """`optuna` or `llm`: the one place `kind: auto` is resolved.
-
-    auto -> llm when a provider is configured and its key env var is set (non-empty), else optuna.
-    """
-    if policy.kind is not PolicyKind.auto:
-        return policy.kind
-    env = os.environ if environ is None else environ
-    if policy.key_env and env.get(policy.key_env):
-        return PolicyKind.llm
-    return PolicyKind.optuna
-
-
-class Tracking(_Config):
+class Tracking(Section):
     """Where trials are recorded in MLflow."""
 
     uri: str | None = None
@@ -279,7 +167,7 @@ class Tracking(_Config):
     """MLflow experiment; default: the campaign name."""
 
 
-class CodeSettings(_Config):
+class CodeSettings(Section):
     """For campaigns that edit code: which files the policy may change."""
 
     editable: list[str] = Field(default_factory=list)
@@ -298,7 +186,7 @@ class CodeSettings(_Config):
         return paths
 
 
-class Campaign(_Config):
+class Campaign(Section):
     """One research goal: what to run, what to search, how to judge it, and the budget."""
 
     name: Annotated[str, Field(pattern=_NAME)]
@@ -322,8 +210,8 @@ class Campaign(_Config):
     @field_validator("cwd")
     @classmethod
     def _resolve_cwd(cls, value: Path, info: ValidationInfo) -> Path:
-        path = (_base_dir(info) / value.expanduser()).resolve()
-        if _check_paths(info) and not path.is_dir():
+        path = (base_dir_of(info) / value.expanduser()).resolve()
+        if paths_checked(info) and not path.is_dir():
             raise ValueError(f"cwd {str(value)!r} is not a directory (resolved to {path})")
         return path
 
@@ -352,7 +240,7 @@ class Campaign(_Config):
                 raise located(("command", i), f"command[{i}] {item!r}: {problem}")
         if not self.search_space and not (self.code and self.code.editable):
             raise located(("search_space",), "nothing to search: give search_space, or code.editable files")
-        if self.code and _check_paths(info):
+        if self.code and paths_checked(info):
             for key in ("editable", "fixed"):
                 for i, rel in enumerate(getattr(self.code, key)):
                     if not (self.cwd / rel).exists():
@@ -406,11 +294,5 @@ __all__ = [
     "Mode",
     "Objective",
     "ParamSpec",
-    "PolicyKind",
-    "PolicySettings",
-    "PrunerKind",
-    "ProviderKind",
-    "SamplerKind",
     "Tracking",
-    "resolve_policy_kind",
 ]

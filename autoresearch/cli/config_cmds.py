@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 import yaml
+from rich.markup import escape
 
 from autoresearch.campaign import Campaign, ConfigError, load_campaign, resolve_policy_kind
 from autoresearch.cli import app
@@ -38,5 +39,9 @@ def check(
         return
     policy = resolve_policy_kind(campaign.policy)
     text = yaml.safe_dump(campaign.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
-    console.print(f"[green]ok[/]: {file} is a valid campaign config (policy kind resolves to {policy.value}).")
-    console.print(text, highlight=False, markup=False, end="")
+    console.print(
+        f"[green]ok[/]: {escape(str(file))} is a valid campaign config (policy kind resolves to {policy.value}).",
+        soft_wrap=True,
+        highlight=False,
+    )
+    sys.stdout.write(text)
