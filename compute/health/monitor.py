@@ -1,15 +1,21 @@
 """`HealthMonitor`: the one object the daemon talks to about node health.
 
-It owns the probes, the quarantine policy, the fault injector and a thread pool, so a
-slow nvidia-smi or a hung CUDA check never stalls the daemon's scheduling loop:
+It owns the probes, the quarantine policy, the failure classifier, the fault injector and
+a thread pool, so a slow nvidia-smi or a hung CUDA check never stalls the daemon's loop.
 
-    monitor.submit(monitor.due(now, nccl_for=...))      # start due probes in the pool
+Fine-grained use:
+
+    monitor.submit(monitor.due(now))                     # start due probes in the pool
     for report in monitor.poll():                        # finished ones, never blocks
-        store.add_event("probe", node=report.node, data=report.model_dump(mode="json"))
-        apply(monitor.on_report(report, time.time()))
+        apply(monitor.on_report(report, time.time()))    # a NodeDecision
 
-The policy methods (`on_report`, `on_infra_failure`, `cordon`, `uncordon`, `ready`,
-`due`) take `now` and must be called from one thread (the daemon's loop).
+Or the one-call step that fits the daemon's `HealthCheck` seam, `check(nodes, now)`: it
+mirrors cordon/uncordon made in the store, starts due probes, collects finished ones and
+returns the Node records whose state, health or reason changed (every finished probe
+counts, so each probe result becomes an event).
+
+Everything except the probes themselves runs in the caller's thread: call the methods
+from one thread (the daemon's loop).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import time
 from collections.abc import Collection, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from compute.health.classifier import Classification, Classifier
 from compute.health.command import CommandProbe
 from compute.health.config import HealthConfig
 from compute.health.faults import Fault, FaultInjector, FaultKind
@@ -26,7 +33,7 @@ from compute.health.gpu import GpuProbe
 from compute.health.quarantine import NodeDecision, NodeHealth, ProbeDue, QuarantinePolicy
 from compute.health.report import Check, HealthProbe, HealthReport, NodeTarget, combine
 from compute.health.torch_probes import CudaProbe, NcclProbe
-from compute.records import HealthStatus, NodeState
+from compute.records import FailureClass, HealthStatus, Node, NodeState
 
 
 def build_probes(config: HealthConfig) -> list[HealthProbe]:
@@ -57,6 +64,10 @@ class HealthMonitor:
         self.faults = faults
         """Where injected faults live; None refuses `inject_fault`."""
         self.policy = QuarantinePolicy(self.config)
+        self.classifier = Classifier.from_config(self.config.failure_rules)
+        """Built-in failure rules after those of `config.failure_rules`."""
+        self._changed: dict[str, NodeDecision] = {}
+        self._nccl_wanted: set[str] = set()
         self._pool = ThreadPoolExecutor(self.config.probe_workers, thread_name_prefix="health-probe")
         self._in_flight: dict[str, Future[HealthReport]] = {}
         self._lock = threading.Lock()
@@ -75,8 +86,16 @@ class HealthMonitor:
 
     def ready(self, node: str, now: float, job_gpus: int = 0) -> bool:
         """May `node` take a new job asking `job_gpus` GPUs? (active, fresh passing probe, and a
-        fresh passing NCCL all-reduce for multi-GPU jobs when nccl is enabled)."""
-        return self.policy.ready(node, now, job_gpus)
+        fresh passing NCCL all-reduce for multi-GPU jobs when nccl is enabled). Asking for a
+        multi-GPU job that only lacks the NCCL check puts that check in the node's next round.
+        False for a node not tracked yet (never probed)."""
+        if node not in {n.target.name for n in self.policy.nodes()}:
+            return False
+        if self.policy.ready(node, now, job_gpus):
+            return True
+        if job_gpus >= 2 and self.policy.ready(node, now):
+            self._nccl_wanted.add(node)
+        return False
 
     # probing ---------------------------------------------------------------------------
     def due(self, now: float, nccl_for: Collection[str] = ()) -> list[ProbeDue]:
@@ -84,7 +103,8 @@ class HealthMonitor:
         could go to (their round then includes the NCCL all-reduce)."""
         with self._lock:
             busy = set(self._in_flight)
-        return [d for d in self.policy.probes_due(now, nccl_for) if d.node not in busy]
+        wanted = set(nccl_for) | self._nccl_wanted
+        return [d for d in self.policy.probes_due(now, wanted) if d.node not in busy]
 
     def run_probe(self, node: str, include_nccl: bool = False) -> HealthReport:
         """Probe `node` now, in this thread: every probe (and nccl if asked) and any armed fault,
@@ -130,17 +150,70 @@ class HealthMonitor:
     # decisions -------------------------------------------------------------------------
     def on_report(self, report: HealthReport, now: float) -> NodeDecision:
         """Apply a probe report: may quarantine, keep out, or release the node."""
-        return self.policy.on_report(report, now)
+        if "nccl" in report.probe.split("+"):
+            self._nccl_wanted.discard(report.node)
+        return self._record(self.policy.on_report(report, now))
 
     def on_infra_failure(self, node: str, job_id: str, now: float) -> NodeDecision:
         """Count an attempt of `job_id` classified infra on `node`; K in the window quarantine it."""
-        return self.policy.on_infra_failure(node, job_id, now)
+        return self._record(self.policy.on_infra_failure(node, job_id, now))
 
     def cordon(self, node: str, reason: str, now: float) -> NodeDecision:
-        return self.policy.cordon(node, reason, now)
+        return self._record(self.policy.cordon(node, reason, now))
 
     def uncordon(self, node: str, now: float) -> NodeDecision:
-        return self.policy.uncordon(node, now)
+        return self._record(self.policy.uncordon(node, now))
+
+    def _record(self, decision: NodeDecision) -> NodeDecision:
+        self._changed[decision.node] = decision
+        return decision
+
+    # the daemon's seams ----------------------------------------------------------------
+    def check(self, nodes: Sequence[Node], now: float) -> list[Node]:
+        """One non-blocking health step per daemon tick (fits `compute.daemon.HealthCheck`).
+
+        `nodes`: the store's node records, read fresh this tick. New nodes are tracked; a
+        node a person cordoned in the store is cordoned here; a cordoned node set back to
+        active in the store is uncordoned here and so stays cordoned until a probe passes.
+        Returns the nodes to write back: every decision since the last call (probe results,
+        infra failures, cordon/uncordon), with state, health, reason and last_probe_at."""
+        by_name = {n.name: n for n in nodes}
+        for gone in [n.target.name for n in self.policy.nodes() if n.target.name not in by_name]:
+            self.policy.remove(gone)
+        for node in nodes:
+            self._mirror(node, now)
+        self.submit(self.due(now))
+        for report in self.poll():
+            if report.node in by_name:
+                self.on_report(report, now)
+        changed, self._changed = self._changed, {}
+        return [
+            by_name[name].model_copy(update={"state": d.state, "health": d.health, "reason": d.reason,
+                                             "last_probe_at": self.policy.get(name).last_probe_at})
+            for name, d in changed.items() if name in by_name
+        ]
+
+    def _mirror(self, node: Node, now: float) -> None:
+        target = NodeTarget.of(node)
+        try:
+            known = self.policy.get(node.name)
+        except KeyError:
+            self.policy.add(target, now, node.state, node.reason)
+            return
+        if known.target != target:
+            self.policy.add(target, now, node.state, node.reason)
+        elif node.state is NodeState.cordoned and known.state is not NodeState.cordoned:
+            self.policy.cordon(node.name, node.reason.removeprefix("cordoned: "), now)
+        elif node.state is NodeState.active and known.state is NodeState.cordoned and known.uncordon_at is None:
+            self.uncordon(node.name, now)
+
+    def classify(self, exit_code: int | None, log_tail: str, signal: int | None = None) -> Classification:
+        """Why an attempt failed (class, rule, matched line, explanation)."""
+        return self.classifier.classify(exit_code, log_tail, signal)
+
+    def classify_failure(self, exit_code: int, signal: int | None, log_tail: str) -> FailureClass:
+        """`classify` reduced to the class (fits `compute.daemon.Classifier`)."""
+        return self.classifier.classify(exit_code, log_tail, signal).failure_class
 
     # fault drills ----------------------------------------------------------------------
     def inject_fault(self, node: str, kind: FaultKind | str, now: float, probes: int = 1) -> Fault:

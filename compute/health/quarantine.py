@@ -168,6 +168,10 @@ class QuarantinePolicy:
         self._nodes[target.name] = node
         return node
 
+    def remove(self, name: str) -> None:
+        """Stop tracking a node (it left the cluster)."""
+        self._nodes.pop(name, None)
+
     def get(self, name: str) -> NodeHealth:
         """The node's health state; KeyError naming the known nodes if it is not tracked."""
         try:
@@ -204,8 +208,7 @@ class QuarantinePolicy:
         if n.state is NodeState.active:
             if not passing:
                 return self._quarantine(n, update, report.reason, now)
-            reason = report.reason if report.status is HealthStatus.degraded else ""
-            return self._set(n, {**update, "reason": reason}, NodeAction.none, now)
+            return self._set(n, {**update, "reason": report.reason}, NodeAction.none, now)
         if n.state is NodeState.cordoned:
             if n.uncordon_at is None or report.ts < n.uncordon_at:
                 return self._set(n, update, NodeAction.none, now)

@@ -48,8 +48,10 @@ def cuda_checks(result: Mapping[str, Any], node: NodeTarget, max_rel_err: float 
     checks = []
     if len(devices) < len(node.gpus):
         checks.append(Check(
-            name="device_count", status=HealthStatus.critical, value=len(devices), threshold=len(node.gpus),
-            message=f"CUDA sees {len(devices)} of the node's {len(node.gpus)} GPUs",
+            name="device_count", status=HealthStatus.ok if node.virtual else HealthStatus.critical,
+            value=len(devices), threshold=len(node.gpus),
+            message=f"CUDA sees {len(devices)} of the node's {len(node.gpus)} GPUs"
+            + (" (a virtual node: slots without a physical GPU are skipped)" if node.virtual else ""),
         ))
     for dev in devices:
         index = node.gpus[dev["device"]] if dev["device"] < len(node.gpus) else dev["device"]

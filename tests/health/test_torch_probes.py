@@ -79,6 +79,12 @@ def test_cuda_checks_catch_missing_gpus_and_errors():
     assert statuses == {"device_count": HealthStatus.critical, "gpu2.matmul": HealthStatus.critical}
 
 
+def test_cuda_checks_on_a_virtual_node_skip_slots_without_a_gpu():
+    result = {"devices": [{"device": 0, "rel_err": 1e-7, "seconds": 0.003}]}
+    checks = cuda_checks(result, NodeTarget(name="local-1", gpus=(4, 5), virtual=True))
+    assert [c.status for c in checks] == [HealthStatus.ok, HealthStatus.ok]
+
+
 def test_nccl_checks_apply_the_bandwidth_floor():
     fast = nccl_checks({"world_size": 8, "busbw_gbps": 182.5, "correct": True}, min_busbw_gbps=100)
     slow = nccl_checks({"world_size": 8, "busbw_gbps": 11.2, "correct": True}, min_busbw_gbps=100)
