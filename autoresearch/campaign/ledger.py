@@ -124,7 +124,9 @@ class Ledger:
             number = proposal.trial_number
             record = self.trial(number)
             if record.state is not TrialState.proposed:
-                raise LedgerError(f"trial {number} of {self.campaign.name!r} is {record.state.value}, not proposed")
+                raise LedgerError(
+                    f"trial {number} of {self.campaign.name!r} is {record.state.value}, not proposed"
+                )
         trial_id = self._trial_id(number)
         for key in _DESCRIBE:
             value = getattr(proposal, key)
@@ -169,8 +171,9 @@ class Ledger:
     def best(self) -> TrialRecord | None:
         """The best complete trial (the earliest among equals), or None."""
         best: TrialRecord | None = None
+        objective = self.campaign.objective
         for t in self.trials():
-            if t.state is TrialState.complete and (best is None or self.campaign.objective.better(t.value, best.value)):
+            if t.state is TrialState.complete and (best is None or objective.better(t.value, best.value)):
                 best = t
         return best
 
@@ -195,14 +198,17 @@ class Ledger:
     def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0) -> TrialRecord:
         """End trial `number` with its objective value; a NaN or infinite value fails it instead."""
         if not math.isfinite(value):
-            return self.fail(number, TrialFailure.non_finite, log_excerpt=f"objective was {value}", gpu_seconds=gpu_seconds)
+            excerpt = f"objective was {value}"
+            return self.fail(number, TrialFailure.non_finite, log_excerpt=excerpt, gpu_seconds=gpu_seconds)
         return self._end(number, OptunaState.COMPLETE, value, {"gpu_seconds": gpu_seconds})
 
     def prune(self, number: int, *, gpu_seconds: float = 0.0) -> TrialRecord:
         """End trial `number` as pruned (its value becomes the last intermediate value)."""
         return self._end(number, OptunaState.PRUNED, None, {"gpu_seconds": gpu_seconds})
 
-    def fail(self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0) -> TrialRecord:
+    def fail(
+        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0
+    ) -> TrialRecord:
         """End trial `number` as failed, keeping why and the end of its log."""
         attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, "gpu_seconds": gpu_seconds}
         return self._end(number, OptunaState.FAIL, None, attrs)
@@ -316,10 +322,11 @@ def _record(t: FrozenTrial) -> TrialRecord:
         OptunaState.FAIL: TrialState.cancelled if attrs.get("cancelled") else TrialState.failed,
     }[t.state]
     started = attrs.get("started_at")
+    params = t.system_attrs.get("fixed_params", {}) if t.state is OptunaState.WAITING else t.params
     return TrialRecord(
         number=t.number,
         state=state,
-        params=dict(t.params) if t.state is not OptunaState.WAITING else dict(t.system_attrs.get("fixed_params", {})),
+        params=dict(params),
         value=t.value if t.state in (OptunaState.COMPLETE, OptunaState.PRUNED) else None,
         intermediate_values=dict(t.intermediate_values),
         job_id=attrs.get("job_id"),

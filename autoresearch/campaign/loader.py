@@ -117,7 +117,8 @@ class _Mark:
 
 def _read_yaml(file: Path) -> tuple[Any, dict[Loc, _Mark]]:
     def whole(message: str, line: int | None = None, column: int | None = None) -> ConfigError:
-        return ConfigError(file, [ConfigProblem(file=str(file), line=line, column=column, path="", message=message)])
+        problem = ConfigProblem(file=str(file), line=line, column=column, path="", message=message)
+        return ConfigError(file, [problem])
 
     try:
         text = file.read_text(encoding="utf-8")

@@ -143,7 +143,9 @@ def _check_bounds(low: float, high: float, log: bool) -> None:
         raise located(("low",), f"log: true needs low > 0 (got {low}); use a positive low or drop log")
 
 
-def check_params(space: Mapping[str, FloatParam | IntParam | CategoricalParam], params: Mapping[str, Any]) -> dict[str, Any]:
+def check_params(
+    space: Mapping[str, FloatParam | IntParam | CategoricalParam], params: Mapping[str, Any]
+) -> dict[str, Any]:
     """`params` checked against the search space (every parameter, in range), in space order.
 
     Raises ValueError listing every problem, naming each parameter.

@@ -98,7 +98,11 @@ def campaign_status(ledger: Ledger, now: datetime | None = None) -> CampaignStat
 
 
 def stop_reason(
-    campaign: Campaign, used: BudgetUsed, best_value: float | None, started_at: datetime, now: datetime | None = None
+    campaign: Campaign,
+    used: BudgetUsed,
+    best_value: float | None,
+    started_at: datetime,
+    now: datetime | None = None,
 ) -> StopReason | None:
     """The first budget limit reached (or the target), or None to go on proposing."""
     now = now or datetime.now(timezone.utc)

@@ -11,7 +11,15 @@ import importlib.util
 
 import optuna
 
-from autoresearch.campaign import Ledger, PolicySettings, Proposal, PrunerKind, SamplerKind, TrialRecord, TrialState
+from autoresearch.campaign import (
+    Ledger,
+    PolicySettings,
+    Proposal,
+    PrunerKind,
+    SamplerKind,
+    TrialRecord,
+    TrialState,
+)
 from autoresearch.policy.base import PolicyContext, PolicyError, PruneDecision, ReplanDecision
 
 

@@ -41,7 +41,8 @@ def write_report(
     if done:
         plots.plot_best_by_trial(trials, campaign.objective, out / "best_by_trial.png")
         plots.plot_best_by_time(trials, campaign.objective, ledger.started_at, out / "best_by_time.png")
-        lines += ["![best so far against trials](best_by_trial.png)", "", "![best so far against time](best_by_time.png)", ""]
+        lines += ["![best so far against trials](best_by_trial.png)", ""]
+        lines += ["![best so far against time](best_by_time.png)", ""]
     else:
         lines += ["No trial has completed yet.", ""]
 
@@ -98,7 +99,11 @@ def _summary(ledger: Ledger, status: CampaignStatus, now: datetime) -> list[str]
     lines += ["Trials by state: " + ", ".join(f"{s.value} {n}" for s, n in by_state.items() if n) + ".", ""]
     best = status.best_trial
     if best is not None:
-        lines += [f"**Best trial: #{best.number}**, {objective.metric} = {best.value:.6g}, params `{_params(best.params)}`.", ""]
+        lines += [
+            f"**Best trial: #{best.number}**, {objective.metric} = {best.value:.6g}, "
+            f"params `{_params(best.params)}`.",
+            "",
+        ]
     return lines
 
 
@@ -124,16 +129,18 @@ def _failure_excerpts(trials: list[TrialRecord]) -> list[str]:
     for t in [t for t in trials if t.state is TrialState.failed][-5:]:
         if t.log_excerpt:
             tail = "\n".join(t.log_excerpt.strip().splitlines()[-8:])
-            lines += [f"Trial #{t.number} ({t.failure_class.value if t.failure_class else 'unknown'}):", "", "```", tail, "```", ""]
+            failure = t.failure_class.value if t.failure_class else "unknown"
+            lines += [f"Trial #{t.number} ({failure}):", "", "```", tail, "```", ""]
     return lines
 
 
 def _trials_table(trials: list[TrialRecord], ledger: Ledger) -> list[str]:
-    lines = ["## Trials", "", "| # | state | value | params | job | MLflow run |", "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["## Trials", "", "| # | state | value | params | job | MLflow run |", "|" + " --- |" * 6]
     for t in trials:
         value = f"{t.value:.6g}" if t.value is not None else ""
         state = t.state.value + (f" ({t.failure_class.value})" if t.failure_class else "")
-        lines.append(f"| {t.number} | {state} | {value} | `{_params(t.params)}` | {t.job_id or ''} | {t.mlflow_run_id or ''} |")
+        cells = [str(t.number), state, value, f"`{_params(t.params)}`", t.job_id or "", t.mlflow_run_id or ""]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines + [""]
 
 
@@ -141,8 +148,8 @@ def _mlflow_section(ledger: Ledger, trials: list[TrialRecord], home: str | os.Pa
     campaign = ledger.campaign
     uri = tracking_uri(campaign.tracking.uri, home)
     experiment_id = ledger.mlflow_experiment_id
-    lines = ["## MLflow", "", f"- Tracking URI: `{uri}`", f"- Experiment: `{campaign.experiment}`"
-             + (f" (id {experiment_id})" if experiment_id else "")]
+    experiment = f"- Experiment: `{campaign.experiment}`" + (f" (id {experiment_id})" if experiment_id else "")
+    lines = ["## MLflow", "", f"- Tracking URI: `{uri}`", experiment]
     if uri.startswith(("http://", "https://")):
         base = uri.rstrip("/")
     elif uri.startswith("sqlite:"):
@@ -155,7 +162,9 @@ def _mlflow_section(ledger: Ledger, trials: list[TrialRecord], home: str | os.Pa
         runs = [t for t in trials if t.mlflow_run_id]
         if runs:
             lines += ["", "| trial | run |", "| --- | --- |"]
-            lines += [f"| {t.number} | [{t.mlflow_run_id}]({base}/#/experiments/{experiment_id}/runs/{t.mlflow_run_id}) |" for t in runs]
+            for t in runs:
+                link = f"{base}/#/experiments/{experiment_id}/runs/{t.mlflow_run_id}"
+                lines.append(f"| {t.number} | [{t.mlflow_run_id}]({link}) |")
     return lines + [""]
 
 

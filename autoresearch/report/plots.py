@@ -46,7 +46,8 @@ def plot_best_by_trial(trials: list[TrialRecord], objective: Objective, path: Pa
     values = [t.value for t in done]
     fig, ax = _figure()
     ax.scatter([t.number for t in done], values, s=14, alpha=0.5, label="trial value")
-    ax.step([t.number for t in done], running_best(values, objective), where="post", color="C1", label="best so far")
+    best = running_best(values, objective)
+    ax.step([t.number for t in done], best, where="post", color="C1", label="best so far")
     ax.set_xlabel("trial number")
     ax.set_ylabel(f"{objective.metric} ({objective.mode.value})")
     ax.set_title("Best so far against trials")
