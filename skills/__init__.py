@@ -6,6 +6,7 @@ tracking skills, and other packages `include` it in their own registries.
 """
 
 from skills.bounds import bound_output, cut_marker, cut_middle, output_size
+from skills.builtin import BUILTIN_SKILLS, builtin_registry
 from skills.context import DEFAULT_MAX_OUTPUT_BYTES, SkillContext
 from skills.exporters import anthropic_tool, anthropic_tools, openai_tool, openai_tools
 from skills.logmetrics import (
@@ -36,6 +37,7 @@ from skills.tracking import (
 )
 
 __all__ = [
+    "BUILTIN_SKILLS",
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_PATTERN",
     "EXPERIMENT_LABEL",
@@ -59,6 +61,7 @@ __all__ = [
     "anthropic_tool",
     "anthropic_tools",
     "bound_output",
+    "builtin_registry",
     "create_job_run",
     "cut_marker",
     "cut_middle",

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from skills.models import SkillOutput
 
-Output = TypeVar("Output", bound=SkillOutput)
+_Output = TypeVar("_Output", bound=SkillOutput)
 
 _MIN_STRING = 80
 """Strings shorter than this are never cut (ids, states, names)."""
@@ -37,7 +37,7 @@ def cut_middle(text: str, max_chars: int) -> str:
     return text[:head] + cut_marker(cut, "chars") + (text[-tail:] if tail else "")
 
 
-def bound_output(output: Output, max_bytes: int) -> Output:
+def bound_output(output: _Output, max_bytes: int) -> _Output:
     """`output` unchanged if it fits in `max_bytes` of JSON; otherwise its largest lists
     and strings cut until it fits, with `truncated` set and `truncation` saying what was cut.
 

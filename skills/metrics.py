@@ -189,8 +189,11 @@ def _downsample(n: int, max_points: int, best: int | None) -> list[int]:
     """Evenly spaced indices of n points, at most max_points, always with first, last and best."""
     if n <= max_points:
         return list(range(n))
-    slots = max_points - (1 if best is not None else 0)
-    chosen = {round(i * (n - 1) / (slots - 1)) for i in range(slots)} if slots > 1 else {n - 1}
-    if best is not None:
-        chosen.add(best)
+
+    def spaced(count: int) -> set[int]:
+        return {round(i * (n - 1) / (count - 1)) for i in range(count)}
+
+    chosen = spaced(max_points)
+    if best is not None and best not in chosen:
+        chosen = spaced(max_points - 1) | {best}
     return sorted(chosen)

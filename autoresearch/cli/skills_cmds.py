@@ -39,7 +39,7 @@ def list_skills(
         return
     for tool in tools:
         summary = " ".join(tool.description.split("\n\n")[0].split())
-        console.print(f"[bold]{tool.name}[/]  {summary}", highlight=False)
+        console.print(f"[bold]{tool.name}[/]  {summary}", highlight=False, soft_wrap=True)
 
 
 @skills_app.command("call")

@@ -1,0 +1,59 @@
+"""Resolving the tracking store, and tying a run to a job through env and labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import skills
+from skills import TrackingConfig, create_job_run, mlflow_client, resolve_tracking
+
+
+def test_default_store_lives_under_the_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("AUTORESEARCH_HOME", str(tmp_path / "home"))
+    assert resolve_tracking() == TrackingConfig(
+        tracking_uri=f"sqlite:///{tmp_path}/home/mlflow.db",
+        artifact_location=(tmp_path / "home" / "mlartifacts").as_uri(),
+    )
+
+
+def test_shorthands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert resolve_tracking("runs.db").tracking_uri == f"sqlite:///{tmp_path}/runs.db"
+    assert resolve_tracking("sqlite:///rel.db").tracking_uri == f"sqlite:///{tmp_path}/rel.db"  # absolute for jobs
+    assert resolve_tracking("http://mlflow:5000") == TrackingConfig(tracking_uri="http://mlflow:5000")
+    assert resolve_tracking("databricks").tracking_uri == "databricks"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://from-env:5000")
+    assert resolve_tracking().tracking_uri == "http://from-env:5000"
+    with pytest.raises(ValueError, match="neither a URI nor a .db file"):
+        resolve_tracking("./mlruns")
+
+
+def test_create_job_run_gives_env_and_labels(tracking: TrackingConfig, experiment_name: str) -> None:
+    client = mlflow_client(tracking)
+    binding = create_job_run(client, tracking, experiment_name, run_name="trial-3", tags={"campaign": "c1"})
+    assert binding.env == {
+        "MLFLOW_TRACKING_URI": tracking.tracking_uri,
+        "MLFLOW_EXPERIMENT_ID": binding.experiment_id,
+        "MLFLOW_RUN_ID": binding.run_id,
+    }
+    assert binding.labels == {"mlflow_run_id": binding.run_id, "mlflow_experiment_id": binding.experiment_id}
+    run = client.get_run(binding.run_id)
+    assert (run.info.run_name, run.info.status, run.data.tags["campaign"]) == ("trial-3", "RUNNING", "c1")
+    experiment = client.get_experiment(binding.experiment_id)
+    assert experiment.name == experiment_name and experiment.artifact_location == tracking.artifact_location
+    again = create_job_run(client, tracking, experiment_name)
+    assert again.experiment_id == binding.experiment_id and again.run_id != binding.run_id
+
+
+def test_public_names_are_exported() -> None:
+    public = {
+        name
+        for module in (skills.bounds, skills.builtin, skills.context, skills.exporters, skills.logmetrics, skills.models,
+                       skills.registry, skills.schema, skills.tooldef, skills.tracking)  # fmt: skip
+        for name, value in vars(module).items()
+        if not name.startswith("_") and getattr(value, "__module__", None) == module.__name__
+    }
+    assert public - set(skills.__all__) == set()
