@@ -55,7 +55,9 @@ def cuda(size: int) -> None:
             err = (got - expected).abs().max().item() / scale
             devices.append({"device": d, "rel_err": err, "seconds": time.perf_counter() - started})
         except Exception as exc:  # a broken GPU raises here: report it, try the next one
-            devices.append({"device": d, "error": f"{type(exc).__name__}: {exc}"})
+            text = f"{type(exc).__name__}: {exc}"
+            key = "busy" if "out of memory" in text.lower() else "error"  # a job holds its memory
+            devices.append({"device": d, key: text.splitlines()[0]})
     _emit({"devices": devices})
 
 

@@ -109,7 +109,10 @@ class HealthMonitor:
     def run_probe(self, node: str, include_nccl: bool = False) -> HealthReport:
         """Probe `node` now, in this thread: every probe (and nccl if asked) and any armed fault,
         combined into one report. A probe that raises gives a degraded check, not a crash."""
-        target = self.policy.get(node).target
+        return self._run(self.policy.get(node).target, include_nccl)
+
+    def _run(self, target: NodeTarget, include_nccl: bool) -> HealthReport:
+        node = target.name
         started = time.time()
         reports = []
         for probe in [*self.probes, *([self.nccl_probe] if include_nccl else [])]:
@@ -131,7 +134,8 @@ class HealthMonitor:
             for d in due:
                 if d.node in self._in_flight:
                     continue
-                self._in_flight[d.node] = self._pool.submit(self.run_probe, d.node, d.include_nccl)
+                target = self.policy.get(d.node).target
+                self._in_flight[d.node] = self._pool.submit(self._run, target, d.include_nccl)
                 started.append(d.node)
         return started
 

@@ -58,6 +58,9 @@ def cuda_checks(result: Mapping[str, Any], node: NodeTarget, max_rel_err: float 
         name = f"gpu{index}.matmul"
         if "error" in dev:
             checks.append(Check(name=name, status=HealthStatus.critical, message=str(dev["error"])))
+        elif "busy" in dev:
+            checks.append(Check(name=name, status=HealthStatus.ok,
+                                message=f"skipped: GPU busy, no memory left for the check ({dev['busy']})"))
         elif dev["rel_err"] > max_rel_err:
             checks.append(Check(
                 name=name, status=HealthStatus.critical, value=dev["rel_err"], threshold=max_rel_err,

@@ -79,6 +79,13 @@ def test_cuda_checks_catch_missing_gpus_and_errors():
     assert statuses == {"device_count": HealthStatus.critical, "gpu2.matmul": HealthStatus.critical}
 
 
+def test_a_gpu_whose_memory_a_job_holds_is_skipped_not_critical():
+    result = {"devices": [{"device": 0, "busy": "OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 MiB"},
+                          {"device": 1, "rel_err": 1e-7, "seconds": 0.003}]}
+    checks = {c.name: c for c in cuda_checks(result, NODE)}
+    assert checks["gpu2.matmul"].status is HealthStatus.ok and "GPU busy" in checks["gpu2.matmul"].message
+
+
 def test_cuda_checks_on_a_virtual_node_skip_slots_without_a_gpu():
     result = {"devices": [{"device": 0, "rel_err": 1e-7, "seconds": 0.003}]}
     checks = cuda_checks(result, NodeTarget(name="local-1", gpus=(4, 5), virtual=True))
