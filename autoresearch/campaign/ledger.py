@@ -79,6 +79,7 @@ class Ledger:
             study.set_user_attr("started_at", _now().isoformat())
         ledger = cls(campaign, storage, path)
         ledger._claim_waiting()
+        ledger._cancel_incomplete()
         return ledger
 
     @classmethod
@@ -114,10 +115,11 @@ class Ledger:
         A proposal without a trial number (an LLM's, a chat `/try`) is enqueued with its fixed
         parameters and asked at once, so the study holds every trial.
         """
+        story = {key: getattr(proposal, key) for key in _DESCRIBE if getattr(proposal, key)}
         if proposal.trial_number is None:
             params = check_params(self.campaign.search_space, proposal.params)
             marker = uuid.uuid4().hex
-            self.study.enqueue_trial(params, user_attrs={"proposal_id": marker})
+            self.study.enqueue_trial(params, user_attrs={"proposal_id": marker, **story})
             claimed = self._claim_waiting()
             number = next(t.number for t in claimed if t.user_attrs.get("proposal_id") == marker)
         else:
@@ -127,10 +129,8 @@ class Ledger:
                 raise LedgerError(
                     f"trial {number} of {self.campaign.name!r} is {record.state.value}, not proposed"
                 )
-        trial_id = self._trial_id(number)
-        for key in _DESCRIBE:
-            value = getattr(proposal, key)
-            if value:
+            trial_id = self._trial_id(number)
+            for key, value in story.items():
                 self.storage.set_trial_user_attr(trial_id, key, value)
         return proposal.model_copy(update={"trial_number": number, "params": self.trial(number).params})
 
@@ -146,6 +146,15 @@ class Ledger:
                 spec.suggest(trial, name)  # the fixed value; random only for a parameter added since
             claimed.append(self.storage.get_trial(self._trial_id(trial.number)))
         return claimed
+
+    def _cancel_incomplete(self) -> None:
+        """Cancel unlaunched trials that lack a parameter: a proposal cut off by a crash while its
+        parameters were drawn, or one made before the search space gained a parameter."""
+        for t in self.unlaunched():
+            missing = [name for name in self.campaign.search_space if name not in t.params]
+            if missing:
+                reason = f"not launched: proposed without {', '.join(missing)} (interrupted, or the space changed)"
+                self.cancel(t.number, reason)
 
     # --- reading -----------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ class TrialRecord(_Record):
     failure_class: TrialFailure | None = None
     """Why it failed (failed trials only)."""
     log_excerpt: str | None = None
-    """The tail of the job's log (failed trials only)."""
+    """Failed trials: the tail of the job's log. Cancelled trials: why they were cancelled."""
     patch: str | None = None
     """The code patch it runs with, if any."""
     rationale: str = ""

@@ -168,3 +168,17 @@ def test_load_unknown_and_mode_change(home: Path, tmp_path: Path) -> None:
         Ledger.load("nope")
     with pytest.raises(LedgerError, match="opposite objective mode"):
         Ledger.open(make_campaign(tmp_path, objective={"metric": "score", "mode": "min"}))
+
+
+def test_proposal_cut_off_while_drawing_is_cancelled_on_reopen(home: Path, tmp_path: Path) -> None:
+    campaign = make_campaign(tmp_path)
+    ledger = Ledger.open(campaign)
+    trial = ledger.study.ask()
+    trial.suggest_float("x", -5.0, 5.0)  # the runner died before drawing y and kind
+    ledger.admit(Proposal(params=PARAMS))
+
+    again = Ledger.open(campaign)
+
+    cut = again.trial(0)
+    assert cut.state is TrialState.cancelled and "without y, kind" in cut.log_excerpt
+    assert [t.number for t in again.unlaunched()] == [1]
