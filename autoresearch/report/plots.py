@@ -59,7 +59,8 @@ def plot_best_by_time(trials: list[TrialRecord], objective: Objective, started_a
     """The best value so far against the time complete trials ended, since the campaign started."""
     done = _complete(trials, by_end=True)
     seconds = [max(0.0, ((t.ended_at or started_at) - started_at).total_seconds()) for t in done]
-    unit, scale = ("hours", 3600.0) if seconds and max(seconds) > 3 * 3600 else ("minutes", 60.0)
+    span = max(seconds, default=0.0)
+    unit, scale = ("seconds", 1.0) if span < 120 else ("minutes", 60.0) if span < 3 * 3600 else ("hours", 3600.0)
     fig, ax = _figure()
     best = running_best([t.value for t in done], objective)
     ax.step([s / scale for s in seconds], best, where="post", color="C1", marker=".")
