@@ -11,9 +11,9 @@ from pydantic import Field
 from compute.records import JobState
 from compute.spec import JobSpec, Resources
 from skills.context import SkillContext
-from skills.models import SkillInput, SkillOutput
+from skills.models import SkillFailure, SkillInput, SkillOutput
 from skills.tracking import EXPERIMENT_LABEL, RUN_LABEL, create_job_run, tag_run_with_job
-from skills.views import AttemptView, JobSummary, compute_errors
+from skills.views import AttemptView, JobSummary, compute_errors, tracking_errors
 
 JobId = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -90,12 +90,18 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
     JobSpec(**spec_fields, env=env, labels=labels)  # bad arguments fail before a run is made
     if args.mlflow is not None:
         request = args.mlflow
-        binding = create_job_run(ctx.mlflow, ctx.tracking, request.experiment, request.run_name or args.name)
+        with tracking_errors(ctx):
+            binding = create_job_run(ctx.mlflow, ctx.tracking, request.experiment, request.run_name or args.name)
         env.update(binding.env)
         labels.update(binding.labels)
     submitted_at = time.time()
-    with compute_errors():
-        job = ctx.client.submit(JobSpec(**spec_fields, env=env, labels=labels))
+    try:
+        with compute_errors():
+            job = ctx.client.submit(JobSpec(**spec_fields, env=env, labels=labels))
+    except SkillFailure:
+        if binding is not None:
+            ctx.mlflow.delete_run(binding.run_id)  # no job will log into it
+        raise
     # An idempotency_key hit returns a job created before this call (same host clock).
     existing = job.created_at < submitted_at
     if binding is not None:

@@ -14,10 +14,10 @@ from skills.jobs import JobId
 from skills.logmetrics import ParserState, sync_log_metrics
 from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
 from skills.tracking import RUN_LABEL
-from skills.views import compute_errors
+from skills.views import compute_errors, tracking_errors
 
 if TYPE_CHECKING:
-    from mlflow.entities import Metric
+    from mlflow.entities import Metric, Run
 
 _LOWER_IS_BETTER = ("loss", "err", "bpb", "bpc", "perplexity", "ppl", "mse", "mae", "rmse", "nll", "regret",
                     "latency", "time", "wer", "cer")  # fmt: skip
@@ -93,29 +93,20 @@ def fetch_metrics(ctx: SkillContext, args: MetricsInput) -> FetchMetricsOutput:
     if (args.run_id is None) == (args.job_id is None):
         raise SkillFailure(ErrorCode.invalid_arguments, "give exactly one of run_id or job_id", field="run_id")
     run_id, added = args.run_id, 0
-    if args.job_id is not None:
-        run_id, added = _run_of_job(ctx, args.job_id, args.sync_logs)
-    from mlflow.exceptions import MlflowException
-
-    try:
-        run = ctx.mlflow.get_run(run_id)
-    except MlflowException as exc:
-        raise SkillFailure(
-            ErrorCode.not_found,
-            f"no MLflow run {run_id!r} in {ctx.tracking.tracking_uri}: check the id, or the tracking URI "
-            f"(--tracking-uri / MLFLOW_TRACKING_URI)",
-            field="run_id",
-        ) from exc
-    keys = args.keys if args.keys is not None else sorted(run.data.metrics)[:MAX_KEYS]
-    minimize, maximize = set(args.minimize or []), set(args.maximize or [])
-    summaries, missing = [], []
-    for key in keys:
-        history = ctx.mlflow.get_metric_history(run_id, key)
-        if not history:
-            missing.append(key)
-            continue
-        goal = Goal.min if key in minimize else Goal.max if key in maximize else _guess_goal(key)
-        summaries.append(_summary(key, goal, history, args.max_points))
+    with tracking_errors(ctx):
+        if args.job_id is not None:
+            run_id, added = _run_of_job(ctx, args.job_id, args.sync_logs)
+        run = _get_run(ctx, run_id)
+        keys = args.keys if args.keys is not None else sorted(run.data.metrics)[:MAX_KEYS]
+        minimize, maximize = set(args.minimize or []), set(args.maximize or [])
+        summaries, missing = [], []
+        for key in keys:
+            history = ctx.mlflow.get_metric_history(run_id, key)
+            if not history:
+                missing.append(key)
+                continue
+            goal = Goal.min if key in minimize else Goal.max if key in maximize else _guess_goal(key)
+            summaries.append(_summary(key, goal, history, args.max_points))
     return FetchMetricsOutput(
         run_id=run_id,
         run_name=run.info.run_name,
@@ -127,6 +118,22 @@ def fetch_metrics(ctx: SkillContext, args: MetricsInput) -> FetchMetricsOutput:
         params=dict(run.data.params),
         log_points_added=added,
     )
+
+
+def _get_run(ctx: SkillContext, run_id: str) -> Run:
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return ctx.mlflow.get_run(run_id)
+    except MlflowException as exc:
+        if exc.error_code != "RESOURCE_DOES_NOT_EXIST":
+            raise
+        raise SkillFailure(
+            ErrorCode.not_found,
+            f"no MLflow run {run_id!r} in {ctx.tracking.tracking_uri}: check the id, or the tracking URI "
+            "(--tracking-uri / MLFLOW_TRACKING_URI)",
+            field="run_id",
+        ) from exc
 
 
 def _run_of_job(ctx: SkillContext, job_id: str, sync: bool) -> tuple[str, int]:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from compute.records import AttemptOutcome, FailureClass, Job, JobState
 from compute.spec import priority_name
+from skills.context import SkillContext
 from skills.models import ErrorCode, SkillFailure
 from skills.tracking import RUN_LABEL
 
@@ -99,3 +100,18 @@ def compute_errors(field: str = "job_id") -> Iterator[None]:
         raise SkillFailure(ErrorCode.unavailable, str(exc)) from exc
     except ComputeError as exc:  # refused requests (cwd missing, more GPUs than a node has ...)
         raise SkillFailure(ErrorCode.failed, str(exc)) from exc
+
+
+@contextmanager
+def tracking_errors(ctx: SkillContext) -> Iterator[None]:
+    """Turn a failing tracking store into a typed `unavailable` failure naming the store."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        yield
+    except MlflowException as exc:
+        raise SkillFailure(
+            ErrorCode.unavailable,
+            f"the MLflow tracking store {ctx.tracking.tracking_uri} failed: {exc.message}; check that it is "
+            "reachable, or pass another one (--tracking-uri / MLFLOW_TRACKING_URI)",
+        ) from exc

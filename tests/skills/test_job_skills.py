@@ -110,7 +110,15 @@ def test_list_output_is_bounded(ctx: SkillContext, tmp_path: Path) -> None:
     assert len(out.jobs) < 12
 
 
-def test_idempotent_submit_returns_the_first_job(ctx: SkillContext, tmp_path: Path) -> None:
-    first = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path), idempotency_key="trial-7")
-    second = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path), idempotency_key="trial-7")
+def test_idempotent_submit_returns_the_first_job_and_its_run(
+    ctx: SkillContext, experiment_name: str, tmp_path: Path
+) -> None:
+    tied = {"experiment": experiment_name}
+    first = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path), idempotency_key="trial-7", mlflow=tied)
+    second = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path), idempotency_key="trial-7", mlflow=tied)
     assert second.job.id == first.job.id and (first.existing, second.existing) == (False, True)
+    assert second.mlflow_run_id == first.mlflow_run_id
+    refused = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path / "nowhere"), mlflow=tied)
+    assert refused.error is ErrorCode.failed and "not a directory" in refused.message
+    runs = ctx.mlflow.search_runs([first.mlflow_experiment_id])  # the runs made for the 2nd and 3rd are deleted
+    assert [run.info.run_id for run in runs] == [first.mlflow_run_id]
