@@ -40,8 +40,16 @@ def test_when_nvidia_smi_lists_no_gpu_it_says_so_and_exits_0(tmp_path):
     assert "nvidia-smi lists none" in result.stdout
 
 
+def _torch_sees_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(_torch_sees_cuda(), reason="torch here can use CUDA: the script would run a campaign")
 def test_gpus_that_torch_cannot_use_fail_with_what_to_do(tmp_path):
-    # This interpreter has no CUDA build of torch (or no torch at all).
     result = run_check([fake_nvidia_smi(tmp_path, 2)], PYTHON=sys.executable)
     assert result.returncode == 1
     assert "lists 2 GPU(s) but torch" in result.stderr and "torch==2.13.0" in result.stderr

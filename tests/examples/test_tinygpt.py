@@ -17,6 +17,11 @@ SMALL = ("--width", "64", "--depth", "2", "--batch-size", "16", "--lr", "1e-2", 
 pytestmark = pytest.mark.torch
 
 
+def cpu_env(**extra) -> dict[str, str]:
+    # One thread: on a shared, oversubscribed CPU two torch threads fighting for cores make fewer steps.
+    return job_env(OMP_NUM_THREADS="1", **extra)
+
+
 def _evaluation():
     sys.path.insert(0, str(TRAIN.parent))
     try:
@@ -42,7 +47,7 @@ def test_the_evaluation_is_marked_fixed_and_scores_a_uniform_model_at_8_bits_per
 
 
 def test_a_10_second_cpu_run_beats_the_unigram_baseline():
-    result = run_job(TRAIN, "--time-budget", "10", "--eval-every", "5", *SMALL, timeout=300)
+    result = run_job(TRAIN, "--time-budget", "10", "--eval-every", "5", *SMALL, env=cpu_env(), timeout=300)
 
     assert result.returncode == 0, result.stderr
     key, final = last_line(result.stdout)
@@ -55,7 +60,7 @@ def test_a_10_second_cpu_run_beats_the_unigram_baseline():
 
 
 def test_sigterm_checkpoints_and_a_new_attempt_continues_from_that_step(tmp_path):
-    env = job_env(AR_CHECKPOINT_DIR=tmp_path)
+    env = cpu_env(AR_CHECKPOINT_DIR=tmp_path)
     proc = start_job(TRAIN, "--time-budget", "120", "--log-every", "5", *SMALL, env=env)
     code, first_out, err = terminate_after(
         proc, lambda lines: any(line.startswith("step: ") and int(line.split()[1]) >= 10 for line in lines))
@@ -77,7 +82,7 @@ def test_sigterm_checkpoints_and_a_new_attempt_continues_from_that_step(tmp_path
 
 
 def test_nan_guard_exits_3():
-    result = run_job(TRAIN, "--lr", "1e30", "--time-budget", "20", *SMALL, timeout=300)
+    result = run_job(TRAIN, *SMALL, "--lr", "1e30", "--time-budget", "20", env=cpu_env(), timeout=300)
     assert result.returncode == 3
     assert "nan guard: loss is nan at step" in result.stderr
 
@@ -94,7 +99,7 @@ def test_logs_val_bpb_and_tokens_per_s_to_the_given_mlflow_run(mlflow_run):
 
     uri, run_id = mlflow_run
     result = run_job(TRAIN, "--time-budget", "3", "--eval-every", "1.5", *SMALL, timeout=300,
-                     env=job_env(MLFLOW_TRACKING_URI=uri, MLFLOW_RUN_ID=run_id))
+                     env=cpu_env(MLFLOW_TRACKING_URI=uri, MLFLOW_RUN_ID=run_id))
     assert result.returncode == 0, result.stderr
 
     client = MlflowClient(tracking_uri=uri)
