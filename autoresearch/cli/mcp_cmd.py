@@ -6,9 +6,8 @@ from pathlib import Path
 
 from autoresearch.cli import app
 from autoresearch.cli._common import fail
-from autoresearch.cli.skills_cmds import HOME_OPTION, MAX_BYTES_OPTION, TRACKING_OPTION
+from autoresearch.cli.skills_cmds import HOME_OPTION, MAX_BYTES_OPTION, TRACKING_OPTION, cli_registry
 from skills import SkillContext
-from skills.builtin import builtin_registry
 from skills.mcp_server import build_mcp_server
 
 
@@ -24,6 +23,6 @@ def mcp(
     except ValueError as exc:
         fail(str(exc))
     try:
-        build_mcp_server(builtin_registry(), ctx).run("stdio")
+        build_mcp_server(cli_registry(), ctx).run("stdio")
     finally:
         ctx.close()

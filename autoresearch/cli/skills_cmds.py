@@ -9,8 +9,16 @@ import typer
 
 from autoresearch.cli import app
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
-from skills import DEFAULT_MAX_OUTPUT_BYTES, ErrorCode, SkillContext, SkillError, anthropic_tools, openai_tools
-from skills.builtin import builtin_registry
+from skills import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    ErrorCode,
+    SkillContext,
+    SkillError,
+    SkillRegistry,
+    anthropic_tools,
+    builtin_registry,
+    openai_tools,
+)
 
 skills_app = typer.Typer(help="Typed skills (the tools agents use), listed and called by hand.", no_args_is_help=True)
 app.add_typer(skills_app, name="skills")
@@ -24,13 +32,18 @@ MAX_BYTES_OPTION = typer.Option(DEFAULT_MAX_OUTPUT_BYTES, "--max-bytes", help="B
 _CALLER_ERRORS = {ErrorCode.invalid_json, ErrorCode.invalid_arguments, ErrorCode.unknown_skill, ErrorCode.not_found}
 
 
+def cli_registry() -> SkillRegistry:
+    """The skills the CLI and `autoresearch mcp` expose: the one place to add the agent's own."""
+    return builtin_registry()
+
+
 @skills_app.command("list")
 def list_skills(
     as_json: bool = JSON_OPTION,
     fmt: str = typer.Option("tooldef", "--format", help="With --json: tooldef, openai or anthropic."),
 ) -> None:
     """List the skills with their descriptions (--json: full tool definitions)."""
-    tools = builtin_registry().tooldefs()
+    tools = cli_registry().tooldefs()
     if as_json:
         formats = {"tooldef": lambda: tools, "openai": lambda: openai_tools(tools), "anthropic": lambda: anthropic_tools(tools)}
         if fmt not in formats:
@@ -59,7 +72,7 @@ def call_skill(
     except ValueError as exc:
         fail(str(exc))
     try:
-        output = builtin_registry().call(name, arguments, ctx)
+        output = cli_registry().call(name, arguments, ctx)
     finally:
         ctx.close()
     print_json(output)
