@@ -13,7 +13,7 @@ from skills.context import SkillContext
 from skills.jobs import JobId
 from skills.logmetrics import ParserState, sync_log_metrics
 from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
-from skills.tracking import RUN_LABEL
+from skills.tracking import RUN_LABEL, finish_run
 from skills.views import compute_errors, tracking_errors
 
 if TYPE_CHECKING:
@@ -43,7 +43,8 @@ class MetricsInput(SkillInput):
     maximize: list[str] | None = None
     """Metrics where higher is better."""
     sync_logs: bool = True
-    """With job_id: first log the `key: value` and JSON lines the job printed since the last sync into the run."""
+    """With job_id: first log the `key: value` and JSON lines the job printed since the last sync into the
+    run, and end the run (FINISHED, FAILED or KILLED) if the job has ended and its script did not."""
 
 
 class MetricValue(BaseModel):
@@ -159,6 +160,8 @@ def _run_of_job(ctx: SkillContext, job_id: str, sync: bool) -> tuple[str, int]:
                 final=attempt.ended_at is not None,
             )
             added += logged
+        if job.state.final:
+            finish_run(ctx.mlflow, run_id, job.state.value)
     return run_id, added
 
 

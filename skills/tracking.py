@@ -143,3 +143,16 @@ def create_job_run(
 def tag_run_with_job(client: MlflowClient, run_id: str, job_id: str) -> None:
     """Record on the run which job logs into it."""
     client.set_tag(run_id, JOB_TAG, job_id)
+
+
+_RUN_STATUS = {"succeeded": "FINISHED", "failed": "FAILED", "cancelled": "KILLED"}
+
+
+def finish_run(client: MlflowClient, run_id: str, job_state: str) -> bool:
+    """End a still-RUNNING run with the status matching its job's final state
+    (succeeded -> FINISHED, failed -> FAILED, cancelled -> KILLED). A run the script
+    ended itself is left alone. Returns whether the run was ended here."""
+    if job_state not in _RUN_STATUS or client.get_run(run_id).info.status != "RUNNING":
+        return False
+    client.set_terminated(run_id, status=_RUN_STATUS[job_state])
+    return True

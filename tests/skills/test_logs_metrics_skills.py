@@ -126,3 +126,16 @@ def test_fetch_metrics_errors(ctx: SkillContext, tmp_path: Path) -> None:
     untied = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path)).job
     no_run = call(ctx, "fetch_metrics", job_id=untied.id)
     assert no_run.error is ErrorCode.not_found and "not tied to an MLflow run" in no_run.message
+
+
+def test_the_run_of_a_job_that_does_not_use_mlflow_ends_with_the_job(
+    ctx: SkillContext, experiment_name: str, tmp_path: Path
+) -> None:
+    script = "print('step: 1 | loss: 0.5'); raise SystemExit(1)"
+    job = call(ctx, "submit_job", argv=[sys.executable, "-c", script], cwd=str(tmp_path),
+               mlflow={"experiment": experiment_name}).job  # fmt: skip
+    assert call(ctx, "fetch_metrics", run_id=job.mlflow_run_id).status == "RUNNING"
+    assert wait_final(ctx, job.id) == {job.id: "failed"}
+    out = call(ctx, "fetch_metrics", job_id=job.id)
+    assert out.status == "FAILED" and out.metrics[0].latest == out.metrics[0].best
+    assert (out.metrics[0].key, out.metrics[0].latest.value, out.metrics[0].latest.step) == ("loss", 0.5, 1)
