@@ -156,13 +156,6 @@ def main(argv: list[str] | None = None) -> int:
     ckpt_dir = os.environ.get("AR_CHECKPOINT_DIR")
     ckpt_path = Path(ckpt_dir) / CHECKPOINT_NAME if ckpt_dir else None
 
-    mlflow = None
-    if os.environ.get("MLFLOW_RUN_ID"):
-        import mlflow  # only when a run was handed to us: a plain run stays import-light
-
-        mlflow.start_run(run_id=os.environ["MLFLOW_RUN_ID"])
-        mlflow.log_params({name: getattr(args, name) for name in RESULT_ARGS})
-
     x_train, x_val, y_train, y_val = load_data()
     state = load_checkpoint(ckpt_path, args) if ckpt_path else None
     if state is None:
@@ -172,6 +165,13 @@ def main(argv: list[str] | None = None) -> int:
                  "loss_sum": 0.0}
     else:
         print(f"resumed from {ckpt_path} at epoch {state['epoch']} batch {state['batch']}", file=sys.stderr)
+
+    mlflow = None
+    if os.environ.get("MLFLOW_RUN_ID"):
+        import mlflow  # only when a run was handed to us: a plain run stays import-light
+
+        mlflow.start_run(run_id=os.environ["MLFLOW_RUN_ID"])
+        mlflow.log_params({name: getattr(args, name) for name in RESULT_ARGS})
 
     n_batches = -(-len(x_train) // args.batch_size)
     started = time.monotonic()
