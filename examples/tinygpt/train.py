@@ -159,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
 
     train_bytes, val_bytes = load_splits()
     print(corpus_summary(train_bytes, val_bytes), file=sys.stderr)
-    train_data = torch.frombuffer(bytearray(train_bytes), dtype=torch.uint8)
+    train_data = torch.frombuffer(bytearray(train_bytes), dtype=torch.uint8).to(device)  # 1.3 MB: keep it there
+    window = torch.arange(SEQ_LEN + 1, device=device)
     baseline = unigram_bpb(train_bytes, val_bytes)
 
     model = TinyGPT(args.width, args.depth, args.head_dim).to(device)
@@ -218,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
 
         t0 = time.perf_counter()
         starts = torch.randint(len(train_data) - SEQ_LEN - 1, (args.batch_size,), generator=generator)
-        chunk = torch.stack([train_data[s:s + SEQ_LEN + 1] for s in starts.tolist()]).long().to(device)
+        chunk = train_data[starts.to(device)[:, None] + window].long()  # (batch, SEQ_LEN + 1)
         x, y = chunk[:, :-1], chunk[:, 1:]
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, train_time / args.time_budget, args)
