@@ -5,7 +5,7 @@ requests into the durable store and wakes the daemon, which runs attempts throug
 `Backend` (local subprocesses here; Ray elsewhere).
 """
 
-from compute.backends.base import AttemptExit, Backend, LaunchError, LaunchRequest, WakesDaemon
+from compute.backends.base import AttemptExit, Backend, LaunchError, LaunchRequest, WakesDaemon, Warms
 from compute.backends.local import LocalBackend
 from compute.client import Client
 from compute.container import container_argv
@@ -32,7 +32,7 @@ __all__ = [
     "FailureClass", "HealthStatus", "Job", "JobNotFound", "JobSpec", "JobState", "LaunchError",
     "LaunchRequest", "LocalBackend", "Node", "NodeState", "NodeView", "PendingJob", "Placement",
     "Preemption", "Priority", "Resources", "RunningAttempt", "SchedulerConfig", "StopReason", "Store",
-    "WakesDaemon", "classify_failure", "container_argv", "daemon_info", "daemon_pid", "detect_gpus",
+    "WakesDaemon", "Warms", "classify_failure", "container_argv", "daemon_info", "daemon_pid", "detect_gpus",
     "parse_priority", "plan_nodes", "priority_name", "resolve_home", "schedule", "start_daemon",
     "stop_daemon",
 ]

@@ -50,9 +50,9 @@ class Client:
         self.close()
 
     def _wake(self) -> None:
+        notify(self.paths)
         if self.autostart:
             ensure_daemon(self.paths)
-        notify(self.paths)
 
     # -- requests -----------------------------------------------------------------
 
@@ -70,9 +70,9 @@ class Client:
                 f"of {self.home} has {largest} GPU slots; ask for at most {largest}, or restart the daemon with more "
                 "(`autoresearch compute down && autoresearch compute up --gpus N`)"
             )
-        job = self._store.submit(spec)
+        job_id = self._store.insert_job(spec)
         self._wake()
-        return job
+        return self._store.get_job(job_id)
 
     def cancel(self, job_id: str, reason: str = "") -> Job:
         """Pending -> cancelled at once; running -> SIGTERM, grace, SIGKILL, then cancelled."""

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from compute.backends.base import AttemptExit, Backend, LaunchError, LaunchRequest, WakesDaemon
+from compute.backends.base import AttemptExit, Backend, LaunchRequest, WakesDaemon, Warms
 from compute.container import container_argv
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, StopReason, decide_ending
@@ -77,6 +77,8 @@ class Daemon:
         self.draining = False
         self.exiting = False
         self.nodes: list[Node] = []
+        self._tracked: set[str] = set()
+        """Keys of attempts the backend watches for this daemon."""
 
     # -- startup --------------------------------------------------------------------
 
@@ -84,12 +86,8 @@ class Daemon:
         """Register the backend's nodes and adopt attempts an earlier daemon left running."""
         self.nodes = sync_nodes(self.store, self.backend.nodes())
         for attempt in live_attempts(self.store):
-            ended = self.backend.adopt(attempt.key, attempt.handle)
-            if ended is None:
-                with self.store.transaction() as conn:
-                    self.store.event(conn, "adopted", "still running after a daemon restart",
-                                     job_id=attempt.job_id, attempt=attempt.number, node=attempt.node)
-            else:
+            ended = self._poll(attempt)
+            if ended is not None:
                 self._finish(attempt, ended)
         daemon_event(self.store, "daemon_started", f"pid {os.getpid()}", data=self.config.model_dump())
 
@@ -101,7 +99,7 @@ class Daemon:
         deadlines: list[float] = []
         running: list[LiveAttempt] = []
         for attempt in live_attempts(self.store):
-            ended = self.backend.poll(attempt.key)
+            ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
             else:
@@ -132,6 +130,18 @@ class Daemon:
                 deadlines += [a.started_at + self.config.min_runtime_s for a in running
                               if a.preemptible and a.key not in stopping and now - a.started_at < self.config.min_runtime_s]
         return min(deadlines, default=None)
+
+    def _poll(self, attempt: LiveAttempt) -> AttemptExit | None:
+        """Poll a tracked attempt; adopt one this daemon did not launch (a restart)."""
+        if attempt.key in self._tracked:
+            return self.backend.poll(attempt.key)
+        ended = self.backend.adopt(attempt.key, attempt.handle)
+        if ended is None:
+            self._tracked.add(attempt.key)
+            with self.store.transaction() as conn:
+                self.store.event(conn, "adopted", "still running after a daemon restart",
+                                 job_id=attempt.job_id, attempt=attempt.number, node=attempt.node)
+        return ended
 
     def _stop_if_due(self, attempt: LiveAttempt, now: float) -> tuple[bool, float | None]:
         """Start or escalate a stop: (whether a stop began now, when to look again)."""
@@ -214,16 +224,17 @@ class Daemon:
         )
         try:
             handle = self.backend.launch(request)
-        except LaunchError as err:
+        except Exception as err:  # LaunchError, or anything else: the attempt did not start
             started.log_path.parent.mkdir(parents=True, exist_ok=True)
             with open(started.log_path, "a") as fh:
                 fh.write(f"[autoresearch] could not start attempt {started.number}: {err}\n")
             attempt = next(a for a in live_attempts(self.store) if a.key == key)
-            self._finish(attempt, AttemptExit(127), launched=False)
+            self._finish(attempt, AttemptExit(127))
             return
+        self._tracked.add(key)
         record_handle(self.store, started.job_id, started.number, handle)
 
-    def _finish(self, attempt: LiveAttempt, ended: AttemptExit, launched: bool = True) -> None:
+    def _finish(self, attempt: LiveAttempt, ended: AttemptExit) -> None:
         code = ended.exit_code
         tail = _log_tail(attempt.log_path)
         budget = job_budget_row(self.store, attempt.job_id)
@@ -237,8 +248,8 @@ class Daemon:
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
         excerpt = "\n".join(tail.splitlines()[-20:]) if failed else None
         end_attempt(self.store, attempt, ending, code, excerpt)
-        if launched:
-            self.backend.release(attempt.key)
+        self._tracked.discard(attempt.key)
+        self.backend.release(attempt.key)
         log.info("%s attempt %d: %s", attempt.job_id, attempt.number, ending.reason)
 
     # -- the loop -------------------------------------------------------------------
@@ -263,6 +274,8 @@ class Daemon:
             if self.exiting or (self.draining and not live_attempts(self.store)):
                 break
             timeout = self.config.tick_s if due is None else min(self.config.tick_s, max(0.0, due - time.time()))
+            if isinstance(self.backend, Warms):
+                self.backend.warm()
             fds: list[int] = [sock.fileno(), wake_r.fileno()]
             if isinstance(self.backend, WakesDaemon):
                 fds += self.backend.wake_fds()

@@ -179,6 +179,10 @@ class Store:
 
     def submit(self, spec: JobSpec) -> Job:
         """Insert a pending job; with a known idempotency_key, return that job instead."""
+        return self.get_job(self.insert_job(spec))
+
+    def insert_job(self, spec: JobSpec) -> str:
+        """`submit` without reading the job back: the id of the new (or keyed) job."""
         now = time.time()
         with self.transaction() as conn:
             if spec.idempotency_key is not None:
@@ -186,8 +190,7 @@ class Store:
                     "SELECT id FROM jobs WHERE idempotency_key = ?", (spec.idempotency_key,)
                 ).fetchone()
                 if row is not None:
-                    job_id = row["id"]
-                    return self._load_jobs(conn, [job_id])[0]
+                    return str(row["id"])
             job_id = new_job_id()
             conn.execute(
                 "INSERT INTO jobs (id, spec, state, priority, gpus, preemptible, created_at, updated_at,"
@@ -214,7 +217,7 @@ class Store:
             )
             self.event(conn, "submitted", f"submitted {spec.name!r}", job_id=job_id, now=now,
                        data={"priority": spec.priority, "gpus": spec.resources.gpus})
-            return self._load_jobs(conn, [job_id])[0]
+        return job_id
 
     def request_cancel(self, job_id: str, reason: str = "") -> Job:
         """Pending -> cancelled at once; running -> flagged for the daemon to stop.

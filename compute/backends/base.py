@@ -111,3 +111,11 @@ class WakesDaemon(Protocol):
 
     def wake_fds(self) -> list[int]:
         ...
+
+
+@runtime_checkable
+class Warms(Protocol):
+    """Optional: prepare the next launch while the daemon is idle (e.g. a spare process)."""
+
+    def warm(self) -> None:
+        ...

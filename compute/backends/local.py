@@ -1,17 +1,25 @@
 """The local backend: each attempt is a subprocess of this host, in its own process group.
 
-Every attempt runs under a tiny `sh` wrapper that writes its pid to `<key>.pid`, runs
-the command, and writes the command's exit status to `<key>.exit`. The wrapper traps
-(does not ignore) SIGTERM and SIGINT, so the command keeps default signal dispositions
-while the wrapper survives to record the status. Attempts run in a new session, so
-they outlive the daemon; after a daemon restart `adopt` finds them again by pid,
-checking the process start time (/proc/<pid>/stat) so a reused pid is never mistaken
-for the attempt. Exits are noticed at once through pidfds (`wake_fds`).
+Every attempt runs under a small `sh` script (`run/<key>.sh`) that writes its pid to
+`<key>.pid`, sends its output to the attempt's log, runs the command, and writes the
+command's exit status to `<key>.exit`. The script traps (does not ignore) SIGTERM and
+SIGINT, so the command keeps default signal dispositions while the script survives to
+record the status; a stop that lands before the command started skips it (status 143). Attempts run in a new session, so they outlive the daemon; after a
+daemon restart `adopt` finds them again by pid, checking the process start time
+(/proc/<pid>/stat) so a reused pid is never mistaken for the attempt. Exits are noticed
+at once through pidfds (`wake_fds`).
+
+Launch latency: starting `sh` and then forking the command costs two new processes,
+which a loaded machine schedules slowly. So while idle the daemon calls `warm()`, which
+starts one spare `sh` that blocks reading a script path from its stdin; `launch` then
+hands the script to the spare, and only the command's own fork remains on the path.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 from collections.abc import Mapping
@@ -22,8 +30,31 @@ from typing import Any
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.records import Node
 
-# $1: pid file, $2: exit file, then the command.
-WRAPPER = 'echo $$ > "$1"; e=$2; shift 2; trap : TERM INT; "$@"; rc=$?; echo $rc > "$e"; exit $rc'
+SPARE = 'read -r script && . "$script"'
+"""A warm spare: waits for the path of an attempt script on stdin, then runs it."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def attempt_script(argv: list[str], env: dict[str, str], cwd: str, log: Path, pid_file: Path,
+                   exit_file: Path) -> str:
+    """The sh script that runs one attempt and records its pid and exit status."""
+    q = shlex.quote
+    exports = [f"export {k}={q(v)}" for k, v in env.items() if _NAME.fullmatch(k)]
+    odd = [f"{k}={v}" for k, v in env.items() if not _NAME.fullmatch(k)]
+    if odd:  # names sh cannot export go through env(1)
+        argv = ["env", *odd, *argv]
+    return "\n".join([
+        f"echo $$ > {q(str(pid_file))}",
+        f"cd {q(cwd)} || exit 126",
+        f"exec </dev/null >>{q(str(log))} 2>&1",
+        *exports,
+        "trap 'stopped=1' TERM INT",
+        f"set -- {shlex.join(argv)}",
+        # A stop that arrived before the command started ends the attempt as SIGTERM would.
+        'if [ -n "$stopped" ]; then rc=143; else "$@"; rc=$?; fi',
+        f"echo $rc > {q(str(exit_file))}",
+        "exit $rc",
+    ]) + "\n"
 
 
 def process_start_time(pid: int) -> int | None:
@@ -63,6 +94,7 @@ class LocalBackend:
         self._run_dir = run_dir
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._procs: dict[str, _Proc] = {}
+        self._spare: subprocess.Popen[bytes] | None = None
         run_dir.mkdir(parents=True, exist_ok=True)
 
     def nodes(self) -> list[Node]:
@@ -71,6 +103,15 @@ class LocalBackend:
     def _files(self, key: str) -> tuple[Path, Path]:
         return self._run_dir / f"{key}.pid", self._run_dir / f"{key}.exit"
 
+    def warm(self) -> None:
+        """Start a spare `sh` for the next launch, unless one waits already."""
+        if self._spare is not None and self._spare.poll() is None:
+            return
+        self._spare = subprocess.Popen(
+            ["/bin/sh", "-c", SPARE], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=self._base_env, cwd="/", start_new_session=True, close_fds=True,
+        )
+
     def launch(self, request: LaunchRequest) -> dict[str, Any]:
         pid_file, exit_file = self._files(request.key)
         for stale in (pid_file, exit_file):
@@ -78,23 +119,35 @@ class LocalBackend:
         if not Path(request.cwd).is_dir():
             raise LaunchError(f"working directory {request.cwd} does not exist")
         request.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(request.log_path, "ab") as log:
-            try:
-                popen = subprocess.Popen(
-                    ["/bin/sh", "-c", WRAPPER, "sh", str(pid_file), str(exit_file), *request.argv],
-                    cwd=request.cwd,
-                    env={**self._base_env, **request.env},
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    close_fds=True,
-                )
-            except OSError as err:
-                raise LaunchError(f"could not start {request.argv[0]!r}: {err}") from err
+        request.log_path.touch()
+        script = self._run_dir / f"{request.key}.sh"
+        script.write_text(attempt_script(request.argv, request.env, request.cwd, request.log_path, pid_file, exit_file))
+        popen = self._hand_to_spare(script) or self._start_sh(script)
         proc = _Proc(popen.pid, process_start_time(popen.pid), _pidfd(popen.pid), popen)
         self._procs[request.key] = proc
         return {"pid": proc.pid, "pid_start": proc.start}
+
+    def _hand_to_spare(self, script: Path) -> subprocess.Popen[bytes] | None:
+        spare, self._spare = self._spare, None
+        if spare is None or spare.stdin is None:
+            return None
+        try:
+            spare.stdin.write(f"{script}\n".encode())
+            spare.stdin.close()
+        except OSError:  # the spare died: reap it and start fresh
+            spare.kill()
+            spare.wait()
+            return None
+        return spare
+
+    def _start_sh(self, script: Path) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(
+                ["/bin/sh", str(script)], env=self._base_env, cwd="/", stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+            )
+        except OSError as err:
+            raise LaunchError(f"could not start /bin/sh for the attempt: {err}") from err
 
     def poll(self, key: str) -> AttemptExit | None:
         proc = self._procs[key]
@@ -147,13 +200,17 @@ class LocalBackend:
         proc = self._procs.pop(key, None)
         if proc is not None and proc.pidfd is not None:
             os.close(proc.pidfd)
-        for path in self._files(key):
+        for path in (*self._files(key), self._run_dir / f"{key}.sh"):
             path.unlink(missing_ok=True)
 
     def wake_fds(self) -> list[int]:
         return [p.pidfd for p in self._procs.values() if p.pidfd is not None]
 
     def close(self) -> None:
+        if self._spare is not None and self._spare.stdin is not None:
+            self._spare.stdin.close()  # EOF: the spare exits
+            self._spare.wait()
+            self._spare = None
         for proc in self._procs.values():
             if proc.pidfd is not None:
                 os.close(proc.pidfd)

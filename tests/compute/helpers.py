@@ -32,7 +32,7 @@ def wait_state(client: Client, job_id: str, state: JobState, timeout: float = TI
 
 def gate_job(gate: Path, **fields: object) -> JobSpec:
     """A job that runs until the file `gate` exists, then exits 0."""
-    script = f'while [ ! -e "{gate}" ]; do sleep 0.05; done'
+    script = f'echo waiting; while [ ! -e "{gate}" ]; do sleep 0.05; done'
     return JobSpec(argv=["sh", "-c", script], **fields)
 
 
@@ -41,6 +41,12 @@ def env_job(**fields: object) -> JobSpec:
     names = ["CUDA_VISIBLE_DEVICES", "AR_JOB_ID", "AR_ATTEMPT", "AR_CHECKPOINT_DIR", "EXTRA"]
     script = "; ".join(f'echo "{n}=${n}"' for n in names)
     return JobSpec(argv=["sh", "-c", script], **fields)
+
+
+def wait_started(client: Client, job_id: str) -> Job:
+    """Wait until the job's command itself runs (it printed its first line)."""
+    wait_state(client, job_id, JobState.running)
+    return wait_until(lambda: log_text(client, job_id).strip() and client.get(job_id), what=f"{job_id} output")
 
 
 def quick_job(**fields: object) -> JobSpec:

@@ -10,7 +10,9 @@ import time
 from compute import AttemptOutcome, DaemonConfig, JobSpec, JobState, start_daemon
 from compute.control import daemon_pid
 from tests.conftest import FAST_DAEMON
-from tests.compute.helpers import counter_job, gate_job, log_text, quick_job, wait_state, wait_until
+from tests.compute.helpers import (
+    counter_job, gate_job, log_text, quick_job, wait_started, wait_state, wait_until,
+)
 
 STEPS = 40
 EXPECTED = sum(range(STEPS))
@@ -68,7 +70,7 @@ def test_failure_without_retries_left_fails_the_job_with_a_log_excerpt(compute_c
 def test_cancel_pending_and_running_jobs(start_compute, tmp_path):
     client = start_compute(gpus=1)
     running = client.submit(gate_job(tmp_path / "never", resources={"gpus": 1}))
-    wait_state(client, running.id, JobState.running)
+    wait_started(client, running.id)  # a stop while the command is being forked is seen only by SIGKILL
     pending = client.submit(quick_job(resources={"gpus": 1}, priority="low"))
     assert client.cancel(pending.id, reason="not needed").state == JobState.cancelled
     client.cancel(running.id, reason="wrong config")
@@ -130,3 +132,9 @@ def _zombie(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_a_missing_program_fails_with_the_shells_message(compute_client):
+    job = compute_client.wait(compute_client.submit(JobSpec(argv=["no-such-program-3f9a"])).id, timeout=60)[0]
+    assert job.state == JobState.failed and job.attempts[0].exit_code == 127
+    assert "no-such-program-3f9a" in job.attempts[0].log_excerpt and "not found" in job.attempts[0].log_excerpt

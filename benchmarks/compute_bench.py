@@ -1,0 +1,165 @@
+"""Benchmark the compute layer; prints one table.
+
+    python benchmarks/compute_bench.py [--backend local] [--quick]
+
+- launch: submit -> the command's first instruction, p50/p95, beside a bare Popen of
+  the same command (a Python one-liner that prints time.time()); ratio of p50s.
+- makespan: N short jobs (`sleep 0.2`, 1 GPU each) on 4 slots, from the first submit to
+  the last exit, beside the ideal ceil(N/4) x the command's bare run time.
+- preemption: a high-priority job submitted while a low-priority job that ignores SIGTERM
+  holds every slot; time to the high job's start minus the victim's grace period.
+- scheduling pass: one call of `compute.scheduler.schedule` over 10,000 pending jobs
+  (random priorities, 1-8 GPUs) and 1,000 nodes of 8 GPUs, median of 3: once on an idle
+  cluster, once with 4,000 running attempts (half the slots, random priorities, 80%
+  preemptible), where blocked jobs search for victims.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from compute import (  # noqa: E402
+    Client, DaemonConfig, JobSpec, JobState, NodeView, PendingJob, RunningAttempt, SchedulerConfig, schedule,
+    start_daemon, stop_daemon,
+)
+
+PRINT_TIME = [sys.executable, "-c", "import time; print(repr(time.time()), flush=True)"]
+SHORT = ["sleep", "0.2"]
+GRACE_S = 1.0
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
+
+
+def first_output_time(path: Path) -> float:
+    return float(path.read_text().split()[0])
+
+
+def launch_latencies(client: Client, n: int, workdir: Path) -> tuple[list[float], list[float]]:
+    """(bare Popen, job) latencies to the command's first instruction, interleaved so that
+    load from other processes on the machine hits both alike."""
+    bare, jobs = [], []
+    for i in range(n):
+        path = workdir / f"bare-{i}.out"
+        with open(path, "wb") as fh:
+            t0 = time.time()
+            subprocess.Popen(PRINT_TIME, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True).wait()
+        bare.append(first_output_time(path) - t0)
+        t0 = time.time()
+        job = client.submit(JobSpec(argv=PRINT_TIME, resources={"gpus": 1}))
+        client.wait(job.id, timeout=120)
+        jobs.append(first_output_time(client.log_path(job.id)) - t0)
+    return bare, jobs
+
+
+def bare_runtime(argv: list[str], n: int = 5) -> float:
+    runs = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True)
+        runs.append(time.perf_counter() - t0)
+    return statistics.median(runs)
+
+
+def makespan(client: Client, n: int, slots: int) -> tuple[float, float]:
+    ideal = math.ceil(n / slots) * bare_runtime(SHORT)
+    t0 = time.time()
+    ids = [client.submit(JobSpec(argv=SHORT, resources={"gpus": 1})).id for _ in range(n)]
+    jobs = client.wait(ids, timeout=600)
+    assert all(j.state == JobState.succeeded for j in jobs), "some makespan jobs failed"
+    return max(j.attempts[-1].ended_at for j in jobs) - t0, ideal
+
+
+def preemption_overheads(client: Client, rounds: int, min_runtime_s: float) -> list[float]:
+    out = []
+    stubborn = ["sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"]
+    for _ in range(rounds):
+        victim = client.submit(JobSpec(argv=stubborn, priority="low", resources={"gpus": 4}, grace_s=GRACE_S))
+        while client.get(victim.id).state != JobState.running:
+            time.sleep(0.01)
+        time.sleep(min_runtime_s + 0.1)
+        t0 = time.time()
+        high = client.submit(JobSpec(argv=["true"], priority="high", resources={"gpus": 4}))
+        done = client.wait(high.id, timeout=120)[0]
+        out.append(done.attempts[0].started_at - t0 - GRACE_S)
+        client.cancel(victim.id)
+        client.wait(victim.id, timeout=120)
+    return out
+
+
+def scheduling_pass_ms(pending_n: int = 10_000, nodes_n: int = 1_000, gpus_per_node: int = 8,
+                       running_n: int = 4_000) -> float:
+    rng = random.Random(7)
+    now = 1_000_000.0
+    nodes = [NodeView(f"n{i:04d}", tuple(range(i * gpus_per_node, (i + 1) * gpus_per_node))) for i in range(nodes_n)]
+    running = []
+    for k in range(running_n):
+        node = nodes[k % nodes_n]
+        slot = node.gpus[k // nodes_n]
+        running.append(RunningAttempt(f"r{k}", 1, node.name, (slot,), rng.randint(0, 100), rng.random() < 0.8,
+                                      now - rng.uniform(0, 3600)))
+    pending = [PendingJob(f"p{k}", rng.randint(0, 100), rng.choice([1, 1, 2, 4, 8]), k, now - rng.uniform(0, 3600))
+               for k in range(pending_n)]
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        schedule(pending, running, nodes, now, SchedulerConfig())
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=["local"], default="local", help="Backend to run jobs on.")
+    parser.add_argument("--quick", action="store_true", help="Fewer repetitions (about 30 s).")
+    args = parser.parse_args()
+    launches, jobs_n, rounds = (8, 40, 1) if args.quick else (30, 200, 3)
+    min_runtime = 0.5
+    with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
+        home = Path(tmp) / "home"
+        start_daemon(home, DaemonConfig(gpus=4, grace_s=GRACE_S, min_runtime_s=min_runtime, tick_s=1.0))
+        client = Client(home, autostart=False)
+        try:
+            launch_latencies(client, 2, Path(tmp))  # warm up caches
+            bare, lat = launch_latencies(client, launches, Path(tmp))
+            span, ideal = makespan(client, jobs_n, 4)
+            preempt = preemption_overheads(client, rounds, min_runtime)
+        finally:
+            client.close()
+            stop_daemon(home, stop_jobs=True)
+    sched_idle = scheduling_pass_ms(running_n=0)
+    sched_busy = scheduling_pass_ms(running_n=4_000)
+
+    rows = [
+        ("launch p50 (submit -> running)", f"{pct(lat, .5) * 1000:.1f} ms", f"Popen {pct(bare, .5) * 1000:.1f} ms",
+         f"{pct(lat, .5) / pct(bare, .5):.2f}x", "<= 1.3x"),
+        ("launch p95", f"{pct(lat, .95) * 1000:.1f} ms", f"Popen {pct(bare, .95) * 1000:.1f} ms",
+         f"{pct(lat, .95) / pct(bare, .95):.2f}x", ""),
+        (f"makespan {jobs_n} x sleep 0.2 on 4 slots", f"{span:.2f} s", f"ideal {ideal:.2f} s", f"{span / ideal:.2f}x",
+         "<= 1.15x"),
+        ("preemption: start beyond grace", f"{max(preempt):.3f} s (max of {rounds})", f"grace {GRACE_S:g} s", "",
+         "<= 0.5 s"),
+        ("scheduling pass 10k pending, 1k idle nodes", f"{sched_idle:.1f} ms", "", "", "<= 50 ms"),
+        ("same, 4k attempts running", f"{sched_busy:.1f} ms", "", "", "<= 50 ms"),
+    ]
+    header = ("metric", "measured", "baseline", "ratio", "target")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(5)]
+    print(f"backend: {args.backend}{' (quick)' if args.quick else ''}")
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
+
+
+if __name__ == "__main__":
+    main()
