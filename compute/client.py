@@ -13,8 +13,8 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from compute.control import ensure_daemon, notify
-from compute.errors import ComputeError
+from compute.control import daemon_pid, ensure_daemon, notify
+from compute.errors import ComputeError, DaemonNotRunning
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.spec import JobSpec
@@ -48,6 +48,15 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _need_daemon(self) -> None:
+        if self.autostart:
+            ensure_daemon(self.paths)
+        elif daemon_pid(self.paths) is None:
+            raise DaemonNotRunning(
+                f"no compute daemon serves {self.home}, so these jobs would wait forever: start one with "
+                "`autoresearch compute up`, or use Client(autostart=True)"
+            )
 
     def _wake(self) -> None:
         notify(self.paths)
@@ -137,8 +146,8 @@ class Client:
         deadline = None if timeout is None else time.monotonic() + timeout
         version = self._store.data_version()  # read before the jobs, so no commit slips between
         jobs = self._store.get_jobs(ids)
-        if self.autostart and not all(j.state.final for j in jobs):
-            ensure_daemon(self.paths)
+        if not all(j.state.final for j in jobs):
+            self._need_daemon()
         while not all(j.state.final for j in jobs):
             if not self._sleep_until_change(version, deadline):
                 break

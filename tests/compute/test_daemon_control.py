@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from compute import (
-    AttemptOutcome, Client, ComputeError, DaemonAlreadyRunning, DaemonConfig, JobSpec, JobState, start_daemon,
-    stop_daemon,
+    AttemptOutcome, Client, ComputeError, DaemonAlreadyRunning, DaemonConfig, DaemonNotRunning, JobSpec, JobState,
+    start_daemon, stop_daemon,
 )
 from compute.control import daemon_info, daemon_pid
 from tests.conftest import FAST_DAEMON
@@ -53,6 +53,8 @@ def test_down_with_stop_jobs_requeues_running_work(start_compute, tmp_path):
     requeued = client.get(job.id)
     assert requeued.state == JobState.pending
     assert requeued.attempts[0].outcome == AttemptOutcome.preempted and requeued.retries_used == 0
+    with pytest.raises(DaemonNotRunning, match="compute up"):
+        client.wait(job.id, timeout=5)  # autostart is off: it would wait forever
 
 
 def test_attempts_get_their_gpus_ids_checkpoint_dir_and_env(compute_client):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compute import ComputeError, JobState
-from tests.compute.helpers import env_job, gate_job, log_text, quick_job, wait_state, wait_until
+from tests.compute.helpers import env_job, gate_job, log_text, quick_job, wait_state
 
 
 def test_priority_order_then_fifo(start_compute, tmp_path):
