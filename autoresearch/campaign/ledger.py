@@ -33,7 +33,7 @@ from autoresearch.campaign.params import check_params
 from autoresearch.campaign.paths import campaign_dir, campaigns_root
 from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
 
-_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch")
+_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of")
 
 
 class LedgerError(Exception):
@@ -115,7 +115,7 @@ class Ledger:
         A proposal without a trial number (an LLM's, a chat `/try`) is enqueued with its fixed
         parameters and asked at once, so the study holds every trial.
         """
-        story = {key: getattr(proposal, key) for key in _DESCRIBE if getattr(proposal, key)}
+        story = {key: getattr(proposal, key) for key in _DESCRIBE if getattr(proposal, key) not in (None, "")}
         if proposal.trial_number is None:
             params = check_params(self.campaign.search_space, proposal.params)
             marker = uuid.uuid4().hex
@@ -343,6 +343,8 @@ def _record(t: FrozenTrial) -> TrialRecord:
         failure_class=attrs.get("failure_class"),
         log_excerpt=attrs.get("log_excerpt") or None,
         patch=attrs.get("patch"),
+        parent_trial=attrs.get("parent_trial"),
+        rerun_of=attrs.get("rerun_of"),
         rationale=attrs.get("rationale", ""),
         hypothesis=attrs.get("hypothesis", ""),
         expected_effect=attrs.get("expected_effect", ""),

@@ -6,8 +6,9 @@ import enum
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
 from autoresearch.campaign.params import located
@@ -61,6 +62,8 @@ class PolicySettings(Section):
     """LLM endpoint; default: the provider's."""
     api_key_env: str | None = None
     """Environment variable holding the API key; default OPENAI_API_KEY / ANTHROPIC_API_KEY."""
+    max_tool_calls: Annotated[int, Field(ge=1, le=200)] = 20
+    """LLM policy: tool calls the model may make in one propose or replan before it must finish."""
     instructions_file: Path | None = None
     """A Markdown file with research instructions for the LLM (relative to the config file)."""
 

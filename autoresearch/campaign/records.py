@@ -19,7 +19,12 @@ class Proposal(_Record):
     params: dict[str, Any] = Field(default_factory=dict)
     """A value for every search-space parameter."""
     patch: str | None = None
-    """A unified diff against the campaign's editable files (code-edit campaigns)."""
+    """A code patch (unified diff or search/replace blocks) against the parent trial's version
+    of the campaign's editable files (code-edit campaigns)."""
+    parent_trial: int | None = None
+    """Code-edit campaigns: the trial whose code this one starts from (None: the campaign's cwd)."""
+    rerun_of: int | None = None
+    """A repeat of this trial with another seed, to tell a gain from run-to-run noise."""
     rationale: str = ""
     """Why this trial: for people reading the report and for the policy's next turn."""
     hypothesis: str = ""
@@ -90,6 +95,10 @@ class TrialRecord(_Record):
     """Failed trials: the tail of the job's log. Cancelled trials: why they were cancelled."""
     patch: str | None = None
     """The code patch it runs with, if any."""
+    parent_trial: int | None = None
+    """Code-edit campaigns: the trial whose code it starts from (None: the campaign's cwd)."""
+    rerun_of: int | None = None
+    """The trial it repeats with another seed (noise re-runs), if any."""
     rationale: str = ""
     """Why the policy proposed it."""
     hypothesis: str = ""
