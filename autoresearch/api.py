@@ -1,0 +1,152 @@
+"""The Python API, mirroring the CLI: run, resume, status, report, and steering posts.
+
+    from autoresearch import api
+    outcome = api.run("examples/digits/campaign.yaml", max_trials=8)
+    print(api.status("digits-mlp").best_trial)
+    api.post("digits-mlp", "pause")
+    api.report("digits-mlp")            # -> $AUTORESEARCH_HOME/campaigns/digits-mlp/report/report.md
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from autoresearch.campaign import (
+    Campaign,
+    CampaignState,
+    CampaignStatus,
+    Ledger,
+    campaign_dir,
+    campaign_status,
+    campaigns_root,
+    load_campaign,
+)
+from autoresearch.report import write_report
+from autoresearch.runner import (
+    Display,
+    RunnerBusy,
+    RunnerError,
+    RunnerSettings,
+    RunOutcome,
+    SteeringKind,
+    SteeringMessage,
+    Start,
+    holder_pid,
+    post,
+    read_messages,
+    run_campaign,
+)
+
+Home = str | os.PathLike[str] | None
+
+
+class CampaignOverview(BaseModel):
+    """One line of `autoresearch status` without a name."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    name: str
+    state: CampaignState
+    trials: int
+    """Trials counted against the budget."""
+    max_trials: int
+    best_value: float | None
+    """The best complete trial's objective value."""
+    runner_pid: int | None
+    """The live runner's pid, if one runs the campaign now."""
+
+
+def run(
+    config_path: str | os.PathLike[str],
+    *,
+    max_trials: int | None = None,
+    home: Home = None,
+    display: Display | None = None,
+    settings: RunnerSettings | None = None,
+) -> RunOutcome:
+    """Run the campaign of a config file (continuing it if it ran before) until it ends."""
+    campaign = load_campaign(config_path)
+    if max_trials is not None:
+        campaign = with_max_trials(campaign, max_trials)
+    return run_campaign(campaign, home=home, display=display, settings=settings)
+
+
+def resume(
+    name: str, *, home: Home = None, display: Display | None = None, settings: RunnerSettings | None = None
+) -> RunOutcome:
+    """Continue campaign `name` with the config it last ran with (also a paused or stopped one).
+
+    When a live runner holds it, post a `resume` message to its inbox instead.
+    """
+    campaign = Ledger.load(name, home).campaign
+    try:
+        return run_campaign(campaign, home=home, start=Start.resume, display=display, settings=settings)
+    except RunnerBusy as busy:
+        post(name, SteeringKind.resume.value, author="resume", home=home)
+        status = campaign_status(Ledger.load(name, home))
+        reason = f"a live runner (pid {busy.pid}) runs {name!r}; it was asked to resume through the inbox"
+        return RunOutcome(
+            name=name, state=status.state, reason=reason, already_ended=True, live_runner_pid=busy.pid, status=status
+        )
+
+
+def status(name: str, *, home: Home = None) -> CampaignStatus:
+    """Where campaign `name` stands (what `autoresearch status NAME --json` prints)."""
+    return campaign_status(Ledger.load(name, home))
+
+
+def campaign_max_trials(name: str, *, home: Home = None) -> int:
+    """The budget.max_trials campaign `name` last ran with."""
+    return Ledger.load(name, home).campaign.budget.max_trials
+
+
+def campaigns(*, home: Home = None) -> list[CampaignOverview]:
+    """Every campaign under $AUTORESEARCH_HOME/campaigns, by name."""
+    found = []
+    for db in sorted(campaigns_root(home).glob("*/optuna.db")):
+        ledger = Ledger.load(db.parent.name, home)
+        current = campaign_status(ledger)
+        found.append(
+            CampaignOverview(
+                name=current.name,
+                state=current.state,
+                trials=current.budget_used.trials,
+                max_trials=ledger.campaign.budget.max_trials,
+                best_value=current.best_trial.value if current.best_trial else None,
+                runner_pid=holder_pid(db.parent / "runner.lock"),
+            )
+        )
+    return found
+
+
+def report(name: str, out: str | os.PathLike[str] | None = None, *, home: Home = None) -> Path:
+    """Write campaign `name`'s Markdown report with plots; default folder: its campaign dir/report."""
+    ledger = Ledger.load(name, home)
+    folder = Path(out) if out is not None else campaign_dir(name, home) / "report"
+    return write_report(ledger, folder, home=home)
+
+
+def with_max_trials(campaign: Campaign, max_trials: int) -> Campaign:
+    """The campaign with budget.max_trials replaced."""
+    if max_trials < 1:
+        raise RunnerError(f"--max-trials must be at least 1, got {max_trials}")
+    return campaign.model_copy(update={"budget": campaign.budget.model_copy(update={"max_trials": max_trials})})
+
+
+__all__ = [
+    "CampaignOverview",
+    "RunOutcome",
+    "SteeringMessage",
+    "campaign_max_trials",
+    "campaigns",
+    "post",
+    "read_messages",
+    "report",
+    "resume",
+    "run",
+    "status",
+    "with_max_trials",
+]

@@ -1,0 +1,151 @@
+"""`autoresearch run | resume | status | report`: running and watching campaigns."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from autoresearch import api
+from autoresearch.campaign import CampaignState, ConfigError, LedgerError
+from autoresearch.cli import app
+from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json
+from autoresearch.runner import RunnerBusy, RunnerError, RunOutcome, make_display
+from autoresearch.runner.display import render_status
+
+QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No live view or progress lines; only the final summary.")
+_EXIT = {CampaignState.completed: 0, CampaignState.stopped: 0, CampaignState.paused: 0, CampaignState.failed: 1}
+
+
+@app.command("run")
+def run(
+    config: Path = typer.Argument(..., help="The campaign YAML file."),
+    max_trials: Optional[int] = typer.Option(None, "--max-trials", help="Override budget.max_trials."),
+    quiet: bool = QUIET_OPTION,
+) -> None:
+    """Run a campaign until its budget or target ends it (continues it if it ran before)."""
+    _quiet_libraries()
+    _run_guarded(lambda display: api.run(config, max_trials=max_trials, display=display), quiet)
+
+
+@app.command("resume")
+def resume(
+    name: str = typer.Argument(..., help="The campaign name."),
+    quiet: bool = QUIET_OPTION,
+) -> None:
+    """Continue a campaign (killed, paused or stopped) with the config it last ran with."""
+    _quiet_libraries()
+    _run_guarded(lambda display: api.resume(name, display=display), quiet)
+
+
+@app.command("status")
+def status(
+    name: Optional[str] = typer.Argument(None, help="A campaign name; without it, list campaigns."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Where a campaign stands: state, budget used, best trial, trials. No NAME: every campaign."""
+    try:
+        if name is None:
+            overview = api.campaigns()
+            if as_json:
+                print_json(overview)
+                return
+            _print_overview(overview)
+            return
+        current = api.status(name)
+    except LedgerError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(current)
+        return
+    ledger_max = api.campaign_max_trials(name)
+    console.print(render_status(current, ledger_max))
+
+
+@app.command("report")
+def report(
+    name: str = typer.Argument(..., help="The campaign name."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),
+) -> None:
+    """Write the campaign's Markdown report with PNG plots and MLflow links."""
+    try:
+        path = api.report(name, out)
+    except LedgerError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the report of {name!r} to {out}: {exc}; pass a writable folder with --out")
+    console.print(f"report written to {escape(str(path))}", highlight=False, soft_wrap=True)
+
+
+def _run_guarded(call, quiet: bool) -> None:  # type: ignore[no-untyped-def]
+    """Run or resume with the CLI's error handling; exit with the outcome's code."""
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    display = make_display(quiet)
+    try:
+        outcome = call(display)
+    except (ConfigError, LedgerError, RunnerBusy, RunnerError) as exc:
+        display.close()
+        fail(str(exc))
+    except KeyboardInterrupt:
+        display.close()
+        err_console.print(
+            "interrupted: the runner stopped; trials already launched keep running in compute. "
+            "Run the same command again (or `autoresearch resume NAME`) to continue.",
+            highlight=False, soft_wrap=True,
+        )  # fmt: skip
+        raise typer.Exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    _print_outcome(outcome)
+    raise typer.Exit(_EXIT.get(outcome.state, 0))
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _print_outcome(outcome: RunOutcome) -> None:
+    best = outcome.status.best_trial
+    if outcome.live_runner_pid is not None:
+        text = f"{outcome.name}: {outcome.reason}."
+    elif outcome.already_ended:
+        text = f"campaign {outcome.name} is already {outcome.state.value}: {outcome.reason}"
+    else:
+        text = f"campaign {outcome.name} {outcome.state.value}: {outcome.reason}"
+    console.print(escape(text), highlight=False, soft_wrap=True)
+    if best is not None and best.value is not None:
+        params = ", ".join(f"{k}={v}" for k, v in best.params.items())
+        console.print(f"best: trial {best.number} value {best.value:.6g} ({escape(params)})", highlight=False)
+    if outcome.status.trials:
+        console.print(
+            f"next: `autoresearch status {outcome.name}`, `autoresearch report {outcome.name}`",
+            highlight=False, soft_wrap=True,
+        )  # fmt: skip
+
+
+def _print_overview(overview: list[api.CampaignOverview]) -> None:
+    if not overview:
+        console.print("no campaigns yet: start one with `autoresearch run campaign.yaml`", highlight=False)
+        return
+    table = Table(show_edge=False)
+    for column in ("name", "state", "trials", "best", "runner"):
+        table.add_column(column)
+    for c in overview:
+        best = "" if c.best_value is None else f"{c.best_value:.6g}"
+        runner = f"pid {c.runner_pid}" if c.runner_pid else ""
+        table.add_row(c.name, c.state.value, f"{c.trials}/{c.max_trials}", best, runner)
+    console.print(table)
+
+
+def _quiet_libraries() -> None:
+    """MLflow and Alembic chatter (schema creation ...) would interleave with the display."""
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]

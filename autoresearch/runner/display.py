@@ -1,0 +1,138 @@
+"""What a person sees while a campaign runs: a live rich view on a terminal, plain log lines
+otherwise (pipes, CI, log files), or nothing (`--quiet`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Protocol, TextIO
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from autoresearch.campaign import CampaignStatus, TrialState
+
+_SHOWN = 12
+_STYLE = {"complete": "green", "running": "cyan", "proposed": "dim", "pruned": "yellow",
+          "failed": "red", "cancelled": "dim"}  # fmt: skip
+
+
+class Display(Protocol):
+    """Receives the runner's events and, now and then, the campaign's status."""
+
+    def event(self, text: str) -> None: ...
+
+    def update(self, status: CampaignStatus, max_trials: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class QuietDisplay:
+    """Shows nothing."""
+
+    def event(self, text: str) -> None:
+        pass
+
+    def update(self, status: CampaignStatus, max_trials: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class PlainDisplay:
+    """One line per event, plus a progress line at most every `every_s` seconds."""
+
+    def __init__(self, stream: TextIO | None = None, every_s: float = 30.0) -> None:
+        self.stream = stream or sys.stdout
+        self.every_s = every_s
+        self._last = 0.0
+
+    def event(self, text: str) -> None:
+        self.stream.write(f"{time.strftime('%H:%M:%S')} {text}\n")
+        self.stream.flush()
+
+    def update(self, status: CampaignStatus, max_trials: int) -> None:
+        if time.monotonic() - self._last >= self.every_s:
+            self._last = time.monotonic()
+            self.event(summary_line(status, max_trials))
+
+    def close(self) -> None:
+        pass
+
+
+class LiveDisplay:
+    """A rich live view: budget used, best so far, running and pending trials, recent results."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console()
+        self._live = Live(Text("starting ..."), console=self.console, refresh_per_second=4, transient=False)
+        self._live.start()
+
+    def event(self, text: str) -> None:
+        self._live.console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {text}", highlight=False)
+
+    def update(self, status: CampaignStatus, max_trials: int) -> None:
+        self._live.update(render_status(status, max_trials))
+
+    def close(self) -> None:
+        self._live.stop()
+
+
+def summary_line(status: CampaignStatus, max_trials: int) -> str:
+    """`name state | trials 12/40 (3 running, 1 pending) | best #7 0.973 | 1m20s`."""
+    counts = _counts(status)
+    best = status.best_trial
+    best_text = f"best #{best.number} {best.value:.6g}" if best and best.value is not None else "no result yet"
+    used = status.budget_used
+    return (
+        f"{status.name} {status.state.value} | trials {used.trials}/{max_trials} "
+        f"({counts['running']} running, {counts['proposed']} pending) | {best_text} | "
+        f"{_duration(used.elapsed)}, {used.gpu_hours:.2f} GPU h"
+    )
+
+
+def render_status(status: CampaignStatus, max_trials: int) -> Group:
+    """The live view: a summary line and a table of active and recent trials."""
+    table = Table(show_edge=False, pad_edge=False, expand=False)
+    for column in ("#", "state", "value", "params", "job"):
+        table.add_column(column, justify="right" if column in ("#", "value") else "left")
+    active = [t for t in status.trials if not t.state.final]
+    recent = [t for t in status.trials if t.state.final][-max(0, _SHOWN - len(active)) :]
+    best = status.best_trial.number if status.best_trial else None
+    for t in [*recent, *active]:
+        value = "" if t.value is None else f"{t.value:.6g}"
+        params = ", ".join(f"{k}={_short(v)}" for k, v in t.params.items())
+        mark = " *" if t.number == best else ""
+        style = _STYLE.get(t.state.value, "")
+        table.add_row(f"{t.number}{mark}", Text(t.state.value, style=style), value, params, t.job_id or "")
+    return Group(Text(summary_line(status, max_trials), style="bold"), table)
+
+
+def _counts(status: CampaignStatus) -> dict[str, int]:
+    counts = {state.value: 0 for state in TrialState}
+    for t in status.trials:
+        counts[t.state.value] += 1
+    return counts
+
+
+def _short(value: object) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def make_display(quiet: bool = False, stream: TextIO | None = None) -> Display:
+    """Quiet, live (stdout is a terminal) or plain lines."""
+    if quiet:
+        return QuietDisplay()
+    out = stream or sys.stdout
+    if out.isatty():
+        return LiveDisplay(Console(file=out))
+    return PlainDisplay(out)

@@ -1,0 +1,152 @@
+"""Judging running trials from their jobs: intermediate values, pruning, and verdicts.
+
+A verdict is the ledger's (complete, pruned, failed, cancelled; the first one wins), so
+judging a trial again after a crash changes nothing. A pruned trial is ended in the ledger
+before its job is cancelled; `reconcile` cancels the jobs of trials that ended while their
+job went on (a runner killed in between).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from autoresearch.campaign import Ledger, TrialFailure, TrialRecord, TrialState
+from autoresearch.policy import Policy, PruneDecision, Pruning
+from autoresearch.runner.crash import crash_point
+from autoresearch.runner.trial_metrics import MetricReader, log_tail
+from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
+_FAILURE = {FailureClass.user: TrialFailure.user, FailureClass.resource: TrialFailure.resource,
+            FailureClass.infra: TrialFailure.infra}  # fmt: skip
+_RUN_STATUS = {TrialState.complete: "FINISHED", TrialState.failed: "FAILED"}
+
+
+def gpu_seconds(job: Job, now: float | None = None) -> float:
+    """GPU time of a job: GPUs x seconds, summed over its attempts."""
+    now = now or time.time()
+    return sum(((a.ended_at or now) - a.started_at) * len(a.gpus) for a in job.attempts)
+
+
+class Evaluator:
+    """Reads the jobs of a campaign's running trials and ends the trials that are done."""
+
+    def __init__(self, ledger: Ledger, client: Client, policy: Policy, mlflow: MlflowClient) -> None:
+        self.ledger = ledger
+        self.client = client
+        self.policy = policy
+        self.mlflow = mlflow
+        self.reader = MetricReader(mlflow, ledger.campaign.objective)
+        self._reported: dict[int, set[int]] = {}
+
+    def check(self, trials: list[TrialRecord]) -> tuple[list[TrialRecord], dict[str, str]]:
+        """Look at each running trial's job once: report new values, prune, end finished trials.
+
+        Returns the trials that ended and the job states seen (for `Client.wait_for_change`).
+        """
+        ended, seen = [], {}
+        for trial in trials:
+            assert trial.job_id is not None
+            job = self.client.get(trial.job_id)
+            seen[job.id] = job.state.value
+            if job.state.final:
+                ended.append(self._finish(trial, job))
+            elif job.state is JobState.running and trial.mlflow_run_id:
+                values = self.reader.read(trial.number, trial.mlflow_run_id, job)
+                if self._report(trial, values) and self._prune(trial, job):
+                    ended.append(self.ledger.trial(trial.number))
+        return ended, seen
+
+    def _report(self, trial: TrialRecord, values: list[tuple[int, float]]) -> bool:
+        """Tell the ledger the steps it has not seen; True when there were new ones."""
+        done = self._reported.setdefault(trial.number, set(trial.intermediate_values))
+        fresh = [(step, value) for step, value in values if step not in done]
+        for step, value in fresh:
+            self.ledger.report(trial.number, step, value)
+            done.add(step)
+        return bool(fresh)
+
+    def _prune(self, trial: TrialRecord, job: Job) -> bool:
+        if not isinstance(self.policy, Pruning):
+            return False
+        current = self.ledger.trial(trial.number)
+        if self.policy.judge(current) is not PruneDecision.prune:
+            return False
+        step = max(current.intermediate_values)
+        self.ledger.prune(trial.number, gpu_seconds=gpu_seconds(job))
+        self.client.cancel(job.id, reason=f"trial {trial.number} pruned at step {step}")
+        self._close_run(current.mlflow_run_id, "KILLED")
+        self._forget(trial.number)
+        return True
+
+    def _finish(self, trial: TrialRecord, job: Job) -> TrialRecord:
+        """The verdict on a trial whose job reached a final state."""
+        number, used = trial.number, gpu_seconds(job)
+        values: list[tuple[int, float]] = []
+        if job.state is not JobState.cancelled and trial.mlflow_run_id:
+            values = self.reader.read(number, trial.mlflow_run_id, job, final=True)
+            self._report(trial, values)
+        attempt = job.last_attempt
+        if job.state is JobState.succeeded:
+            if values:
+                record = self.ledger.complete(number, values[-1][1], gpu_seconds=used)
+            else:
+                metric = self.ledger.campaign.objective.metric
+                excerpt = f"the job succeeded but never reported {metric!r}.\n" + log_tail(
+                    attempt.log_path if attempt else None
+                )
+                record = self.ledger.fail(number, TrialFailure.no_metric, log_excerpt=excerpt, gpu_seconds=used)
+        elif job.state is JobState.failed:
+            failure = TrialFailure.user
+            if attempt and attempt.outcome is AttemptOutcome.timed_out:
+                failure = TrialFailure.timed_out
+            elif attempt and attempt.failure_class is not None:
+                failure = _FAILURE[attempt.failure_class]
+            excerpt = (attempt.log_excerpt if attempt else None) or log_tail(attempt.log_path if attempt else None)
+            excerpt = f"job {job.id}: {job.state_reason}\n{excerpt}".strip()
+            record = self.ledger.fail(number, failure, log_excerpt=excerpt, gpu_seconds=used)
+        else:
+            record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", gpu_seconds=used)
+        crash_point("evaluate.ended")
+        self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(record.state, "KILLED"))
+        self._forget(number)
+        return record
+
+    def _close_run(self, run_id: str | None, status: str) -> None:
+        if run_id:
+            self.mlflow.set_terminated(run_id, status=status)
+
+    def _forget(self, number: int) -> None:
+        self.reader.forget(number)
+        self._reported.pop(number, None)
+
+    def cancel_trial(self, trial: TrialRecord, reason: str) -> None:
+        """End a proposed or running trial without a verdict and cancel its job."""
+        job = self._job(trial.job_id)
+        self.ledger.cancel(trial.number, reason, gpu_seconds=gpu_seconds(job) if job else 0.0)
+        if job and not job.state.final:
+            self.client.cancel(job.id, reason=reason)
+        self._close_run(trial.mlflow_run_id, "KILLED")
+        self._forget(trial.number)
+
+    def reconcile(self) -> int:
+        """Cancel jobs still going for trials that already ended (pruned or cancelled). Returns how many."""
+        count = 0
+        for trial in self.ledger.trials():
+            if trial.state in (TrialState.pruned, TrialState.cancelled) and trial.job_id:
+                job = self._job(trial.job_id)
+                if job and not job.state.final:
+                    self.client.cancel(job.id, reason=f"trial {trial.number} is {trial.state.value}")
+                    count += 1
+        return count
+
+    def _job(self, job_id: str | None) -> Job | None:
+        if not job_id:
+            return None
+        try:
+            return self.client.get(job_id)
+        except ComputeError:
+            return None

@@ -1,0 +1,131 @@
+"""Launching a trial: its MLflow run, then its compute job. Safe to repeat after a crash.
+
+Order: find or create the run (tagged with campaign, trial and the ledger's start, so a
+rerun finds it) -> `set_mlflow_run` -> `submit` with the trial's idempotency key (compute
+returns the existing job for a key it knows) -> tag the run with the job id ->
+`mark_launched`. Killed between any two steps, the next runner redoes the trial's launch
+and ends with the same run and the same job.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from skills.tracking import (
+    EXPERIMENT_LABEL,
+    RUN_LABEL,
+    TrackingConfig,
+    create_job_run,
+    ensure_experiment,
+    tag_run_with_job,
+)
+
+from autoresearch.campaign import Ledger, TrialRecord
+from autoresearch.runner.crash import crash_point
+from compute import Client, Job, JobSpec, Resources
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
+CAMPAIGN_TAG = "autoresearch.campaign"
+TRIAL_TAG = "autoresearch.trial"
+LEDGER_TAG = "autoresearch.campaign_started"
+"""Run tag: when the campaign's ledger was created (tells apart campaigns reusing a name)."""
+
+
+def trial_key(ledger: Ledger, number: int) -> str:
+    """The compute idempotency key of a trial: `ledger.idempotency_key(n)` plus the ledger's start,
+    so a campaign started over under the same name never gets an old campaign's jobs."""
+    return f"{ledger.idempotency_key(number)}@{ledger.started_at.strftime('%Y%m%dT%H%M%S%f')}"
+
+
+def job_argv(argv: list[str]) -> list[str]:
+    """A bare `python` / `python3` runs as this interpreter (the one autoresearch runs in, with its
+    packages), whatever `python` means on the daemon's PATH. Give a path to use another one."""
+    if argv and argv[0] in ("python", "python3"):
+        return [sys.executable, *argv[1:]]
+    return argv
+
+
+class Launcher:
+    """Turns proposed trials of one campaign into MLflow runs and compute jobs."""
+
+    def __init__(self, ledger: Ledger, client: Client, tracking: TrackingConfig, mlflow: MlflowClient) -> None:
+        self.ledger = ledger
+        self.client = client
+        self.tracking = tracking
+        self.mlflow = mlflow
+        self.experiment_id = self._experiment()
+        self._started = ledger.started_at.isoformat()
+
+    def _experiment(self) -> str:
+        experiment_id = ensure_experiment(self.mlflow, self.tracking, self.ledger.campaign.experiment)
+        if self.ledger.mlflow_experiment_id != experiment_id:
+            self.ledger.set_mlflow_experiment(experiment_id)
+        return experiment_id
+
+    def launch(self, trial: TrialRecord) -> Job:
+        """Start trial `trial` (state proposed): same run and same job however often it is called."""
+        number = trial.number
+        run_id = trial.mlflow_run_id or self._find_run(number) or self._create_run(trial)
+        if trial.mlflow_run_id != run_id:
+            self.ledger.set_mlflow_run(number, run_id)
+        job = self.client.submit(self._spec(trial, run_id))
+        crash_point("launch.submitted")
+        tag_run_with_job(self.mlflow, run_id, job.id)
+        self.ledger.mark_launched(number, job.id)
+        return job
+
+    def _tags(self, number: int) -> dict[str, str]:
+        return {CAMPAIGN_TAG: self.ledger.campaign.name, TRIAL_TAG: str(number), LEDGER_TAG: self._started}
+
+    def _find_run(self, number: int) -> str | None:
+        """A run made for this trial by a runner killed before it recorded the run id."""
+        tags = self._tags(number)
+        query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
+        runs = self.mlflow.search_runs([self.experiment_id], filter_string=query, max_results=1)
+        return runs[0].info.run_id if runs else None
+
+    def _create_run(self, trial: TrialRecord) -> str:
+        from mlflow.entities import Param
+
+        binding = create_job_run(
+            self.mlflow, self.tracking, self.ledger.campaign.experiment,
+            run_name=f"trial-{trial.number}", tags=self._tags(trial.number),
+        )  # fmt: skip
+        params = [Param(key, str(value)) for key, value in trial.params.items()]
+        if params:
+            self.mlflow.log_batch(binding.run_id, params=params)
+        return binding.run_id
+
+    def _spec(self, trial: TrialRecord, run_id: str) -> JobSpec:
+        campaign = self.ledger.campaign
+        settings = campaign.compute
+        env = {
+            **campaign.env,
+            "MLFLOW_TRACKING_URI": self.tracking.tracking_uri,
+            "MLFLOW_EXPERIMENT_ID": self.experiment_id,
+            "MLFLOW_RUN_ID": run_id,
+            "AR_CAMPAIGN": campaign.name,
+            "AR_TRIAL": str(trial.number),
+        }
+        labels = {
+            "campaign": campaign.name,
+            "trial": str(trial.number),
+            RUN_LABEL: run_id,
+            EXPERIMENT_LABEL: self.experiment_id,
+        }
+        return JobSpec(
+            name=f"{campaign.name}/trial-{trial.number}",
+            argv=job_argv(campaign.render_command(trial.params, trial.number)),
+            env=env,
+            cwd=str(campaign.cwd),
+            resources=Resources(gpus=settings.gpus),
+            priority=settings.priority,
+            preemptible=settings.preemptible,
+            max_retries=settings.max_retries,
+            time_limit_s=settings.time_limit_s,
+            labels=labels,
+            idempotency_key=trial_key(self.ledger, trial.number),
+        )

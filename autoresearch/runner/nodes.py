@@ -1,0 +1,220 @@
+"""The four nodes of the campaign graph, bound to one campaign's ledger, policy and compute."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from autoresearch.campaign import CampaignState, Ledger, StopReason, TrialRecord, TrialState, campaign_status, free_slots, stop_reason
+from autoresearch.llm import LLMUnavailable
+from autoresearch.policy import Policy, PolicyContext, ReplanAction
+from autoresearch.runner.crash import crash_point
+from autoresearch.runner.display import Display
+from autoresearch.runner.evaluate import Evaluator
+from autoresearch.runner.graph import RunnerState
+from autoresearch.runner.inbox import Inbox
+from autoresearch.runner.launch import Launcher
+from autoresearch.runner.steering import Handler, SteeringContext, drain
+from compute import Client
+
+_CANCEL_ON = (StopReason.deadline, StopReason.target_reached)
+"""Limits that cancel running trials; the others let them finish."""
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """How often the runner looks at things."""
+
+    poll_s: float = 1.0
+    """Longest wait between two reads of running trials' metrics (job state changes wake it at once)."""
+    heartbeat_s: float = 10.0
+    """Longest time evaluate waits before a replan (which reads the inbox and the deadline)."""
+
+
+class CampaignNodes:
+    """propose, launch, evaluate and replan for one campaign (used from one thread)."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        policy: Policy,
+        client: Client,
+        launcher: Launcher,
+        evaluator: Evaluator,
+        inbox: Inbox,
+        display: Display,
+        handlers: Mapping[str, Handler],
+        settings: RunnerSettings,
+    ) -> None:
+        self.ledger = ledger
+        self.policy = policy
+        self.client = client
+        self.launcher = launcher
+        self.evaluator = evaluator
+        self.inbox = inbox
+        self.display = display
+        self.handlers = handlers
+        self.settings = settings
+        self.campaign = ledger.campaign
+
+    # --- nodes ------------------------------------------------------------------------
+
+    def propose(self, state: RunnerState) -> RunnerState:
+        """Fill the idle parallel slots with new trials (none while paused or at a limit)."""
+        if self.ledger.state is not CampaignState.running or self._limit() is not None:
+            return {}
+        n = free_slots(self.campaign, self.ledger.trials())
+        if n <= 0:
+            return {}
+        try:
+            proposals = self.policy.propose(PolicyContext.from_ledger(self.ledger, state.get("steering", [])), n)
+        except LLMUnavailable as exc:
+            self._pause_for(exc)
+            return {}
+        crash_point("propose.asked")
+        for proposal in proposals:
+            admitted = self.ledger.admit(proposal)
+            self.display.event(f"trial {admitted.trial_number} proposed: {_params(admitted.params)}")
+        return {"steering": []}
+
+    def launch(self, state: RunnerState) -> RunnerState:
+        """Give every proposed trial a run and a job (again after a crash: same run, same job)."""
+        if self.ledger.state is not CampaignState.running:
+            return {}
+        for trial in self.ledger.unlaunched():
+            job = self.launcher.launch(trial)
+            self.display.event(f"trial {trial.number} launched as {job.id}")
+        return {}
+
+    def evaluate(self, state: RunnerState) -> RunnerState:
+        """Watch running trials until one ends, a message arrives, or the heartbeat passes."""
+        deadline = time.monotonic() + self.settings.heartbeat_s
+        known = set(self.handlers)
+        while True:
+            running = self.ledger.running()
+            if not running:
+                if self.ledger.state is CampaignState.running:
+                    return {}  # free slots: propose fills them, or replan ends the campaign
+                if self.inbox.pending_count(known) or time.monotonic() >= deadline:
+                    return {}
+                time.sleep(min(self.settings.poll_s, max(0.0, deadline - time.monotonic())))
+                continue
+            ended, seen = self.evaluator.check(running)
+            for trial in ended:
+                self.display.event(_verdict(trial, self.campaign.objective.metric))
+            if ended:
+                self._show()
+                return {}
+            if self.inbox.pending_count(known) or time.monotonic() >= deadline:
+                return {}
+            self.client.wait_for_change(list(seen), since=seen, timeout=self.settings.poll_s)
+
+    def replan(self, state: RunnerState) -> RunnerState:
+        """Apply steering, let the policy replan on new results, and end the campaign at a limit."""
+        crash_point("replan.start")
+        ctx = SteeringContext(self.ledger, stop=self._stop)
+        for message in drain(self.inbox, self.handlers, ctx):
+            self.display.event(f"inbox #{message.id} {message.kind} from {message.author}: {message.outcome}")
+        update: RunnerState = {"round": state.get("round", 0) + 1, "steering": [*state.get("steering", []), *ctx.notes]}
+        if self.ledger.state is CampaignState.stopped:
+            return {**update, "ended": CampaignState.stopped.value}
+        trials = self.ledger.trials()
+        finals = sum(t.state.final for t in trials)
+        if self.ledger.state is CampaignState.running and finals > state.get("finished_seen", 0):
+            try:
+                decision = self.policy.replan(PolicyContext.from_ledger(self.ledger, update["steering"]))
+            except LLMUnavailable as exc:
+                self._pause_for(exc)
+            else:
+                update["finished_seen"] = finals
+                if decision.notes:
+                    self.ledger.append_note(decision.notes, author="policy")
+                if decision.action is ReplanAction.stop:
+                    self._stop(f"the policy stopped the campaign: {decision.reason or 'no reason given'}")
+                    return {**update, "ended": CampaignState.stopped.value}
+        limit = self._limit()
+        if limit is not None:
+            ended = self._wind_down(limit)
+            if ended:
+                return {**update, "ended": CampaignState.completed.value}
+        self._show()
+        return update
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _limit(self) -> StopReason | None:
+        status = campaign_status(self.ledger)
+        best = status.best_trial.value if status.best_trial else None
+        return stop_reason(self.campaign, status.budget_used, best, self.ledger.started_at)
+
+    def _wind_down(self, limit: StopReason) -> bool:
+        """At a limit: cancel what the limit cancels; complete the campaign once nothing is active."""
+        active = [t for t in self.ledger.trials() if not t.state.final]
+        if limit in _CANCEL_ON and active:
+            for trial in active:
+                self.evaluator.cancel_trial(trial, f"campaign reached {limit.value}")
+            active = [t for t in self.ledger.trials() if not t.state.final]
+        if active:
+            return False
+        reason = _limit_text(limit, self.ledger)
+        self.ledger.set_state(CampaignState.completed, reason)
+        self.ledger.append_note(f"campaign completed: {reason}", author="runner")
+        self.display.event(f"campaign {self.campaign.name} completed: {reason}")
+        self._show()
+        return True
+
+    def _stop(self, reason: str) -> None:
+        for trial in self.ledger.trials():
+            if not trial.state.final:
+                self.evaluator.cancel_trial(trial, reason)
+        self.ledger.set_state(CampaignState.stopped, reason)
+        self.ledger.append_note(f"campaign stopped: {reason}", author="runner")
+        self.display.event(f"campaign {self.campaign.name} stopped: {reason}")
+        self._show()
+
+    def _pause_for(self, exc: LLMUnavailable) -> None:
+        hint = f" (the server suggested retrying after {exc.retry_after_s:.0f} s)" if exc.retry_after_s else ""
+        reason = (
+            f"paused: the LLM provider is unavailable after {exc.attempts} attempts{hint}: {exc}. "
+            f"Running trials finish; `autoresearch resume {self.campaign.name}` continues."
+        )
+        self.ledger.set_state(CampaignState.paused, reason)
+        self.ledger.append_note(reason, author="runner")
+        self.display.event(reason)
+
+    def _show(self) -> None:
+        self.display.update(campaign_status(self.ledger), self.campaign.budget.max_trials)
+
+
+def _limit_text(limit: StopReason, ledger: Ledger) -> str:
+    best = ledger.best()
+    objective = ledger.campaign.objective
+    if limit is StopReason.target_reached and best is not None:
+        return f"target reached: trial {best.number} {objective.metric} {best.value:.6g} (target {objective.target})"
+    texts = {
+        StopReason.max_trials: f"budget.max_trials ({ledger.campaign.budget.max_trials}) reached",
+        StopReason.max_gpu_hours: f"budget.max_gpu_hours ({ledger.campaign.budget.max_gpu_hours}) reached",
+        StopReason.max_llm_usd: f"budget.max_llm_usd ({ledger.campaign.budget.max_llm_usd}) reached",
+        StopReason.deadline: "budget.deadline passed",
+        StopReason.target_reached: "target reached",
+    }
+    text = texts[limit]
+    if best is not None:
+        text += f"; best trial {best.number}: {objective.metric} {best.value:.6g}"
+    return text
+
+
+def _params(params: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+
+
+def _verdict(trial: TrialRecord, metric: str) -> str:
+    if trial.state is TrialState.complete:
+        return f"trial {trial.number} complete: {metric} {trial.value:.6g}"
+    if trial.state is TrialState.pruned:
+        return f"trial {trial.number} pruned at step {max(trial.intermediate_values, default=0)}"
+    if trial.state is TrialState.failed:
+        last = (trial.log_excerpt or "").strip().splitlines()[-1:] or [""]
+        return f"trial {trial.number} failed ({trial.failure_class.value if trial.failure_class else '?'}): {last[0][:160]}"
+    return f"trial {trial.number} {trial.state.value}: {trial.log_excerpt or ''}"

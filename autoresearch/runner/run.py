@@ -1,0 +1,172 @@
+"""Running a campaign: take the runner lock, open the ledger, build the policy, and drive the
+graph on its SQLite checkpointer until the campaign ends.
+
+Resuming is running again: the lock makes sure one runner works on a campaign; the ledger
+says which trials exist and which have jobs; compute returns the same job for the same
+idempotency key; the checkpointer restarts the node that was cut off.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sqlite3
+from collections.abc import Mapping
+
+import optuna
+from langgraph.checkpoint.sqlite import SqliteSaver
+from pydantic import BaseModel, ConfigDict
+from skills.tracking import mlflow_client, resolve_tracking
+
+from autoresearch.campaign import (
+    Campaign,
+    CampaignState,
+    CampaignStatus,
+    Ledger,
+    PolicyKind,
+    campaign_dir,
+    campaign_status,
+    stop_reason,
+)
+from autoresearch.runner.display import Display, QuietDisplay
+from autoresearch.runner.evaluate import Evaluator
+from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
+from autoresearch.runner.inbox import Inbox
+from autoresearch.runner.launch import Launcher
+from autoresearch.runner.lock import CampaignLock
+from autoresearch.runner.nodes import CampaignNodes, RunnerSettings
+from autoresearch.runner.policies import build_policy
+from autoresearch.runner.steering import DEFAULT_HANDLERS, Handler
+from autoresearch.policy import PolicyError
+from compute import Client, ComputeError
+
+
+class RunnerError(Exception):
+    """The campaign cannot run; the message says why and what to do next."""
+
+
+class Start(str, enum.Enum):
+    """How a runner treats a campaign that stopped or paused before."""
+
+    run = "run"
+    """`autoresearch run CONFIG`: a stopped campaign stays stopped; a paused one waits for resume."""
+    resume = "resume"
+    """`autoresearch resume NAME`: a stopped, paused or failed campaign runs again."""
+
+
+class RunOutcome(BaseModel):
+    """How a runner ended."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    name: str
+    state: CampaignState
+    """The campaign's state when the runner returned."""
+    reason: str
+    """Why it is in that state."""
+    already_ended: bool = False
+    """The campaign had ended before this runner started; nothing was run."""
+    policy: PolicyKind | None = None
+    """The policy kind that ran (None when nothing ran)."""
+    live_runner_pid: int | None = None
+    """Set when another live runner holds the campaign and was asked (inbox) to resume instead."""
+    status: CampaignStatus
+
+
+def run_campaign(
+    campaign: Campaign,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    start: Start = Start.run,
+    display: Display | None = None,
+    settings: RunnerSettings | None = None,
+    handlers: Mapping[str, Handler] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RunOutcome:
+    """Run (or continue) `campaign` until it completes, stops, or fails. Raises `RunnerBusy`
+    when another live runner holds the campaign, `RunnerError` when it cannot run."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    display = display or QuietDisplay()
+    folder = campaign_dir(campaign.name, home)
+    with CampaignLock(campaign.name, folder):
+        ledger = Ledger.open(campaign, home)
+        ended = _check_ended(ledger, start)
+        if ended is not None:
+            return ended
+        try:
+            policy, kind = build_policy(ledger.campaign, ledger, environ=environ)
+        except PolicyError as exc:
+            raise RunnerError(str(exc)) from None
+        tracking = resolve_tracking(campaign.tracking.uri, home)
+        mlflow = mlflow_client(tracking)
+        client = Client(home)
+        inbox = Inbox(folder)
+        connection = sqlite3.connect(folder / "graph.db", check_same_thread=False)
+        try:
+            launcher = Launcher(ledger, client, tracking, mlflow)
+            evaluator = Evaluator(ledger, client, policy, mlflow)
+            evaluator.reconcile()
+            nodes = CampaignNodes(
+                ledger, policy, client, launcher, evaluator, inbox, display,
+                {**DEFAULT_HANDLERS, **(handlers or {})}, settings or RunnerSettings(),
+            )  # fmt: skip
+            display.event(
+                f"campaign {campaign.name}: {kind.value} policy, up to {campaign.budget.max_trials} trials, "
+                f"{campaign.budget.max_parallel} in parallel; state in {folder}"
+            )
+            _drive(nodes, connection, campaign.name)
+        except ComputeError as exc:
+            _fail(ledger, exc)
+            raise RunnerError(f"campaign {campaign.name!r} cannot launch its trials: {exc}") from None
+        except Exception as exc:
+            _fail(ledger, exc)
+            raise
+        finally:
+            display.close()
+            connection.close()
+            inbox.close()
+            client.close()
+        return RunOutcome(
+            name=campaign.name, state=ledger.state, reason=ledger.state_reason, policy=kind,
+            status=campaign_status(ledger),
+        )  # fmt: skip
+
+
+def _fail(ledger: Ledger, exc: Exception) -> None:
+    if ledger.state in (CampaignState.running, CampaignState.paused):
+        ledger.set_state(CampaignState.failed, f"the runner failed: {exc}")
+
+
+def _drive(nodes: CampaignNodes, connection: sqlite3.Connection, thread: str) -> None:
+    """Invoke the graph: continue a cut-off round from its checkpoint, else start a round."""
+    graph = build_graph(nodes).compile(checkpointer=SqliteSaver(connection))
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
+    snapshot = graph.get_state(config)
+    if snapshot.next:
+        graph.invoke(None, config, durability="sync")
+    else:
+        graph.invoke({**snapshot.values, "ended": None}, config, durability="sync")
+
+
+def _check_ended(ledger: Ledger, start: Start) -> RunOutcome | None:
+    """An outcome when there is nothing to run; else set the state the runner starts in."""
+    state, campaign = ledger.state, ledger.campaign
+    if state is CampaignState.completed:
+        status = campaign_status(ledger)
+        best = status.best_trial.value if status.best_trial else None
+        if stop_reason(campaign, status.budget_used, best, ledger.started_at) is not None:
+            reason = (
+                f"{ledger.state_reason}. To run more trials, raise budget.max_trials (now "
+                f"{campaign.budget.max_trials}) in the config, or pass --max-trials N, and run it again."
+            )
+            return RunOutcome(name=campaign.name, state=state, reason=reason, already_ended=True, status=status)
+        ledger.set_state(CampaignState.running, "the budget was raised")
+    elif state is CampaignState.stopped and start is Start.run:
+        reason = f"{ledger.state_reason}. `autoresearch resume {campaign.name}` continues it."
+        return RunOutcome(
+            name=campaign.name, state=state, reason=reason, already_ended=True, status=campaign_status(ledger)
+        )
+    elif state is CampaignState.failed or (start is Start.resume and state is not CampaignState.running):
+        ledger.set_state(CampaignState.running, f"resumed from {state.value}")
+    return None
+
