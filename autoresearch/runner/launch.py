@@ -23,6 +23,7 @@ from skills.tracking import (
 
 from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
+from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class Launcher:
         self.mlflow = mlflow
         self.experiment_id = self._experiment()
         self._started = ledger.started_at.isoformat()
+        self.workspaces = Workspaces(ledger) if ledger.campaign.code else None
+        """Code-edit campaigns: each trial runs in its own workspace (its parent's code + its patch)."""
 
     def _experiment(self) -> str:
         experiment_id = ensure_experiment(self.mlflow, self.tracking, self.ledger.campaign.experiment)
@@ -68,6 +71,8 @@ class Launcher:
     def launch(self, trial: TrialRecord) -> Job:
         """Start trial `trial` (state proposed): same run and same job however often it is called."""
         number = trial.number
+        if self.workspaces is not None:
+            self.workspaces.prepare(number)  # PatchError: the caller fails the trial as bad_patch
         run_id = trial.mlflow_run_id or self._find_run(number) or self._create_run(trial)
         if trial.mlflow_run_id != run_id:
             self.ledger.set_mlflow_run(number, run_id)
@@ -97,6 +102,7 @@ class Launcher:
         params = [Param(key, str(value)) for key, value in trial.params.items()]
         if params:
             self.mlflow.log_batch(binding.run_id, params=params)
+        log_lineage(self.mlflow, binding.run_id, trial)
         return binding.run_id
 
     def _spec(self, trial: TrialRecord, run_id: str) -> JobSpec:
@@ -109,6 +115,7 @@ class Launcher:
             "MLFLOW_RUN_ID": run_id,
             "AR_CAMPAIGN": campaign.name,
             "AR_TRIAL": str(trial.number),
+            "AR_SEED": str(campaign.trial_seed(trial.number)),
         }
         labels = {
             "campaign": campaign.name,
@@ -120,7 +127,7 @@ class Launcher:
             name=f"{campaign.name}/trial-{trial.number}",
             argv=job_argv(campaign.render_command(trial.params, trial.number)),
             env=env,
-            cwd=str(campaign.cwd),
+            cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd),
             resources=Resources(gpus=settings.gpus),
             priority=settings.priority,
             preemptible=settings.preemptible,

@@ -6,7 +6,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from autoresearch.campaign import CampaignState, Ledger, StopReason, TrialRecord, TrialState, campaign_status, free_slots, stop_reason
+from autoresearch.campaign import CampaignState, Ledger, StopReason, TrialFailure, TrialRecord, TrialState, campaign_status, free_slots, stop_reason
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import Policy, PolicyContext, ReplanAction
 from autoresearch.runner.crash import crash_point
@@ -16,6 +16,7 @@ from autoresearch.runner.graph import RunnerState
 from autoresearch.runner.inbox import Inbox
 from autoresearch.runner.launch import Launcher
 from autoresearch.runner.steering import Handler, SteeringContext, drain
+from autoresearch.workspace import PatchError
 from compute import Client
 
 _CANCEL_ON = (StopReason.deadline, StopReason.target_reached)
@@ -83,7 +84,12 @@ class CampaignNodes:
         if self.ledger.state is not CampaignState.running:
             return {}
         for trial in self.ledger.unlaunched():
-            job = self.launcher.launch(trial)
+            try:
+                job = self.launcher.launch(trial)
+            except PatchError as exc:
+                self.ledger.fail(trial.number, TrialFailure.bad_patch, log_excerpt=str(exc))
+                self.display.event(f"trial {trial.number} failed: its patch does not apply: {exc}")
+                continue
             self.display.event(f"trial {trial.number} launched as {job.id}")
         return {}
 

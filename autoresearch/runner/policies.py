@@ -1,8 +1,8 @@
 """Building a campaign's policy: the one place `policy.kind` becomes a `Policy` object.
 
-`POLICY_BUILDERS` maps a resolved kind to a builder `(campaign, ledger) -> Policy`. The LLM
-policy registers itself there (`register_policy(PolicyKind.llm, build_llm_policy)`); until
-then `kind: llm` is refused with a clear message, and `kind: auto` falls back to Optuna.
+`POLICY_BUILDERS` maps a resolved kind to a builder `(campaign, ledger) -> Policy`: optuna,
+and llm (`build_llm_policy`: the provider from policy.provider/model/base_url/api_key_env).
+`register_policy` replaces a builder (tests use it for fast retries).
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from autoresearch.campaign import Campaign, Ledger, PolicyKind, resolve_policy_kind
-from autoresearch.policy import OptunaPolicy, Policy, PolicyError
+from autoresearch.policy import OptunaPolicy, Policy, PolicyError, build_llm_policy
 
 PolicyBuilder = Callable[[Campaign, Ledger], Policy]
 
 POLICY_BUILDERS: dict[PolicyKind, PolicyBuilder] = {
     PolicyKind.optuna: lambda campaign, ledger: OptunaPolicy(ledger, campaign.policy),
+    PolicyKind.llm: build_llm_policy,
 }
 """Resolved policy kind -> builder. Extension point for the LLM policy."""
 

@@ -1,0 +1,28 @@
+"""Pruning: intermediate values reach the ledger, losers are pruned and their jobs cancelled."""
+
+from __future__ import annotations
+
+from autoresearch.campaign import TrialState
+from autoresearch.runner import run_campaign
+from skills.tracking import mlflow_client
+from tests.runner.conftest import FAST, campaign_of, synthetic_config
+
+
+def test_the_median_pruner_stops_losing_trials_and_their_jobs_are_cancelled(compute_client, tracking):
+    data = synthetic_config(tracking, steps=20, step_seconds=0.1, budget={"max_trials": 14, "max_parallel": 3},
+                            policy={"pruner": "median", "sampler": "random", "seed": 3})  # fmt: skip
+    outcome = run_campaign(campaign_of(data), settings=FAST)
+
+    trials = outcome.status.trials
+    pruned = [t for t in trials if t.state is TrialState.pruned]
+    assert pruned, [(t.number, t.state, t.value) for t in trials]
+    assert {t.state for t in trials} <= {TrialState.complete, TrialState.pruned}
+    compute_client.wait([t.job_id for t in pruned], timeout=60)
+    mlflow = mlflow_client(tracking)
+    for t in pruned:
+        job = compute_client.get(t.job_id)
+        assert job.state.value == "cancelled"
+        assert any("pruned at step" in e.reason for e in compute_client.events(job_id=t.job_id))
+        steps = [m.step for m in mlflow.get_metric_history(t.mlflow_run_id, "objective")]
+        assert max(steps) < 20, "a pruned trial's job is stopped before its last step"
+        assert mlflow.get_run(t.mlflow_run_id).info.status == "KILLED"
