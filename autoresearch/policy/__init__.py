@@ -1,5 +1,6 @@
 """Policies: what proposes a campaign's trials (Optuna, or an LLM) and replans."""
 
+from autoresearch.policy.agent_skills import AgentContext, ResearchLogEntry, agent_registry
 from autoresearch.policy.base import (
     Policy,
     PolicyContext,
@@ -9,9 +10,16 @@ from autoresearch.policy.base import (
     ReplanAction,
     ReplanDecision,
 )
+from autoresearch.policy.lineage import Lineage, lineage
+from autoresearch.policy.llm_policy import LLMPolicy, build_llm_policy
 from autoresearch.policy.optuna_policy import OptunaPolicy, build_pruner, build_sampler
+from autoresearch.policy.toolloop import LoopOutcome, run_tool_loop
 
 __all__ = [
+    "AgentContext",
+    "LLMPolicy",
+    "Lineage",
+    "LoopOutcome",
     "OptunaPolicy",
     "Policy",
     "PolicyContext",
@@ -20,6 +28,11 @@ __all__ = [
     "Pruning",
     "ReplanAction",
     "ReplanDecision",
+    "ResearchLogEntry",
+    "agent_registry",
+    "build_llm_policy",
     "build_pruner",
     "build_sampler",
+    "lineage",
+    "run_tool_loop",
 ]

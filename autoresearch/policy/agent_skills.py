@@ -1,0 +1,362 @@
+"""The LLM policy's own skills: read the campaign's trials, ask Optuna, and finish a step.
+
+They run with an `AgentContext`: a SkillContext that also carries the campaign's ledger and,
+while proposing, how many trials may be proposed and from which parent. The finish skills
+(`propose_trials`, `write_research_log`) validate their input and leave the result on the
+context; a validation problem comes back to the model as a SkillError it can act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import optuna
+from pydantic import BaseModel, ConfigDict, Field
+
+from autoresearch.campaign import Ledger, Proposal, TrialFailure, TrialRecord, TrialState, check_params
+from autoresearch.workspace import PatchError, Workspaces
+from skills import ErrorCode, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry
+from skills.logs import ReadLogsInput, ReadLogsOutput, read_logs
+
+Text = Annotated[str, Field(min_length=1, max_length=4000)]
+
+
+class ResearchLogEntry(BaseModel):
+    """What the model wrote at a replan."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    learned: str
+    next: str
+    stop: bool = False
+    reason: str = ""
+
+
+@dataclass
+class AgentContext(SkillContext):
+    """A SkillContext for one step of the LLM policy."""
+
+    ledger: Ledger | None = None
+    """The campaign's ledger (read only, except through the finish skills' results)."""
+    workspaces: Workspaces | None = None
+    """Code-edit campaigns: where patches are checked against the parent's files."""
+    slots: int = 0
+    """Propose: the most trials `propose_trials` accepts."""
+    parent: int | None = None
+    """Propose: the trial new code starts from unless a proposal names another."""
+    proposals: list[Proposal] | None = None
+    """Set by a valid `propose_trials` call."""
+    log_entry: ResearchLogEntry | None = None
+    """Set by a valid `write_research_log` call."""
+
+
+def _ledger(ctx: SkillContext) -> Ledger:
+    if not isinstance(ctx, AgentContext) or ctx.ledger is None:
+        raise SkillFailure(ErrorCode.failed, "this skill works only inside a campaign's LLM policy (needs the ledger)")
+    return ctx.ledger
+
+
+# --- reading trials --------------------------------------------------------------------
+
+
+class TrialRow(BaseModel):
+    """A trial in brief."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    state: TrialState
+    value: float | None = None
+    params: dict[str, Any] = {}
+    parent_trial: int | None = None
+    rerun_of: int | None = None
+    has_patch: bool = False
+    hypothesis: str = ""
+    failure_class: TrialFailure | None = None
+
+    @classmethod
+    def of(cls, t: TrialRecord) -> TrialRow:
+        return cls(
+            number=t.number, state=t.state, value=t.value, params=t.params, parent_trial=t.parent_trial,
+            rerun_of=t.rerun_of, has_patch=bool(t.patch), hypothesis=t.hypothesis[:300], failure_class=t.failure_class,
+        )  # fmt: skip
+
+
+class ListTrialsInput(SkillInput):
+    state: TrialState | None = None
+    """Only trials in this state; default all."""
+    offset: Annotated[int, Field(ge=0)] = 0
+    """Skip this many (oldest first)."""
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+    """At most this many."""
+
+
+class ListTrialsOutput(SkillOutput):
+    total: int
+    """Trials matching the filter."""
+    trials: list[TrialRow]
+    next_offset: int | None = None
+    """Offset of the next page; None at the end."""
+
+
+def list_trials(ctx: SkillContext, args: ListTrialsInput) -> ListTrialsOutput:
+    """List the campaign's trials (oldest first, paginated), optionally only those in one state."""
+    trials = [t for t in _ledger(ctx).trials() if args.state is None or t.state is args.state]
+    page = trials[args.offset : args.offset + args.limit]
+    end = args.offset + len(page)
+    rows = [TrialRow.of(t) for t in page]
+    return ListTrialsOutput(total=len(trials), trials=rows, next_offset=end if end < len(trials) else None)
+
+
+class BestTrialsInput(SkillInput):
+    k: Annotated[int, Field(ge=1, le=50)] = 5
+    """How many."""
+
+
+class BestTrialsOutput(SkillOutput):
+    trials: list[TrialRow]
+    """Complete trials, best first."""
+
+
+def best_trials(ctx: SkillContext, args: BestTrialsInput) -> BestTrialsOutput:
+    """The k best complete trials, best first."""
+    ledger = _ledger(ctx)
+    sign = 1.0 if ledger.campaign.objective.mode.value == "min" else -1.0
+    done = [t for t in ledger.trials() if t.state is TrialState.complete and t.value is not None]
+    done.sort(key=lambda t: (sign * t.value, t.number))
+    return BestTrialsOutput(trials=[TrialRow.of(t) for t in done[: args.k]])
+
+
+class TrialDetailsInput(SkillInput):
+    number: Annotated[int, Field(ge=0)]
+    """The trial number."""
+    max_points: Annotated[int, Field(ge=2, le=200)] = 20
+    """At most this many points of the intermediate curve (first, last and best always kept)."""
+
+
+class TrialDetailsOutput(SkillOutput):
+    trial: TrialRow
+    rationale: str
+    expected_effect: str
+    patch: str | None
+    curve: list[tuple[int, float]]
+    """(step, value) of the objective while it ran, downsampled."""
+    curve_points: int
+    """Points the full curve has."""
+    log_excerpt: str | None
+    """Failed: the end of the log. Cancelled: why."""
+    job_id: str | None
+    mlflow_run_id: str | None
+
+
+def trial_details(ctx: SkillContext, args: TrialDetailsInput) -> TrialDetailsOutput:
+    """One trial in full: params, value, patch, hypothesis, its intermediate curve, and for a failed
+    trial the failure class and the end of its log."""
+    ledger = _ledger(ctx)
+    numbers = [t.number for t in ledger.trials()]
+    if args.number not in numbers:
+        raise SkillFailure(ErrorCode.not_found, f"no trial {args.number}; trials are 0..{len(numbers) - 1}", "number")
+    t = ledger.trial(args.number)
+    better = ledger.campaign.objective.better
+    return TrialDetailsOutput(
+        trial=TrialRow.of(t), rationale=t.rationale, expected_effect=t.expected_effect, patch=t.patch,
+        curve=downsample(t.intermediate_values, args.max_points, better), curve_points=len(t.intermediate_values),
+        log_excerpt=t.log_excerpt, job_id=t.job_id, mlflow_run_id=t.mlflow_run_id,
+    )  # fmt: skip
+
+
+def downsample(values: dict[int, float], limit: int, better: Any) -> list[tuple[int, float]]:
+    """At most `limit` evenly spaced points of a curve, always with its first, last and best."""
+    points = sorted(values.items())
+    if len(points) <= limit:
+        return points
+    best = 0
+    for i, (_, v) in enumerate(points):
+        if better(v, points[best][1]):
+            best = i
+    keep = {0, len(points) - 1, best}
+    slots = limit - len(keep)
+    keep |= {round(k * (len(points) - 1) / (slots + 1)) for k in range(1, slots + 1)}
+    return [points[i] for i in sorted(keep)][:limit]
+
+
+class SuggestInput(SkillInput):
+    n: Annotated[int, Field(ge=1, le=10)] = 1
+    """How many suggestions."""
+
+
+class SuggestOutput(SkillOutput):
+    suggestions: list[dict[str, Any]]
+    """Parameter sets TPE would try next, in order."""
+    based_on: int
+    """Complete trials the sampler learned from."""
+
+
+def suggest_with_optuna(ctx: SkillContext, args: SuggestInput) -> SuggestOutput:
+    """What Optuna's TPE sampler would try next, learned from the complete trials. Costs no trial:
+    it runs on a throwaway in-memory copy of the study."""
+    ledger = _ledger(ctx)
+    campaign = ledger.campaign
+    space = campaign.search_space
+    if not space:
+        raise SkillFailure(ErrorCode.failed, "this campaign has no search space: nothing for Optuna to suggest")
+    trials = ledger.trials()
+    seed = None if campaign.policy.seed is None else campaign.policy.seed + len(trials)
+    sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True, constant_liar=True)
+    study = optuna.create_study(direction=campaign.objective.direction, sampler=sampler)
+    distributions = {name: spec.distribution() for name, spec in space.items()}
+    based_on = 0
+    for t in trials:
+        if t.state is TrialState.complete and t.value is not None and set(t.params) == set(space):
+            study.add_trial(optuna.trial.create_trial(params=t.params, distributions=distributions, value=t.value))
+            based_on += 1
+    suggestions = []
+    for _ in range(args.n):
+        trial = study.ask()
+        suggestions.append({name: spec.suggest(trial, name) for name, spec in space.items()})
+    return SuggestOutput(suggestions=suggestions, based_on=based_on)
+
+
+class TrialLogsInput(SkillInput):
+    number: Annotated[int, Field(ge=0)]
+    """The trial number."""
+    tail: Annotated[int, Field(ge=1, le=2000)] | None = None
+    """The last N lines (default 100)."""
+    grep: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+    """Only lines matching this Python regex."""
+
+
+def read_trial_logs(ctx: SkillContext, args: TrialLogsInput) -> ReadLogsOutput:
+    """Read the log of a trial's job: its last lines, or the lines matching a regex."""
+    ledger = _ledger(ctx)
+    trial = ledger.trial(args.number)
+    if trial.job_id is None:
+        message = f"trial {args.number} has no job yet (it is {trial.state.value})"
+        raise SkillFailure(ErrorCode.not_found, message, "number")
+    tail = args.tail if args.grep is None else None
+    return read_logs(ctx, ReadLogsInput(job_id=trial.job_id, tail=tail, grep=args.grep))
+
+
+# --- finishing a step ------------------------------------------------------------------
+
+
+class TrialIdea(SkillInput):
+    params: dict[str, float | int | str | bool | None] = {}
+    """A value for every search-space parameter (empty when the campaign has no search space)."""
+    patch: Annotated[str, Field(max_length=100_000)] | None = None
+    """Code-edit campaigns: search/replace blocks or a unified diff against the parent's editable files."""
+    parent_trial: Annotated[int, Field(ge=0)] | None = None
+    """Code-edit campaigns: the complete trial whose code to start from; default the current best."""
+    hypothesis: Text
+    """What this trial tests."""
+    expected_effect: Text
+    """What you expect the objective to do, and roughly by how much."""
+    rationale: Annotated[str, Field(max_length=4000)] = ""
+    """Why this trial now, given the history."""
+
+
+class ProposeTrialsInput(SkillInput):
+    trials: Annotated[list[TrialIdea], Field(min_length=1, max_length=64)]
+    """The trials to run, at most as many as the prompt allows."""
+
+
+class ProposeTrialsOutput(SkillOutput):
+    accepted: int
+    """Trials accepted; they will be launched."""
+
+
+def propose_trials(ctx: SkillContext, args: ProposeTrialsInput) -> ProposeTrialsOutput:
+    """Finish proposing: the trials to run next, each with params inside the search space and/or a
+    code patch, a hypothesis and an expected effect. Errors name every problem; fix them and call again."""
+    ledger = _ledger(ctx)
+    assert isinstance(ctx, AgentContext)
+    if len(args.trials) > ctx.slots:
+        message = f"propose at most {ctx.slots} trial(s) now, not {len(args.trials)}"
+        raise SkillFailure(ErrorCode.invalid_arguments, message, "trials")
+    campaign = ledger.campaign
+    known = {t.number: t for t in ledger.trials()}
+    seen = {_key(t.params, t.patch, t.parent_trial) for t in known.values() if t.state is not TrialState.cancelled}
+    problems: list[str] = []
+    proposals: list[Proposal] = []
+    for i, idea in enumerate(args.trials):
+        where = f"trials[{i}]"
+        try:
+            params = check_params(campaign.search_space, idea.params)
+        except ValueError as exc:
+            problems.append(f"{where}.params: {exc}")
+            continue
+        parent = ctx.parent if idea.parent_trial is None else idea.parent_trial
+        if campaign.code is None and (idea.patch or idea.parent_trial is not None):
+            problems.append(f"{where}: this campaign has no editable code (no `code:` section); send params only")
+            continue
+        if idea.parent_trial is not None and (parent not in known or known[parent].state is not TrialState.complete):
+            problems.append(f"{where}.parent_trial: trial {parent} is not complete; omit it to start from the best")
+            continue
+        if idea.patch and ctx.workspaces is not None:
+            try:
+                ctx.workspaces.check(idea.patch, parent)
+            except PatchError as exc:
+                problems.append(f"{where}.patch: {exc}")
+                continue
+        key = _key(params, idea.patch, parent if campaign.code else None)
+        if key in seen:
+            problems.append(f"{where}: the same params and code as an earlier trial; change something")
+            continue
+        seen.add(key)
+        proposals.append(Proposal(
+            params=params, patch=idea.patch, parent_trial=parent if campaign.code else None,
+            rationale=idea.rationale, hypothesis=idea.hypothesis, expected_effect=idea.expected_effect,
+        ))  # fmt: skip
+    if problems:
+        raise SkillFailure(ErrorCode.invalid_arguments, "no trial was accepted: " + " | ".join(problems), "trials")
+    ctx.proposals = proposals
+    return ProposeTrialsOutput(accepted=len(proposals))
+
+
+def _key(params: dict[str, Any], patch: str | None, parent: int | None) -> tuple[str, str, int | None]:
+    return repr(sorted(params.items())), patch or "", parent
+
+
+class ResearchLogInput(SkillInput):
+    learned: Text
+    """What the results since the last entry show (cite trial numbers and values)."""
+    next: Text
+    """What to try next, and why."""
+    stop: bool = False
+    """True to end the campaign: further trials are unlikely to help."""
+    reason: Annotated[str, Field(max_length=2000)] = ""
+    """Why continue or stop (required when stop is true)."""
+
+
+class ResearchLogOutput(SkillOutput):
+    recorded: bool
+
+
+def write_research_log(ctx: SkillContext, args: ResearchLogInput) -> ResearchLogOutput:
+    """Finish the replan: record what was learned and what comes next in the research log (it is
+    shown to you at every later step, and in the report); optionally stop the campaign."""
+    _ledger(ctx)
+    assert isinstance(ctx, AgentContext)
+    if args.stop and not args.reason.strip():
+        raise SkillFailure(ErrorCode.invalid_arguments, "stop is true: give the reason for stopping", "reason")
+    ctx.log_entry = ResearchLogEntry(learned=args.learned, next=args.next, stop=args.stop, reason=args.reason)
+    return ResearchLogOutput(recorded=True)
+
+
+AGENT_SKILLS = (
+    list_trials, best_trials, trial_details, suggest_with_optuna, read_trial_logs, propose_trials, write_research_log,
+)  # fmt: skip
+READ_TOOLS = (
+    "list_trials", "best_trials", "trial_details", "read_trial_logs", "suggest_with_optuna",
+    "job_status", "fetch_metrics",
+)  # fmt: skip
+"""Tools offered in both steps (compute skills that change jobs are not offered)."""
+
+
+def agent_registry() -> SkillRegistry:
+    """The built-in compute skills and the policy's own."""
+    registry = builtin_registry()
+    for fn in AGENT_SKILLS:
+        registry.add(fn)
+    return registry
