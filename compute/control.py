@@ -25,6 +25,7 @@ from compute.daemon import Daemon
 from compute.daemon_config import DaemonConfig
 from compute.errors import ComputeError, DaemonAlreadyRunning
 from compute.gpus import plan_nodes
+from compute.health import FaultInjector, HealthMonitor
 from compute.paths import ComputePaths
 
 _LOCK_TRIES_S = 2.0  # a client probing the lock holds it for microseconds
@@ -163,7 +164,8 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(address)
     nodes = plan_nodes(config.gpus, config.virtual_nodes, config.gpus_per_node)
-    daemon = Daemon(paths, config, LocalBackend(nodes, paths.run_dir))
+    daemon = Daemon(paths, config, LocalBackend(nodes, paths.run_dir),
+                    health=HealthMonitor(config.health, faults=FaultInjector(paths.faults)))
     info = {"pid": os.getpid(), "started_at": time.time(), "backend": "local", "config": config.model_dump(),
             "socket": address.replace("\0", "@"), "nodes": [n.model_dump(mode="json") for n in nodes], "ready": True}
     try:

@@ -19,6 +19,14 @@ and the next daemon adopts the attempts that still run and settles those that en
 meanwhile (exit status from their exit files; none -> lost, requeued). SIGUSR1
 (`compute down --stop-jobs`) first stops every attempt (SIGTERM, grace, SIGKILL) and
 requeues its job, then exits.
+
+Health (with a `HealthMonitor`): probes run in the monitor's threads and wake the loop
+when they finish. A node takes work only while active with a fresh passing probe (so it
+is probed before its first job and again past the TTL); a multi-GPU job also needs a
+fresh NCCL check there. Every probe result is an event; a quarantined node's running
+attempts are stopped and requeued elsewhere without spending retries; failed attempts
+are classified by the monitor's rules, and infra failures count against their node.
+Fault drills armed on a virtual node kill its running attempts the fault's way.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from compute.backends.base import AttemptExit, Backend, LaunchRequest, WakesDaemon, Warms
@@ -40,24 +49,19 @@ from compute.container import container_argv
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, StopReason, decide_ending
 from compute.errors import ComputeError
-from compute.failures import classify_failure
+from compute.health import MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor
 from compute.lifecycle import (
     LiveAttempt, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
-    record_handle, request_stop, start_attempt, sync_nodes, update_node,
+    record_handle, request_stop, start_attempt, sync_nodes,
 )
+from compute.nodes import record_health
 from compute.paths import ComputePaths
-from compute.records import AttemptOutcome, FailureClass, Node, NodeState
-from compute.scheduler import NodeView, Placement, RunningAttempt, SchedulerConfig, schedule
+from compute.records import AttemptOutcome, FailureClass, NodeState
+from compute.scheduler import NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
 from compute.spec import JobSpec
 from compute.store import Store
 
 log = logging.getLogger("compute.daemon")
-
-Classifier = Callable[[int, "int | None", str], FailureClass]
-HealthCheck = Callable[[list[Node], float], list[Node]]
-"""Given the nodes and the time, return the nodes whose state or health changed (with
-their new `state`, `health`, `reason`, `last_probe_at`). Quarantined nodes get no new
-work and their running attempts are stopped and requeued elsewhere."""
 
 _LOG_TAIL_BYTES = 4096
 
@@ -66,12 +70,14 @@ class Daemon:
     """The scheduling loop over one store and one backend (see the module docstring)."""
 
     def __init__(self, paths: ComputePaths, config: DaemonConfig, backend: Backend,
-                 classify: Classifier = classify_failure, health_check: HealthCheck | None = None) -> None:
+                 health: HealthMonitor | None = None) -> None:
         self.paths = paths
         self.config = config
         self.backend = backend
-        self.classify = classify
-        self.health_check = health_check
+        self.health = health
+        """Probes, quarantine and fault drills; None: every active node takes work, no probes."""
+        self.classifier = health.classifier if health is not None else Classifier()
+        """Classifies failed attempts (infra, user, resource)."""
         self.store = Store(paths)
         self.sched_config = SchedulerConfig(min_runtime_s=config.min_runtime_s, aging_s=config.aging_s)
         self.draining = False
@@ -85,6 +91,8 @@ class Daemon:
     def start(self) -> None:
         """Register the backend's nodes and adopt attempts an earlier daemon left running."""
         self.nodes = sync_nodes(self.store, self.backend.nodes())
+        if self.health is not None:
+            self.health.check(self.nodes, time.time())  # track the nodes; their preflight probes start
         for attempt in live_attempts(self.store):
             ended = self._poll(attempt)
             if ended is not None:
@@ -118,7 +126,8 @@ class Daemon:
         if wake is not None:
             deadlines.append(wake)
         if pending:
-            decision = schedule(pending, self._views(running, stopping), self._node_views(), now, self.sched_config)
+            pending, nodes = self._placeable(pending, now)
+            decision = schedule(pending, self._views(running, stopping), nodes, now, self.sched_config)
             by_key = {(a.job_id, a.number): a for a in running}
             for p in decision.preempt:
                 victim = by_key[(p.job_id, p.attempt)]
@@ -176,17 +185,29 @@ class Daemon:
         return now + grace
 
     def _check_health(self, now: float, running: list[LiveAttempt], stopping: set[str]) -> None:
-        """The one place per tick where node health is checked (no-op without a health_check)."""
-        if self.health_check is None:
+        """The one place per tick where node health is checked (no-op without a monitor):
+        fault drills first (they fail running attempts before a probe takes the fault), then
+        the monitor's step, whose verdicts and probe results go to the store. A quarantined
+        node's attempts are stopped and requeued; a cordoned node's attempts run on."""
+        if self.health is None:
             return
-        for node in self.health_check(list(self.nodes), now):
-            update_node(self.store, node, node.reason)
-            if node.state != NodeState.active:
-                for attempt in running:
-                    if attempt.node == node.name and attempt.key not in stopping:
-                        reason = f"node {node.name} {node.state.value}: {node.reason}"
-                        self._stop(attempt, StopReason.quarantine, reason, now)
-                        stopping.add(attempt.key)
+        live = [a for a in running if a.key not in stopping]
+        for fault in self.health.take_faults({a.node for a in live}):
+            for attempt in (a for a in live if a.node == fault.node):
+                _append_log(attempt.log_path, fault.log_lines())
+                self.backend.signal(attempt.key, signal.SIGKILL)
+                mark_killed(self.store, attempt, f"fault drill '{fault.kind.value}' on node {fault.node}: SIGKILL")
+                stopping.add(attempt.key)
+        before = {n.name: n for n in self.store.nodes()}
+        changed = self.health.check(list(before.values()), now)
+        record_health(self.store, before, changed, self.health.take_reports())
+        for node in (n for n in changed if n.state is NodeState.quarantined):
+            reason = f"node {node.name} quarantined: {node.reason}"
+            for attempt in running:
+                if attempt.node == node.name and attempt.key not in stopping:
+                    _append_log(attempt.log_path, [f"{MONITOR_KILL_MARKER}: {reason}"])
+                    self._stop(attempt, StopReason.quarantine, reason, now)
+                    stopping.add(attempt.key)
         self.nodes = self.store.nodes()
 
     def _views(self, running: list[LiveAttempt], stopping: set[str]) -> list[RunningAttempt]:
@@ -196,8 +217,26 @@ class Daemon:
             for a in running
         ]
 
-    def _node_views(self) -> list[NodeView]:
-        return [NodeView(n.name, tuple(n.gpus), n.state == NodeState.active) for n in self.nodes]
+    def _placeable(self, pending: list[PendingJob], now: float) -> tuple[list[PendingJob], list[NodeView]]:
+        """The nodes that may take work now (active, with a fresh passing probe) and each job's
+        exclusions: multi-GPU jobs also skip nodes without a fresh NCCL check. A job whose every
+        node big enough is excluded by its past infra failures (a one-node host) may go back."""
+        health = self.health
+        views = [NodeView(n.name, tuple(n.gpus),
+                          n.state is NodeState.active and (health is None or health.ready(n.name, now)))
+                 for n in self.nodes]
+        no_nccl: frozenset[str] = frozenset()
+        if health is not None and any(j.gpus >= 2 for j in pending):
+            no_nccl = frozenset(v.name for v in views if v.schedulable and not health.ready(v.name, now, 2))
+        jobs = []
+        for job in pending:
+            excluded = job.excluded_nodes
+            if excluded and all(v.name in excluded for v in views if len(v.gpus) >= job.gpus):
+                excluded = frozenset()
+            if job.gpus >= 2:
+                excluded |= no_nccl
+            jobs.append(job if excluded == job.excluded_nodes else replace(job, excluded_nodes=excluded))
+        return jobs, views
 
     # -- starting and ending attempts -----------------------------------------------
 
@@ -238,16 +277,24 @@ class Daemon:
         code = ended.exit_code
         tail = _log_tail(attempt.log_path)
         budget = job_budget_row(self.store, attempt.job_id)
+        verdict: list[Classification] = []
+
+        def classify() -> FailureClass:
+            verdict.append(self.classifier.classify(code, tail))
+            return verdict[-1].failure_class
+
+        now = time.time()
         ending = decide_ending(
-            number=attempt.number, node=attempt.node, stop=attempt.stop, exit_code=code,
-            classify=lambda: self.classify(code or 0, -code if code is not None and code < 0 else None, tail),
+            number=attempt.number, node=attempt.node, stop=attempt.stop, exit_code=code, classify=classify,
             budget=JobBudget(budget["retries_used"], budget["max_retries"], budget["infra_retries_used"],
                              self.config.max_infra_retries, budget["backoff_s"], budget["cancel_requested"] is not None),
-            now=time.time(), jitter=random.uniform(0.5, 1.5),
+            now=now, jitter=random.uniform(0.5, 1.5),
         )
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
-        excerpt = "\n".join(tail.splitlines()[-20:]) if failed else None
+        excerpt = _excerpt(tail, verdict[0] if verdict else None) if failed else None
         end_attempt(self.store, attempt, ending, code, excerpt)
+        if self.health is not None and verdict and ending.failure_class is FailureClass.infra:
+            self.health.on_infra_failure(attempt.node, attempt.job_id, now)
         self._tracked.discard(attempt.key)
         self.backend.release(attempt.key)
         log.info("%s attempt %d: %s", attempt.job_id, attempt.number, ending.reason)
@@ -263,6 +310,8 @@ class Daemon:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "exiting", True))
         signal.signal(signal.SIGINT, lambda *_: setattr(self, "exiting", True))
         signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "draining", True))
+        if self.health is not None:
+            self.health.on_done = lambda: _poke(wake_w)
         self.start()
         on_ready()
         while True:
@@ -285,6 +334,8 @@ class Daemon:
                     _drain(s)
         reason = "stopped jobs and exited" if self.draining else "exited; running attempts keep running"
         daemon_event(self.store, "daemon_stopped", reason)
+        if self.health is not None:
+            self.health.close()
         self.backend.close()
         self.store.close()
 
@@ -306,6 +357,30 @@ def _log_tail(path: str) -> str:
             return fh.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def _excerpt(tail: str, verdict: Classification | None) -> str:
+    """The last 20 lines of a failed attempt's log, after the classifier's verdict on them."""
+    lines = tail.splitlines()[-20:]
+    if verdict is not None:
+        said = f"[autoresearch] {verdict.failure_class.value} failure (rule {verdict.rule}): {verdict.explanation}"
+        lines = [said, *([f"[autoresearch] matched: {verdict.line}"] if verdict.line else []), *lines]
+    return "\n".join(lines)
+
+
+def _append_log(path: str, lines: list[str]) -> None:
+    try:
+        with open(path, "a") as fh:
+            fh.write("".join(f"{line}\n" for line in lines))
+    except OSError:
+        log.warning("could not append to %s", path)
+
+
+def _poke(sock: socket.socket) -> None:
+    try:
+        sock.send(b"h")
+    except OSError:  # full (a wake-up is pending anyway) or closed (shutting down)
+        pass
 
 
 def _drain(sock: socket.socket) -> None:

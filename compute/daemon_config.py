@@ -6,6 +6,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compute.health.config import HealthConfig
+
 
 class DaemonConfig(BaseModel):
     """Settings of one per-host daemon; passed to it as JSON when it is spawned."""
@@ -28,3 +30,5 @@ class DaemonConfig(BaseModel):
     """Longest sleep between ticks when nothing wakes the daemon."""
     max_infra_retries: Annotated[int, Field(ge=0, le=100)] = 3
     """Requeues after infra failures per job, before the job fails."""
+    health: HealthConfig = Field(default_factory=HealthConfig)
+    """Node probes, quarantine and failure rules (`compute up --health-config FILE`)."""

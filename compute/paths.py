@@ -70,6 +70,11 @@ class ComputePaths:
         digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:24]
         return f"\0autoresearch-compute-{digest}"
 
+    @property
+    def faults(self) -> Path:
+        """Fault drills armed on virtual nodes, one `<node>.json` each (`compute inject-fault`)."""
+        return self.root / "faults"
+
     def log_path(self, job_id: str, attempt: int) -> Path:
         return self.root / "logs" / job_id / f"attempt-{attempt}.log"
 

@@ -5,7 +5,7 @@ The daemon talks to `HealthMonitor`; the pieces below it are usable on their own
 
 from compute.health.classifier import Classification, Classifier, Rule, load_rules, signal_of
 from compute.health.command import CommandProbe
-from compute.health.config import HealthConfig
+from compute.health.config import HealthConfig, load_health_config
 from compute.health.faults import MONITOR_KILL_MARKER, Fault, FaultInjector, FaultKind, FaultRefused
 from compute.health.gpu import GpuProbe, GpuReading, GpuThresholds, NvidiaSmiOutput, evaluate, parse_nvidia_smi
 from compute.health.monitor import HealthMonitor, build_probes
@@ -55,6 +55,7 @@ __all__ = [
     "combine",
     "cuda_checks",
     "evaluate",
+    "load_health_config",
     "load_rules",
     "nccl_applies",
     "nccl_checks",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from compute.health.classifier import load_rules
 from compute.health.gpu import GpuThresholds
 
 Seconds = Annotated[float, Field(gt=0)]
@@ -65,3 +69,33 @@ class HealthConfig(BaseModel):
         if self.command is not None and (not self.command or not self.command[0]):
             raise ValueError("command is empty: give the health check as a list, e.g. ['/etc/gpu-check.sh']")
         return self
+
+
+def load_health_config(path: str | Path) -> HealthConfig:
+    """A `HealthConfig` from a YAML or JSON file (`compute up --health-config FILE`).
+
+    A relative `failure_rules` path is taken relative to the file, and the rules are loaded
+    once here, so a bad rule is reported at `compute up` (file, rule, field), not by the daemon.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the health config ({exc.strerror})") from None
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of health settings (probe_interval_s: 60 ...), "
+                         f"got {type(data).__name__}")
+    rules = data.get("failure_rules")
+    if isinstance(rules, str) and not Path(rules).is_absolute():
+        data["failure_rules"] = str((path.parent / rules).resolve())
+    try:
+        config = HealthConfig.model_validate(data)
+    except ValidationError as exc:
+        errors = "; ".join(f"field {'.'.join(map(str, e['loc'])) or '(whole)'}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"{path}: invalid health config: {errors}") from None
+    if config.failure_rules is not None:
+        load_rules(config.failure_rules)
+    return config

@@ -126,6 +126,14 @@ class FaultInjector:
             self._write(fault)
         return fault
 
+    def armed(self) -> list[str]:
+        """Nodes with a fault file (one directory listing: cheap enough for every daemon tick)."""
+        try:
+            names = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        return sorted(n.removesuffix(".json") for n in names if n.endswith(".json"))
+
     def pending(self, node: str) -> Fault | None:
         """The fault armed on `node`, if any (without consuming it)."""
         with self._lock:

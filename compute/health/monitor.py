@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from compute.health.classifier import Classification, Classifier
@@ -66,7 +66,11 @@ class HealthMonitor:
         self.policy = QuarantinePolicy(self.config)
         self.classifier = Classifier.from_config(self.config.failure_rules)
         """Built-in failure rules after those of `config.failure_rules`."""
+        self.on_done: Callable[[], None] = lambda: None
+        """Called from a probe thread each time a probe finishes (the daemon wakes its loop here)."""
         self._changed: dict[str, NodeDecision] = {}
+        self._reports: list[HealthReport] = []
+        self._faults_seen: dict[str, float] = {}
         self._nccl_wanted: set[str] = set()
         self._pool = ThreadPoolExecutor(self.config.probe_workers, thread_name_prefix="health-probe")
         self._in_flight: dict[str, Future[HealthReport]] = {}
@@ -135,7 +139,9 @@ class HealthMonitor:
                 if d.node in self._in_flight:
                     continue
                 target = self.policy.get(d.node).target
-                self._in_flight[d.node] = self._pool.submit(self._run, target, d.include_nccl)
+                future = self._pool.submit(self._run, target, d.include_nccl)
+                future.add_done_callback(lambda _: self.on_done())
+                self._in_flight[d.node] = future
                 started.append(d.node)
         return started
 
@@ -190,12 +196,18 @@ class HealthMonitor:
         for report in self.poll():
             if report.node in by_name:
                 self.on_report(report, now)
+                self._reports.append(report)
         changed, self._changed = self._changed, {}
         return [
             by_name[name].model_copy(update={"state": d.state, "health": d.health, "reason": d.reason,
                                              "last_probe_at": self.policy.get(name).last_probe_at})
             for name, d in changed.items() if name in by_name
         ]
+
+    def take_reports(self) -> list[HealthReport]:
+        """The probe reports `check` applied since the last call (the daemon stores them as events)."""
+        reports, self._reports = self._reports, []
+        return reports
 
     def _mirror(self, node: Node, now: float) -> None:
         target = NodeTarget.of(node)
@@ -231,6 +243,27 @@ class HealthMonitor:
     def request_probe(self, node: str) -> None:
         """Probe `node` at the next `due`, whatever its schedule says."""
         self.policy.request_probe(node)
+
+    def take_faults(self, busy: Collection[str]) -> list[Fault]:
+        """Faults armed in the fault directory, by anyone (the CLI writes the files): each new one
+        puts its node's probe first in line, and those on `busy` nodes (nodes with running
+        attempts) are returned with their attempt part consumed: kill those attempts now and
+        append `fault.log_lines()` to their logs. One directory listing per call; call it
+        before `check`, so a running attempt fails the fault's way before the probe takes it."""
+        if self.faults is None:
+            return []
+        taken = []
+        tracked = {n.target.name for n in self.policy.nodes()}
+        for name in self.faults.armed():
+            fault = self.faults.pending(name) if name in tracked else None
+            if fault is None:
+                continue
+            if self._faults_seen.get(name) != fault.injected_at:
+                self._faults_seen[name] = fault.injected_at
+                self.policy.request_probe(name)
+            if name in busy and (attempt := self.faults.take_attempt_fault(name)) is not None:
+                taken.append(attempt)
+        return taken
 
     def attempt_fault(self, node: str) -> Fault | None:
         """A fault that should fail the node's running attempts now (consumed). Call it for nodes
