@@ -5,7 +5,9 @@ requests into the durable store and wakes the daemon, which runs attempts throug
 `Backend` (local subprocesses here; Ray elsewhere).
 """
 
-from compute.backends.base import AttemptExit, Backend, LaunchError, LaunchRequest, WakesDaemon, Warms
+from compute.backends.base import (
+    AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, WakesDaemon, Warms,
+)
 from compute.backends.local import LocalBackend
 from compute.client import Client
 from compute.container import container_argv
@@ -27,7 +29,7 @@ from compute.spec import JobSpec, Priority, Resources, parse_priority, priority_
 from compute.store import Store
 
 __all__ = [
-    "Attempt", "AttemptExit", "AttemptOutcome", "Backend", "Client", "ComputeError", "ComputePaths",
+    "Attempt", "AttemptExit", "AttemptOutcome", "Backend", "ChangesNodes", "Client", "ComputeError", "ComputePaths",
     "DaemonAlreadyRunning", "DaemonConfig", "DaemonNotRunning", "Daemon", "Decision", "Event",
     "FailureClass", "HealthStatus", "Job", "JobNotFound", "JobSpec", "JobState", "LaunchError",
     "LaunchRequest", "LocalBackend", "Node", "NodeState", "NodeView", "PendingJob", "Placement",

@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import compute
-from compute.backends.local import LocalBackend
+from compute.backends.choose import make_backend, monitor_probes
 from compute.daemon import Daemon
 from compute.daemon_config import DaemonConfig
 from compute.errors import ComputeError, DaemonAlreadyRunning
-from compute.gpus import plan_nodes
 from compute.health import FaultInjector, HealthMonitor
 from compute.paths import ComputePaths
 
@@ -163,10 +162,12 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
         Path(address).unlink(missing_ok=True)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(address)
-    nodes = plan_nodes(config.gpus, config.virtual_nodes, config.gpus_per_node)
-    daemon = Daemon(paths, config, LocalBackend(nodes, paths.run_dir),
-                    health=HealthMonitor(config.health, faults=FaultInjector(paths.faults)))
-    info = {"pid": os.getpid(), "started_at": time.time(), "backend": "local", "config": config.model_dump(),
+    backend = make_backend(paths, config)
+    nodes = backend.nodes()
+    daemon = Daemon(paths, config, backend,
+                    health=HealthMonitor(config.health, faults=FaultInjector(paths.faults),
+                                         **monitor_probes(backend, config.health)))
+    info = {"pid": os.getpid(), "started_at": time.time(), "backend": backend.name, "config": config.model_dump(),
             "socket": address.replace("\0", "@"), "nodes": [n.model_dump(mode="json") for n in nodes], "ready": True}
     try:
         daemon.serve(sock, on_ready=lambda: paths.daemon_info.write_text(json.dumps(info, indent=2)))

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from compute.backends.base import AttemptExit, Backend, LaunchRequest, WakesDaemon, Warms
+from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchRequest, WakesDaemon, Warms
 from compute.container import container_argv
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, StopReason, decide_ending
@@ -104,6 +104,8 @@ class Daemon:
     def tick(self) -> float | None:
         """Do everything that is due; return the next time something will be due (or None)."""
         now = time.time()
+        if isinstance(self.backend, ChangesNodes) and (offered := self.backend.nodes_changed()) is not None:
+            self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left
         deadlines: list[float] = []
         running: list[LiveAttempt] = []
         for attempt in live_attempts(self.store):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from compute.backends.ray_address import resolve_ray_address
+from compute.errors import ComputeError
 from compute.health.config import HealthConfig
 
 
@@ -32,3 +34,16 @@ class DaemonConfig(BaseModel):
     """Requeues after infra failures per job, before the job fails."""
     health: HealthConfig = Field(default_factory=HealthConfig)
     """Node probes, quarantine and failure rules (`compute up --health-config FILE`)."""
+    backend: Literal["local", "ray"] = "local"
+    """Where attempts run: `local` subprocesses, or the nodes of a Ray cluster (`--backend ray`)."""
+    ray_address: str | None = None
+    """The Ray cluster (`--address`, see compute.backends.ray_address); None: a local Ray instance."""
+
+    @field_validator("ray_address")
+    @classmethod
+    def _known_address_form(cls, value: str | None) -> str | None:
+        try:
+            resolve_ray_address(value)
+        except ComputeError as err:
+            raise ValueError(str(err)) from None
+        return value

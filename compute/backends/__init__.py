@@ -1,6 +1,26 @@
-"""Backends run attempts on nodes behind the small `Backend` protocol."""
+"""Backends run attempts on nodes behind the small `Backend` protocol.
 
-from compute.backends.base import AttemptExit, Backend, LaunchError, LaunchRequest, WakesDaemon, Warms
+`RayBackend` is imported on first use (it imports ray, ~0.5 s): `from compute.backends
+import RayBackend` works, `import compute` stays light.
+"""
+
+from typing import Any
+
+from compute.backends.base import (
+    AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, WakesDaemon, Warms,
+)
 from compute.backends.local import LocalBackend
+from compute.backends.ray_address import resolve_ray_address
 
-__all__ = ["AttemptExit", "Backend", "LaunchError", "LaunchRequest", "LocalBackend", "WakesDaemon", "Warms"]
+__all__ = [
+    "AttemptExit", "Backend", "ChangesNodes", "LaunchError", "LaunchRequest", "LocalBackend", "RayBackend",
+    "WakesDaemon", "Warms", "resolve_ray_address",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RayBackend":
+        from compute.backends.ray import RayBackend
+
+        return RayBackend
+    raise AttributeError(f"module 'compute.backends' has no attribute {name!r}")

@@ -114,6 +114,19 @@ class WakesDaemon(Protocol):
 
 
 @runtime_checkable
+class ChangesNodes(Protocol):
+    """Optional: nodes come and go while the daemon runs (a cluster backend).
+
+    The daemon asks every tick and re-syncs its node table when the answer is not None;
+    attempts on a node that left are settled by `poll` (lost), not by the daemon.
+    """
+
+    def nodes_changed(self) -> list[Node] | None:
+        """The nodes offered now if they changed since the last call, else None (cheap)."""
+        ...
+
+
+@runtime_checkable
 class Warms(Protocol):
     """Optional: prepare the next launch while the daemon is idle (e.g. a spare process)."""
 

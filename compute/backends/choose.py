@@ -1,0 +1,35 @@
+"""Which backend a daemon runs on: the one place that reads `DaemonConfig.backend`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compute.backends.base import Backend
+from compute.backends.local import LocalBackend
+from compute.daemon_config import DaemonConfig
+from compute.gpus import plan_nodes
+from compute.health import HealthConfig, NcclProbe, build_probes
+from compute.paths import ComputePaths
+
+
+def make_backend(paths: ComputePaths, config: DaemonConfig) -> Backend:
+    """`local`: subprocesses of this host on the planned nodes. `ray`: the nodes of a Ray
+    cluster at `config.ray_address` (none: a local Ray instance with `config.gpus` GPUs)."""
+    if config.backend == "ray":
+        from compute.backends.ray import RayBackend  # imports ray: only for this backend
+
+        return RayBackend(paths.home, config.ray_address, local_gpus=config.gpus)
+    return LocalBackend(plan_nodes(config.gpus, config.virtual_nodes, config.gpus_per_node), paths.run_dir)
+
+
+def monitor_probes(backend: Backend, health: HealthConfig) -> dict[str, Any]:
+    """HealthMonitor arguments that make its probes run where the backend's nodes are:
+    nothing for the local backend (probes run on this host), Ray tasks on each node for Ray."""
+    node_id = getattr(backend, "node_id", None)
+    if backend.name != "ray" or node_id is None:
+        return {}
+    from compute.backends.ray_health import on_ray_nodes
+
+    nccl = NcclProbe(health.nccl_timeout_s, health.nccl_min_busbw_gbps)
+    probes = on_ray_nodes([*build_probes(health), nccl], node_id)
+    return {"probes": probes[:-1], "nccl_probe": probes[-1]}

@@ -1,0 +1,290 @@
+"""The Ray backend: our scheduler decides, a Ray cluster runs.
+
+Ray has no job priorities or preemption, so it only executes: the daemon's scheduler
+still picks the node and GPU indices of every attempt, preempts, and keeps quarantined
+nodes out. This backend maps that onto Ray:
+
+- Nodes are the cluster's alive Ray nodes: name `<hostname>-<first 8 hex of the node
+  id>`, GPU slots 0..N-1 from the node's `GPU` resource (logical GPUs in tests),
+  `Node.address` = the Ray node id. A background thread re-reads the node table and the
+  daemon re-syncs its nodes when it changes (`nodes_changed`): a dead node leaves.
+- Each attempt runs through the node agent (`_ray_agent.NodeAgent`): one detached, named
+  async actor per (home, node), pinned with NodeAffinitySchedulingStrategy(soft=False),
+  reserving no Ray resources (our scheduler owns the GPUs). The agent spawns the command
+  in its own session with CUDA_VISIBLE_DEVICES = our GPU indices, appends its output to
+  the attempt's log path (a shared filesystem beyond one host), carries out signals on
+  the process group, and answers `run` with the exit code. One agent per node, not one
+  actor per attempt: a Ray worker costs ~100 MB and ~1 s to start, an agent call ~1 ms.
+- An attempt whose agent died (node lost, agent killed) polls as `AttemptExit(None)`:
+  the daemon records it lost and requeues the job elsewhere; the agent's watchers kill
+  the orphaned processes.
+- Adoption: a restarted daemon connects to the same cluster in the home's namespace,
+  finds the agents by name and asks them about each attempt.
+
+`poll` never blocks: a thread waits on the agents' `run` results and wakes the daemon
+through a pipe (`wake_fds`), so exits are seen at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, RayTaskError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from compute.backends._ray_agent import NodeAgent
+from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
+from compute.backends.ray_address import resolve_ray_address
+from compute.errors import ComputeError
+from compute.records import Node
+
+log = logging.getLogger("compute.ray")
+_AGENT = ray.remote(NodeAgent)
+_WAIT_S = 0.2
+"""How long the watcher thread's ray.wait blocks before it takes up new attempts."""
+_CALL_TIMEOUT_S = 30.0
+
+
+def namespace_of(home: Path) -> str:
+    """The Ray namespace of one compute home: its agents' names never clash with another's."""
+    return "autoresearch-" + hashlib.sha256(str(home).encode()).hexdigest()[:16]
+
+
+def node_name(info: dict[str, Any]) -> str:
+    """Our stable name for a Ray node (an entry of `ray.nodes()`)."""
+    host = info.get("NodeManagerHostname") or info.get("NodeName") or "ray"
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '-', host)}-{info['NodeID'][:8]}"
+
+
+def cluster_nodes() -> list[Node]:
+    """The alive nodes of the connected cluster, sorted by name."""
+    nodes = [
+        Node(name=node_name(n), gpus=list(range(int(n["Resources"].get("GPU", 0)))), address=n["NodeID"])
+        for n in ray.nodes() if n.get("Alive")
+    ]
+    return sorted(nodes, key=lambda n: n.name)
+
+
+class RayBackend:
+    """Attempts on the nodes of a Ray cluster (see the module docstring)."""
+
+    name = "ray"
+
+    def __init__(self, home: Path, address: str | None = None, local_gpus: int | None = None,
+                 node_poll_s: float = 1.0) -> None:
+        target = resolve_ray_address(address)
+        self.namespace = namespace_of(home)
+        self.address = target
+        try:
+            if target == "local":  # a fresh instance owned by this daemon: it ends with it
+                ray.init(address="local", namespace=self.namespace, num_gpus=local_gpus, include_dashboard=False,
+                         log_to_driver=False, configure_logging=False)
+            else:
+                ray.init(address=target, namespace=self.namespace, log_to_driver=False, configure_logging=False)
+        except (ConnectionError, RayError, RuntimeError, ValueError) as err:
+            raise ComputeError(
+                f"could not connect to the Ray cluster at {address!r}: {err}. Check that the cluster runs "
+                "(`ray status`), that the address is right, and that RAY_AUTH_MODE matches the cluster's"
+            ) from err
+        self._node_poll_s = node_poll_s
+        self._nodes = cluster_nodes()
+        self._lock = threading.Lock()
+        self._runs: dict[str, ray.ObjectRef] = {}
+        """Keys of attempts being watched -> the agent's pending `run`/`wait` result."""
+        self._done: set[str] = set()
+        """Keys whose result is ready but not yet polled."""
+        self._agent_of: dict[str, Any] = {}
+        self._agents: dict[str, Any] = {}
+        self._forgets: list[ray.ObjectRef] = []
+        self._changed: list[Node] | None = None
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="ray-watch", daemon=True)
+        self._thread.start()
+
+    # -- nodes ----------------------------------------------------------------------
+
+    def nodes(self) -> list[Node]:
+        return list(self._nodes)
+
+    def nodes_changed(self) -> list[Node] | None:
+        with self._lock:
+            changed, self._changed = self._changed, None
+        return changed
+
+    def node_id(self, name: str) -> str | None:
+        """The Ray node id of one of our node names (None if it is not in the cluster)."""
+        return next((n.address for n in self._nodes if n.name == name), None)
+
+    # -- attempts -------------------------------------------------------------------
+
+    def _agent(self, node_id: str, node: str) -> Any:
+        agent = self._agents.get(node_id)
+        if agent is None:
+            agent = _AGENT.options(
+                name=f"agent-{node_id}", namespace=self.namespace, lifetime="detached", get_if_exists=True,
+                num_cpus=0, max_restarts=0, max_concurrency=100_000,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+            ).remote(node)
+            self._agents[node_id] = agent
+        return agent
+
+    def _find_agent(self, node_id: str) -> Any | None:
+        if node_id not in self._agents:
+            try:
+                self._agents[node_id] = ray.get_actor(f"agent-{node_id}", namespace=self.namespace)
+            except ValueError:
+                return None
+        return self._agents[node_id]
+
+    def launch(self, request: LaunchRequest) -> dict[str, Any]:
+        node_id = self.node_id(request.node)
+        if node_id is None:
+            raise LaunchError(f"node {request.node} is no longer in the Ray cluster")
+        agent = self._agent(node_id, request.node)
+        ref = agent.run.remote(request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path))
+        with self._lock:
+            self._runs[request.key] = ref
+        self._agent_of[request.key] = agent
+        return {"ray_node_id": node_id, "namespace": self.namespace}
+
+    def poll(self, key: str) -> AttemptExit | None:
+        with self._lock:
+            ref = self._runs[key]
+            done = key in self._done
+        if not done and not ray.wait([ref], timeout=0)[0]:
+            return None
+        try:
+            code = ray.get(ref, timeout=_CALL_TIMEOUT_S)
+        except RayTaskError as err:  # the agent failed to start it: like a shell that cannot exec
+            log.warning("attempt %s could not start: %s", key, err)
+            return AttemptExit(127)
+        except ActorUnavailableError:  # a transient loss of contact: ask again
+            self._rewatch(key)
+            return None
+        except GetTimeoutError:
+            return None
+        except RayError:  # the agent died with its node: nobody knows how the attempt ended
+            return AttemptExit(None)
+        return AttemptExit(code)
+
+    def _rewatch(self, key: str) -> None:
+        with self._lock:
+            self._runs[key] = self._agent_of[key].wait.remote(key)
+            self._done.discard(key)
+
+    def signal(self, key: str, signum: int) -> None:
+        agent = self._agent_of.get(key)
+        if agent is not None:
+            agent.signal.remote(key, signum)
+
+    def adopt(self, key: str, handle: dict[str, Any] | None) -> AttemptExit | None:
+        known = (handle or {}).get("ray_node_id")
+        for node_id in [known] if known else [n.address for n in self._nodes]:
+            agent = self._find_agent(node_id)
+            if agent is None:
+                continue
+            try:
+                status = ray.get(agent.status.remote(key), timeout=_CALL_TIMEOUT_S)
+            except GetTimeoutError:  # slow, not gone: watch it
+                status = {"state": "running"}
+            except RayError:
+                continue
+            if status["state"] == "unknown":
+                continue
+            self._agent_of[key] = agent
+            if status["state"] == "ended":
+                return AttemptExit(status["exit_code"])
+            self._rewatch(key)
+            return None
+        return AttemptExit(None)
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            self._runs.pop(key, None)
+            self._done.discard(key)
+        agent = self._agent_of.pop(key, None)
+        if agent is not None:
+            self._forgets.append(agent.forget.remote(key))
+            if len(self._forgets) > 1000:
+                self._forgets = ray.wait(self._forgets, num_returns=len(self._forgets), timeout=0)[1]
+
+    # -- waking the daemon ----------------------------------------------------------
+
+    def wake_fds(self) -> list[int]:
+        try:
+            while os.read(self._wake_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        with self._lock:
+            if self._done or self._changed is not None:
+                self._wake()  # still unhandled: keep the daemon awake
+        return [self._wake_r]
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"w")
+        except BlockingIOError:
+            pass
+
+    def _watch(self) -> None:
+        """Thread: wake the daemon when an attempt ends or the cluster's nodes change."""
+        next_nodes = 0.0
+        while not self._stop.is_set():
+            try:
+                with self._lock:
+                    waiting = {ref: key for key, ref in self._runs.items() if key not in self._done}
+                if waiting:
+                    ready, _ = ray.wait(list(waiting), num_returns=1, timeout=_WAIT_S, fetch_local=False)
+                    with self._lock:
+                        for ref in ready:
+                            if self._runs.get(waiting[ref]) is ref:
+                                self._done.add(waiting[ref])
+                                self._wake()
+                else:
+                    self._stop.wait(_WAIT_S)
+                if time.monotonic() >= next_nodes:
+                    next_nodes = time.monotonic() + self._node_poll_s
+                    self._refresh_nodes()
+            except Exception:  # never let the thread die: poll still works without it
+                if self._stop.is_set():
+                    return
+                log.exception("ray watcher")
+                self._stop.wait(1.0)
+
+    def _refresh_nodes(self) -> None:
+        nodes = cluster_nodes()
+        if nodes != self._nodes:
+            with self._lock:
+                self._nodes = nodes
+                self._changed = nodes
+                self._wake()
+
+    # -- the end --------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Disconnect; agents with no attempts left exit, the others keep their attempts running."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        try:
+            if self._forgets:
+                ray.wait(self._forgets, num_returns=len(self._forgets), timeout=10)
+            for agent in self._agents.values():
+                try:
+                    if ray.get(agent.running.remote(), timeout=10) == 0:
+                        ray.kill(agent)
+                except RayError:
+                    pass
+        finally:
+            ray.shutdown()
+            os.close(self._wake_r)
+            os.close(self._wake_w)

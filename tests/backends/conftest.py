@@ -1,0 +1,61 @@
+"""Backend fixtures: one Ray cluster per test session, and `start` for the backend under test.
+
+`ray_cluster` starts a head node with 2 logical GPUs (ray.cluster_utils.Cluster) in a
+private RAY_TMPDIR, so no other Ray user on this machine finds it by `ray.init()`, and
+daemons reach it by its address. Multi-node tests add worker nodes to it and remove
+them again. `start(**settings)` starts a daemon on the backend of the `backend` param:
+`local` (node `local`, 2 GPU slots) or `ray` (the cluster's head, 2 logical GPUs).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from compute import Client
+
+BACKENDS = ["local", pytest.param("ray", marks=pytest.mark.ray)]
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """A one-node Ray cluster (head: 2 CPUs, 2 logical GPUs) for the whole session."""
+    tmp = tempfile.mkdtemp(prefix="array-", dir="/tmp")
+    saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_ADDRESS")}
+    os.environ.update(RAY_TMPDIR=tmp, RAY_AUTH_MODE="disabled")
+    os.environ.pop("RAY_ADDRESS", None)
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 2, "num_gpus": 2, "include_dashboard": False, "object_store_memory": 80 * 1024 * 1024})
+    try:
+        yield cluster
+    finally:
+        cluster.shutdown()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def start(backend: str, start_compute: Callable[..., Client], request: pytest.FixtureRequest) -> Callable[..., Client]:
+    """Factory: a daemon on the backend under test, whose one node has 2 GPU slots -> Client."""
+    if backend == "ray":
+        cluster = request.getfixturevalue("ray_cluster")
+        base: dict[str, Any] = {"backend": "ray", "ray_address": cluster.address, "gpus": None}
+    else:
+        base = {"gpus": 2}
+    return lambda **settings: start_compute(**{**base, **settings})
