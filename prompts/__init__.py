@@ -21,12 +21,12 @@ def load(name: str) -> str:
     return resources.files(__name__).joinpath(f"{name}.md").read_text(encoding="utf-8")
 
 
-def render(name: str, **values: object) -> str:
-    """Template `name` with every `$placeholder` filled; ValueError names a missing one."""
+def render(template: str, /, **values: object) -> str:
+    """Template `template` with every `$placeholder` filled; ValueError names a missing one."""
     try:
-        return Template(load(name)).substitute({key: str(value) for key, value in values.items()})
+        return Template(load(template)).substitute({key: str(value) for key, value in values.items()})
     except KeyError as exc:
-        raise ValueError(f"prompt template {name}.md needs a value for ${exc.args[0]}") from None
+        raise ValueError(f"prompt template {template}.md needs a value for ${exc.args[0]}") from None
 
 
 __all__ = ["NAMES", "load", "render"]

@@ -125,22 +125,28 @@ class Researcher:
     (params dicts or full trial dicts) as many as asked. Replan: writes a research-log entry
     naming the best trial. Every request it saw is kept."""
 
-    def __init__(self, ideas: list[dict[str, Any]], *, stop_after: int | None = None) -> None:
+    def __init__(self, ideas: list[dict[str, Any]], *, stop_after: int | None = None, read_first: bool = True) -> None:
         self.ideas = list(ideas)
         self.stop_after = stop_after
+        self.read_first = read_first
         self.requests: list[FakeRequest] = []
         self.replans = 0
+        self._batch: list[dict[str, Any]] = []
 
     def __call__(self, req: FakeRequest) -> Reply:
         self.requests.append(req)
         names = {tool.name for tool in req.tools}
         last = req.messages[-1]
         if "propose_trials" in names:
-            if last.role is Role.USER and len(names) > 1:
+            if self.read_first and last.role is Role.USER and len(names) > 1:
                 return ToolCall(name="best_trials", arguments={"k": 3})
-            n = slots(req.messages)
-            batch, self.ideas = self.ideas[:n], self.ideas[n:]
-            trials = [idea if "hypothesis" in idea else _idea(idea) for idea in batch]
+            # After a refused propose_trials (the OpenAI wire has no error flag: no acceptance), send them again.
+            called = [c.name for c in req.messages[-2].tool_calls] if last.role is Role.TOOL else []
+            refused = "propose_trials" in called and not any('"accepted"' in r.content for r in last.tool_results)
+            if not refused:
+                n = slots(req.messages)
+                self._batch, self.ideas = self.ideas[:n], self.ideas[n:]
+            trials = [idea if "hypothesis" in idea else _idea(idea) for idea in self._batch]
             return ToolCall(name="propose_trials", arguments={"trials": trials})
         self.replans += 1
         stop = self.stop_after is not None and self.replans >= self.stop_after

@@ -1,0 +1,72 @@
+"""The policy's read skills on a real ledger: paging, best first, details, Optuna without a trial."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoresearch.campaign import Ledger, Proposal, TrialFailure
+from autoresearch.policy import AgentContext, agent_registry
+from skills import BUILTIN_SKILLS, SkillContext, SkillError
+
+from .conftest import branin
+
+
+def setup(home: Path) -> tuple[Ledger, AgentContext]:
+    ledger = Ledger.open(branin(), home)
+    for i, (x1, value) in enumerate([(1.0, 5.0), (2.0, 1.0), (3.0, 3.0), (4.0, None)]):
+        n = ledger.admit(Proposal(params={"x1": x1, "x2": 1.0}, hypothesis=f"idea {i}")).trial_number
+        ledger.mark_launched(n, f"job-{n}")
+        for step in range(30):
+            ledger.report(n, step, 10.0 - step * 0.1 - (0.5 if step == 7 else 0.0))
+        if value is None:
+            ledger.fail(n, TrialFailure.user, log_excerpt="Traceback ...\nValueError: boom")
+        else:
+            ledger.complete(n, value)
+    base = SkillContext.create(home=home)
+    return ledger, AgentContext(home=base.home, tracking=base.tracking, ledger=ledger)
+
+
+def test_list_best_and_details(home: Path) -> None:
+    ledger, ctx = setup(home)
+    skills = agent_registry()
+    assert {fn.__name__ for fn in BUILTIN_SKILLS} < set(skills.names())
+
+    page = skills.call("list_trials", {"offset": 1, "limit": 2}, ctx)
+    assert page.total == 4 and [t.number for t in page.trials] == [1, 2] and page.next_offset == 3
+    failed = skills.call("list_trials", {"state": "failed"}, ctx)
+    assert [(t.number, t.failure_class) for t in failed.trials] == [(3, TrialFailure.user)] and failed.next_offset is None
+
+    best = skills.call("best_trials", {"k": 2}, ctx)
+    assert [(t.number, t.value) for t in best.trials] == [(1, 1.0), (2, 3.0)]  # mode min
+
+    details = skills.call("trial_details", {"number": 3, "max_points": 5}, ctx)
+    assert details.curve_points == 30 and len(details.curve) == 5
+    steps = [step for step, _ in details.curve]
+    assert steps[0] == 0 and steps[-1] == 29 and 7 in steps  # first, last and best kept
+    assert details.log_excerpt.endswith("ValueError: boom") and details.trial.hypothesis == "idea 3"
+    missing = skills.call("trial_details", {"number": 9}, ctx)
+    assert isinstance(missing, SkillError) and missing.error.value == "not_found" and "0..3" in missing.message
+
+
+def test_suggest_with_optuna_costs_no_trial(home: Path) -> None:
+    ledger, ctx = setup(home)
+    before = len(ledger.study.get_trials(deepcopy=False))
+    out = agent_registry().call("suggest_with_optuna", {"n": 3}, ctx)
+    assert out.based_on == 3 and len(out.suggestions) == 3
+    for params in out.suggestions:
+        assert set(params) == {"x1", "x2"} and -5 <= params["x1"] <= 10 and 0 <= params["x2"] <= 15
+    assert len(ledger.study.get_trials(deepcopy=False)) == before
+
+
+def test_agent_skills_need_the_policy_context(home: Path) -> None:
+    out = agent_registry().call("list_trials", {}, SkillContext.create(home=home))
+    assert isinstance(out, SkillError) and "only inside a campaign's LLM policy" in out.message
+
+
+def test_read_trial_logs_before_launch(home: Path) -> None:
+    ledger = Ledger.open(branin(), home)
+    ledger.admit(Proposal(params={"x1": 1.0, "x2": 1.0}))
+    base = SkillContext.create(home=home)
+    ctx = AgentContext(home=base.home, tracking=base.tracking, ledger=ledger)
+    out = agent_registry().call("read_trial_logs", {"number": 0}, ctx)
+    assert isinstance(out, SkillError) and out.message == "trial 0 has no job yet (it is proposed)"

@@ -1,0 +1,100 @@
+"""LLMPolicy's rules, with the scripted model: the LLM budget, falling back when the model gives
+nothing valid, code-edit prompts and patch refusals, and the campaign's instructions file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autoresearch.campaign import Ledger
+from autoresearch.llm import Message, ScriptedProvider, ToolCall
+from autoresearch.policy import LLMPolicy, PolicyContext, PolicyError, ReplanAction
+from skills import SkillContext
+from skills.tooldef import ToolDef
+
+from .conftest import branin, complete_all, rate_patch, toy_campaign
+
+
+def policy_for(ledger: Ledger, model: ScriptedProvider, tracking) -> LLMPolicy:
+    context = SkillContext.create(home=ledger.path.parents[2], tracking_uri=tracking.tracking_uri)
+    return LLMPolicy(ledger, model, skill_context=context)
+
+
+def proposer(messages: list[Message], tools: list[ToolDef]):
+    names = [t.name for t in tools]
+    if "write_research_log" in names:
+        return ToolCall(name="write_research_log", arguments={"learned": "x1 matters", "next": "more x1"})
+    if messages[-1].content.startswith("# Propose") and len(names) > 1:
+        return ToolCall(name="best_trials", arguments={})
+    done = sum("propose_trials" in str(m.tool_calls) for m in messages)
+    idea = {"params": {"x1": float(len(messages) + done), "x2": 1.0}, "hypothesis": "h", "expected_effect": "e"}
+    return ToolCall(name="propose_trials", arguments={"trials": [idea]})
+
+
+def test_llm_budget_stops_the_campaign(home: Path, tracking) -> None:
+    ledger = Ledger.open(branin(name="budget", budget={"max_trials": 9, "max_llm_usd": 1.0}), home)
+    policy = policy_for(ledger, ScriptedProvider(proposer, cost_per_call_usd=0.3), tracking)
+
+    [proposal] = policy.propose(PolicyContext.from_ledger(ledger), 1)  # 2 calls: $0.60
+    ledger.admit(proposal)
+    complete_all(ledger, lambda p: p["x1"])
+    decision = policy.replan(PolicyContext.from_ledger(ledger))  # $0.90
+    assert decision.action is ReplanAction.continue_ and decision.notes == "Learned: x1 matters\nNext: more x1"
+    assert policy.propose(PolicyContext.from_ledger(ledger), 1) == []  # best_trials ($1.20), then the budget is spent
+    assert policy.propose(PolicyContext.from_ledger(ledger), 1) == []  # no call at all
+
+    decision = policy.replan(PolicyContext.from_ledger(ledger))
+    assert decision.action is ReplanAction.stop and decision.reason.startswith("LLM budget spent ($1.2000 of")
+    assert "the campaign stops" in decision.notes
+    assert ledger.llm_usd == pytest.approx(1.2) and policy.meter.report().total.calls == 4
+    # A resumed policy starts from the saved spend: still no model call.
+    again = policy_for(ledger, ScriptedProvider(proposer, cost_per_call_usd=0.3), tracking)
+    assert again.propose(PolicyContext.from_ledger(ledger), 1) == [] and again.meter.report().total.calls == 4
+
+
+def test_no_valid_proposal_falls_back_to_optuna_then_gives_up(home: Path, tracking) -> None:
+    ledger = Ledger.open(branin(name="stubborn"), home)
+    out_of_range = {"trials": [{"params": {"x1": 50.0, "x2": 1.0}, "hypothesis": "h", "expected_effect": "e"}]}
+    model = ScriptedProvider(lambda messages, tools: ToolCall(name="propose_trials", arguments=out_of_range))
+    policy = policy_for(ledger, model, tracking)
+
+    first = policy.propose(PolicyContext.from_ledger(ledger), 2)
+    assert len(first) == 2 and all(p.trial_number is not None and p.rationale.startswith("TPE sample") for p in first)
+    for p in first:
+        ledger.admit(p)
+    complete_all(ledger, lambda p: p["x1"])
+    decision = policy.replan(PolicyContext.from_ledger(ledger))  # its own entry fails too: both noted
+    assert "propose: the model gave no valid proposal (gave up after 4 invalid tool calls" in decision.notes
+    assert "x1=50.0 is outside [-5.0, 10.0]" in decision.notes and "2 Optuna sample(s) instead" in decision.notes
+    assert "replan: the model wrote no research-log entry" in decision.notes
+
+    policy.propose(PolicyContext.from_ledger(ledger), 1)
+    with pytest.raises(PolicyError, match="no valid proposal in 3 rounds in a row; the last time: gave up after"):
+        policy.propose(PolicyContext.from_ledger(ledger), 1)
+
+
+def test_code_edit_prompt_and_patch_refusal(home: Path, toy_project: Path, tracking) -> None:
+    (toy_project / "program.md").write_text("Only change RATE. Never touch the data.\n")
+    campaign = toy_campaign(toy_project, policy={"kind": "llm", "provider": "anthropic", "model": "m",
+                                                 "instructions_file": str(toy_project / "program.md")})  # fmt: skip
+    ledger = Ledger.open(campaign, home)
+    cheat = "evaluation.py\n<<<<<<< SEARCH\n    return (rate - 3.0) ** 2\n=======\n    return 0.0\n>>>>>>> REPLACE\n"
+    fix = {"patch": rate_patch("1.0", "3.0"), "hypothesis": "RATE 3 is the optimum", "expected_effect": "loss near 0"}
+    model = ScriptedProvider.from_turns([
+        ToolCall(name="propose_trials", arguments={"trials": [{**fix, "patch": cheat}]}),
+        ToolCall(name="propose_trials", arguments={"trials": [fix]}),
+    ])  # fmt: skip
+    policy = policy_for(ledger, model, tracking)
+
+    [proposal] = policy.propose(PolicyContext.from_ledger(ledger), 1)
+
+    assert proposal.patch == rate_patch("1.0", "3.0") and proposal.parent_trial is None
+    system, user = model.calls[0][0].content, model.calls[0][1].content
+    assert "Only change RATE. Never touch the data." in system and "# Campaign instructions (from program.md)" in system
+    assert "Fixed (the evaluation every trial is judged by; no patch may touch them): evaluation.py" in system
+    assert "def score(rate, seed):" in system  # the fixed evaluation is shown, read-only
+    assert "### train.py\n```\n" + (toy_project / "train.py").read_text() in user
+    refusal = model.calls[1][-1].tool_results[0]
+    assert refusal.is_error and "evaluation.py, which is fixed" in refusal.content
+    assert "Change only the editable files: train.py" in refusal.content
