@@ -59,6 +59,8 @@ class RunRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
+    part: str = ""
+    """The suite part that ran it (quality, stack, llm, wallclock, pruning, digits)."""
     arm: Arm
     task: str
     """branin, hartmann6, branin-deceptive, digits ..."""

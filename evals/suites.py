@@ -1,0 +1,93 @@
+"""The two suites: `quick` (a smoke-sized measurement, minutes on 2 cores) and `full` (the
+counts the claims need: 20 seeds, 100 trials, 20 campaigns per fault)."""
+
+from __future__ import annotations
+
+import enum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Part(str, enum.Enum):
+    """The sections a suite runs; `--only` picks some."""
+
+    quality = "quality"
+    """Random vs plain TPE, in-process objective (the function itself), sequential."""
+    stack = "stack"
+    """The full stack with the Optuna policy on subprocess jobs, paired with plain TPE."""
+    llm = "llm"
+    """The full stack with the LLM policy (scripted model unless --llm names a provider)."""
+    wallclock = "wallclock"
+    """Time to a target regret with 1 and 4 slots: the stack and plain TPE running the same jobs."""
+    pruning = "pruning"
+    """Median pruning vs none at equal training steps, normal and deceptive curves."""
+    robustness = "robustness"
+    """Campaigns under each fault type, checked for a correct end."""
+    latency = "latency"
+    """Compute launch and preemption latency."""
+    digits = "digits"
+    """Real training: the digits MLP, stack vs plain TPE running the same jobs."""
+
+
+class Suite(BaseModel):
+    """How much of everything to run."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    name: str
+    checkpoints: tuple[int, ...] = (20, 50, 100)
+    """Trial counts where simple regret is reported."""
+    quality_seeds: int
+    quality_trials: int
+    stack_seeds: int
+    stack_trials: int
+    stack_slots: tuple[int, ...] = (1, 4)
+    llm_seeds: int
+    llm_trials: int
+    llm_slots: int = 4
+    wallclock_seeds: int
+    wallclock_targets: dict[str, float]
+    """Task -> target regret."""
+    wallclock_max_trials: int
+    wallclock_step_s: float = 0.1
+    """Seconds per training step of the wall-clock jobs (5 steps each)."""
+    pruning_seeds: int
+    pruning_trials: int
+    pruning_budgets: tuple[int, ...]
+    """Compute budgets, in full-trial equivalents (x 10 steps), where regret is compared."""
+    robustness_campaigns: int
+    robustness_trials: int = 8
+    latency_launches: int
+    latency_rounds: int
+    digits_seeds: int
+    digits_trials: int
+    digits_epochs: int = 10
+
+
+QUICK = Suite(
+    name="quick",
+    quality_seeds=10, quality_trials=100,
+    stack_seeds=3, stack_trials=20,
+    llm_seeds=3, llm_trials=20,
+    wallclock_seeds=2, wallclock_targets={"branin": 0.5}, wallclock_max_trials=60,
+    pruning_seeds=2, pruning_trials=24, pruning_budgets=(8, 16),
+    robustness_campaigns=3,
+    latency_launches=8, latency_rounds=1,
+    digits_seeds=1, digits_trials=8,
+)  # fmt: skip
+"""Minutes on 2 shared cores; numbers are indicative (few seeds), not claims."""
+
+FULL = Suite(
+    name="full",
+    quality_seeds=20, quality_trials=100,
+    stack_seeds=20, stack_trials=100,
+    llm_seeds=10, llm_trials=100,
+    wallclock_seeds=10, wallclock_targets={"branin": 0.1, "hartmann6": 0.3}, wallclock_max_trials=100,
+    pruning_seeds=10, pruning_trials=40, pruning_budgets=(10, 20),
+    robustness_campaigns=20,
+    latency_launches=30, latency_rounds=3,
+    digits_seeds=3, digits_trials=20,
+)  # fmt: skip
+"""The issue's counts: what docs/benchmarks.md claims rest on. Hours on 2 shared cores."""
+
+SUITES = {s.name: s for s in (QUICK, FULL)}
