@@ -11,10 +11,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from autoresearch.campaign import Ledger, TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
 from autoresearch.policy import Policy, PruneDecision, Pruning
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.trial_metrics import MetricReader, log_tail
+from skills.tracking import JOB_TAG, tag_run_with_job
+
 from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
 
 if TYPE_CHECKING:
@@ -34,13 +36,26 @@ def gpu_seconds(job: Job, now: float | None = None) -> float:
 class Evaluator:
     """Reads the jobs of a campaign's running trials and ends the trials that are done."""
 
-    def __init__(self, ledger: Ledger, client: Client, policy: Policy, mlflow: MlflowClient) -> None:
+    def __init__(
+        self, ledger: Ledger, client: Client, policy: Policy, mlflow: MlflowClient, *, live_sync_s: float = 10.0
+    ) -> None:
         self.ledger = ledger
         self.client = client
         self.policy = policy
         self.mlflow = mlflow
         self.reader = MetricReader(mlflow, ledger.campaign.objective)
+        self.live_sync_s = live_sync_s
+        """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
         self._reported: dict[int, set[int]] = {}
+        self._read_at: dict[int, float] = {}
+
+    @property
+    def pruner(self) -> Pruning | None:
+        """The policy, when it prunes and the campaign's pruner is not `none`. Intermediate values
+        go to the ledger (one write per step) only then."""
+        if isinstance(self.policy, Pruning) and self.ledger.campaign.policy.pruner is not PrunerKind.none:
+            return self.policy
+        return None
 
     def check(self, trials: list[TrialRecord]) -> tuple[list[TrialRecord], dict[str, str]]:
         """Look at each running trial's job once: report new values, prune, end finished trials.
@@ -49,14 +64,16 @@ class Evaluator:
         """
         ended, seen = [], {}
         for trial in trials:
-            assert trial.job_id is not None
+            if trial.job_id is None:
+                continue
             job = self.client.get(trial.job_id)
             seen[job.id] = job.state.value
             if job.state.final:
                 ended.append(self._finish(trial, job))
-            elif job.state is JobState.running and trial.mlflow_run_id:
-                values = self.reader.read(trial.number, trial.mlflow_run_id, job)
-                if self._report(trial, values) and self._prune(trial, job):
+            elif job.state is JobState.running and trial.mlflow_run_id and self._due(trial.number):
+                values = self.reader.read(trial.number, trial.mlflow_run_id, job, tags={JOB_TAG: job.id})
+                pruner = self.pruner
+                if pruner and self._report(trial, values) and self._prune(pruner, trial, job):
                     ended.append(self.ledger.trial(trial.number))
         return ended, seen
 
@@ -69,13 +86,21 @@ class Evaluator:
             done.add(step)
         return bool(fresh)
 
-    def _prune(self, trial: TrialRecord, job: Job) -> bool:
-        if not isinstance(self.policy, Pruning):
+    def _due(self, number: int) -> bool:
+        """Whether to read a running trial's metrics now: every poll with a pruner, else every live_sync_s."""
+        now = time.monotonic()
+        last = self._read_at.setdefault(number, now)
+        if self.pruner is None and now - last < self.live_sync_s:
             return False
+        self._read_at[number] = now
+        return True
+
+    def _prune(self, pruner: Pruning, trial: TrialRecord, job: Job) -> bool:
         current = self.ledger.trial(trial.number)
-        if self.policy.judge(current) is not PruneDecision.prune:
+        if pruner.judge(current) is not PruneDecision.prune:
             return False
         step = max(current.intermediate_values)
+        self._flush(trial, job)
         self.ledger.prune(trial.number, gpu_seconds=gpu_seconds(job))
         self.client.cancel(job.id, reason=f"trial {trial.number} pruned at step {step}")
         self._close_run(current.mlflow_run_id, "KILLED")
@@ -87,8 +112,9 @@ class Evaluator:
         number, used = trial.number, gpu_seconds(job)
         values: list[tuple[int, float]] = []
         if job.state is not JobState.cancelled and trial.mlflow_run_id:
-            values = self.reader.read(number, trial.mlflow_run_id, job, final=True)
-            self._report(trial, values)
+            values = self.reader.read(number, trial.mlflow_run_id, job, final=True, tags={JOB_TAG: job.id})
+            if self.pruner:
+                self._report(trial, values)
         attempt = job.last_attempt
         if job.state is JobState.succeeded:
             if values:
@@ -111,9 +137,16 @@ class Evaluator:
         else:
             record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", gpu_seconds=used)
         crash_point("evaluate.ended")
+        if job.state is JobState.cancelled and trial.mlflow_run_id:
+            tag_run_with_job(self.mlflow, trial.mlflow_run_id, job.id)  # the reads above tag the others
         self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(record.state, "KILLED"))
         self._forget(number)
         return record
+
+    def _flush(self, trial: TrialRecord, job: Job) -> None:
+        """Log what a trial about to be stopped has printed so far, and tag its run with the job."""
+        if trial.mlflow_run_id and job.attempts:
+            self.reader.read(trial.number, trial.mlflow_run_id, job, final=True, tags={JOB_TAG: job.id})
 
     def _close_run(self, run_id: str | None, status: str) -> None:
         if run_id:
@@ -122,10 +155,13 @@ class Evaluator:
     def _forget(self, number: int) -> None:
         self.reader.forget(number)
         self._reported.pop(number, None)
+        self._read_at.pop(number, None)
 
     def cancel_trial(self, trial: TrialRecord, reason: str) -> None:
         """End a proposed or running trial without a verdict and cancel its job."""
         job = self._job(trial.job_id)
+        if job is not None:
+            self._flush(trial, job)
         self.ledger.cancel(trial.number, reason, gpu_seconds=gpu_seconds(job) if job else 0.0)
         if job and not job.state.final:
             self.client.cancel(job.id, reason=reason)

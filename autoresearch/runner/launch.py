@@ -2,8 +2,9 @@
 
 Order: find or create the run (tagged with campaign, trial and the ledger's start, so a
 rerun finds it) -> `set_mlflow_run` -> `submit` with the trial's idempotency key (compute
-returns the existing job for a key it knows) -> tag the run with the job id ->
-`mark_launched`. Killed between any two steps, the next runner redoes the trial's launch
+returns the existing job for a key it knows) -> `mark_launched`. The run's job-id tag rides
+on the evaluator's first metric batch (the job's labels name the run from the start).
+Killed between any two steps, the next runner redoes the trial's launch
 and ends with the same run and the same job.
 """
 
@@ -16,9 +17,7 @@ from skills.tracking import (
     EXPERIMENT_LABEL,
     RUN_LABEL,
     TrackingConfig,
-    create_job_run,
     ensure_experiment,
-    tag_run_with_job,
 )
 
 from autoresearch.campaign import Ledger, TrialRecord
@@ -59,6 +58,8 @@ class Launcher:
         self.mlflow = mlflow
         self.experiment_id = self._experiment()
         self._started = ledger.started_at.isoformat()
+        self._known_at_start = max((t.number for t in ledger.trials()), default=-1)
+        """Only trials that existed before this runner may have a run that a killed runner made."""
         self.workspaces = Workspaces(ledger) if ledger.campaign.code else None
         """Code-edit campaigns: each trial runs in its own workspace (its parent's code + its patch)."""
 
@@ -73,12 +74,12 @@ class Launcher:
         number = trial.number
         if self.workspaces is not None:
             self.workspaces.prepare(number)  # PatchError: the caller fails the trial as bad_patch
-        run_id = trial.mlflow_run_id or self._find_run(number) or self._create_run(trial)
+        orphan = None if trial.mlflow_run_id or number > self._known_at_start else self._find_run(number)
+        run_id = trial.mlflow_run_id or orphan or self._create_run(trial)
         if trial.mlflow_run_id != run_id:
             self.ledger.set_mlflow_run(number, run_id)
         job = self.client.submit(self._spec(trial, run_id))
         crash_point("launch.submitted")
-        tag_run_with_job(self.mlflow, run_id, job.id)
         self.ledger.mark_launched(number, job.id)
         return job
 
@@ -86,7 +87,8 @@ class Launcher:
         return {CAMPAIGN_TAG: self.ledger.campaign.name, TRIAL_TAG: str(number), LEDGER_TAG: self._started}
 
     def _find_run(self, number: int) -> str | None:
-        """A run made for this trial by a runner killed before it recorded the run id."""
+        """A run made for this trial by a runner killed before it recorded the run id
+        (a trial this runner proposed cannot have one: it would have died with it)."""
         tags = self._tags(number)
         query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
         runs = self.mlflow.search_runs([self.experiment_id], filter_string=query, max_results=1)
@@ -95,15 +97,14 @@ class Launcher:
     def _create_run(self, trial: TrialRecord) -> str:
         from mlflow.entities import Param
 
-        binding = create_job_run(
-            self.mlflow, self.tracking, self.ledger.campaign.experiment,
-            run_name=f"trial-{trial.number}", tags=self._tags(trial.number),
-        )  # fmt: skip
+        run_id = self.mlflow.create_run(
+            self.experiment_id, run_name=f"trial-{trial.number}", tags=self._tags(trial.number)
+        ).info.run_id
         params = [Param(key, str(value)) for key, value in trial.params.items()]
         if params:
-            self.mlflow.log_batch(binding.run_id, params=params)
-        log_lineage(self.mlflow, binding.run_id, trial)
-        return binding.run_id
+            self.mlflow.log_batch(run_id, params=params)
+        log_lineage(self.mlflow, run_id, trial)
+        return run_id
 
     def _spec(self, trial: TrialRecord, run_id: str) -> JobSpec:
         campaign = self.ledger.campaign

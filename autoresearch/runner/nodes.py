@@ -6,7 +6,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from autoresearch.campaign import CampaignState, Ledger, StopReason, TrialFailure, TrialRecord, TrialState, campaign_status, free_slots, stop_reason
+from autoresearch.campaign import CampaignState, CampaignStatus, Ledger, StopReason, TrialFailure, TrialRecord, TrialState, campaign_status, free_slots, stop_reason
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import Policy, PolicyContext, ReplanAction
 from autoresearch.runner.crash import crash_point
@@ -63,13 +63,14 @@ class CampaignNodes:
 
     def propose(self, state: RunnerState) -> RunnerState:
         """Fill the idle parallel slots with new trials (none while paused or at a limit)."""
-        if self.ledger.state is not CampaignState.running or self._limit() is not None:
+        if self.ledger.state is not CampaignState.running:
             return {}
-        n = free_slots(self.campaign, self.ledger.trials())
-        if n <= 0:
+        status, ctx = self._look(state.get("steering", []))
+        n = free_slots(self.campaign, ctx.trials)
+        if n <= 0 or self._limit(status) is not None:
             return {}
         try:
-            proposals = self.policy.propose(PolicyContext.from_ledger(self.ledger, state.get("steering", [])), n)
+            proposals = self.policy.propose(ctx, n)
         except LLMUnavailable as exc:
             self._pause_for(exc)
             return {}
@@ -110,7 +111,6 @@ class CampaignNodes:
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
             if ended:
-                self._show()
                 return {}
             if self.inbox.pending_count(known) or time.monotonic() >= deadline:
                 return {}
@@ -125,11 +125,11 @@ class CampaignNodes:
         update: RunnerState = {"round": state.get("round", 0) + 1, "steering": [*state.get("steering", []), *ctx.notes]}
         if self.ledger.state is CampaignState.stopped:
             return {**update, "ended": CampaignState.stopped.value}
-        trials = self.ledger.trials()
-        finals = sum(t.state.final for t in trials)
+        status, ctx = self._look(update["steering"])
+        finals = sum(t.state.final for t in ctx.trials)
         if self.ledger.state is CampaignState.running and finals > state.get("finished_seen", 0):
             try:
-                decision = self.policy.replan(PolicyContext.from_ledger(self.ledger, update["steering"]))
+                decision = self.policy.replan(ctx)
             except LLMUnavailable as exc:
                 self._pause_for(exc)
             else:
@@ -139,18 +139,25 @@ class CampaignNodes:
                 if decision.action is ReplanAction.stop:
                     self._stop(f"the policy stopped the campaign: {decision.reason or 'no reason given'}")
                     return {**update, "ended": CampaignState.stopped.value}
-        limit = self._limit()
-        if limit is not None:
-            ended = self._wind_down(limit)
-            if ended:
-                return {**update, "ended": CampaignState.completed.value}
-        self._show()
+        limit = self._limit(status)
+        if limit is not None and self._wind_down(limit):
+            return {**update, "ended": CampaignState.completed.value}
+        self.display.update(status, self.campaign.budget.max_trials)
         return update
 
     # --- helpers ----------------------------------------------------------------------
 
-    def _limit(self) -> StopReason | None:
+    def _look(self, steering: list[str]) -> tuple[CampaignStatus, PolicyContext]:
+        """The campaign's status and the policy's context, from one read of the ledger's trials."""
         status = campaign_status(self.ledger)
+        trials = self.ledger.trials()
+        ctx = PolicyContext(
+            campaign=self.campaign, trials=trials, notes=self.ledger.notes(), steering=steering,
+            budget_used=status.budget_used,
+        )  # fmt: skip
+        return status, ctx
+
+    def _limit(self, status: CampaignStatus) -> StopReason | None:
         best = status.best_trial.value if status.best_trial else None
         return stop_reason(self.campaign, status.budget_used, best, self.ledger.started_at)
 

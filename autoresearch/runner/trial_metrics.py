@@ -3,22 +3,27 @@
 Where the values come from is `objective.source`:
 
 - `mlflow`: the metric history of the trial's MLflow run (the job logs into it itself);
-- `log`: `key: value` / JSON lines of the job's log, parsed incrementally and logged into
-  the run (`skills.logmetrics.sync_log_metrics`, whose parser state lives in a run tag, so a
-  restarted runner logs each line once);
+- `log`: `key: value` / JSON lines of the job's log (`skills.logmetrics.parse_metrics`),
+  read from an in-memory parse, and logged into the run with one `log_batch` per read that
+  also stores the parser state in the run tag `autoresearch.log_parser.attemptN` (what
+  `sync_log_metrics` keeps), so a restarted runner goes on where the last one stopped;
 - `auto`: `mlflow` as soon as the run has any metric the job logged, else `log` once the
-  log holds the objective at two steps (or the job ended). Until then the log is parsed in
-  memory only, so a job that prints a line just before logging it is not logged twice.
+  log holds the objective at two steps (or the job ended). Until then nothing is logged, so
+  a job that prints a line just before logging it to MLflow is not recorded twice.
   The choice is kept in the run tag `autoresearch.metric_source`.
+
+Every batch also carries the caller's tags (the job id), so tagging costs no extra call.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skills.logmetrics import ParserState, parse_metrics, sync_log_metrics
+from skills.logmetrics import STATE_TAG, MetricPoint, ParserState, parse_metrics
 
 from autoresearch.campaign import MetricSource, Objective
 from compute import Job
@@ -34,9 +39,15 @@ SOURCE_TAG = "autoresearch.metric_source"
 class _Trial:
     source: MetricSource | None = None
     sizes: dict[int, int] = field(default_factory=dict)
-    parsed: dict[int, ParserState] = field(default_factory=dict)
-    local: dict[int, float] = field(default_factory=dict)
-    values: list[tuple[int, float]] = field(default_factory=list)
+    local: dict[int, ParserState] = field(default_factory=dict)
+    """Per attempt: how far the log was parsed for values."""
+    values: dict[int, float] = field(default_factory=dict)
+    synced: dict[int, ParserState] = field(default_factory=dict)
+    """Per attempt: how far the log was logged into MLflow (from the run tag after a restart)."""
+    resumed: bool = False
+    """An earlier runner logged some of this trial's lines: the first batch skips points the run has."""
+    job_metrics: bool | None = None
+    """Whether the run had metrics when last read (None: read it again before deciding)."""
 
 
 class MetricReader:
@@ -47,67 +58,117 @@ class MetricReader:
         self.objective = objective
         self._trials: dict[int, _Trial] = {}
 
-    def read(self, number: int, run_id: str, job: Job, *, final: bool = False) -> list[tuple[int, float]]:
-        """(step, value) of the objective so far, by step; with `final` the job has ended."""
-        seen = self._trials.setdefault(number, _Trial())
+    def read(
+        self, number: int, run_id: str, job: Job, *, final: bool = False, tags: Mapping[str, str] | None = None
+    ) -> list[tuple[int, float]]:
+        """(step, value) of the objective so far, by step; with `final` the job has ended.
+        `tags` are set on the run with the next write (always by the final read)."""
+        seen = self._trials.get(number) or self._first_sight(number, run_id)
         logs = {a.number: Path(a.log_path) for a in job.attempts}
         sizes = {n: _size(p) for n, p in logs.items()}
+        changed = final or sizes != seen.sizes
+        if changed:
+            self._parse_locally(seen, logs, sizes, final)
+            seen.sizes = sizes
+        fresh_tags = dict(tags or {})
         if seen.source is None:
-            seen.source = self._decide(seen, run_id, logs, sizes, final)
-        if seen.source is None:
-            return sorted(seen.local.items())
-        if seen.source is MetricSource.log:
-            if sizes == seen.sizes and not final and seen.values:
-                return seen.values
-            for attempt, path in logs.items():
-                sync_log_metrics(self.mlflow, run_id, path, f"attempt{attempt}", final=final)
-        seen.sizes = sizes
-        history = self.mlflow.get_metric_history(run_id, self.objective.metric)
-        latest: dict[int, tuple[int, float]] = {}
-        for m in history:
-            if m.step not in latest or m.timestamp >= latest[m.step][0]:
-                latest[m.step] = (m.timestamp, m.value)
-        seen.values = sorted((step, value) for step, (_, value) in latest.items())
-        return seen.values
+            seen.source = self._decide(seen, run_id, final)
+            if seen.source is not None:
+                fresh_tags[SOURCE_TAG] = seen.source.value
+        if seen.source is MetricSource.log and changed:
+            self._sync(seen, run_id, logs, final, fresh_tags)
+        elif fresh_tags and (final or SOURCE_TAG in fresh_tags):
+            self._write(run_id, [], fresh_tags)
+        if seen.source is MetricSource.mlflow:
+            return self._history(run_id)
+        return sorted(seen.values.items())
 
     def forget(self, number: int) -> None:
         """Drop what is remembered about an ended trial."""
         self._trials.pop(number, None)
 
-    def _decide(
-        self, seen: _Trial, run_id: str, logs: dict[int, Path], sizes: dict[int, int], final: bool
-    ) -> MetricSource | None:
-        """The source to lock in for this trial, or None while `auto` cannot tell yet."""
-        configured = self.objective.source
-        if configured is not MetricSource.auto:
-            return configured
+    def _first_sight(self, number: int, run_id: str) -> _Trial:
+        """What earlier runners recorded on the run: the source chosen and the parser states."""
         run = self.mlflow.get_run(run_id)
-        stored = run.data.tags.get(SOURCE_TAG)
-        if stored:
-            return MetricSource(stored)
-        chosen: MetricSource | None = None
-        if run.data.metrics:
-            chosen = MetricSource.mlflow
-        else:
-            self._parse_locally(seen, logs, sizes, final)
-            if final or len(seen.local) >= 2:
-                chosen = MetricSource.log
-        if chosen is not None:
-            self.mlflow.set_tag(run_id, SOURCE_TAG, chosen.value)
-        return chosen
+        tags = run.data.tags
+        seen = _Trial(job_metrics=bool(run.data.metrics))
+        if self.objective.source is not MetricSource.auto:
+            seen.source = self.objective.source
+        elif tags.get(SOURCE_TAG):
+            seen.source = MetricSource(tags[SOURCE_TAG])
+        prefix = f"{STATE_TAG}.attempt"
+        for key, value in tags.items():
+            if key.startswith(prefix) and key[len(prefix) :].isdigit():
+                seen.synced[int(key[len(prefix) :])] = ParserState.model_validate_json(value)
+        seen.resumed = bool(seen.synced)
+        self._trials[number] = seen
+        return seen
+
+    def _decide(self, seen: _Trial, run_id: str, final: bool) -> MetricSource | None:
+        """`auto`: the source to lock in, or None while it cannot tell yet."""
+        has_metrics = seen.job_metrics if seen.job_metrics is not None else bool(self.mlflow.get_run(run_id).data.metrics)
+        seen.job_metrics = None
+        if has_metrics:
+            return MetricSource.mlflow
+        if final or len(seen.values) >= 2:
+            return MetricSource.log
+        return None
 
     def _parse_locally(self, seen: _Trial, logs: dict[int, Path], sizes: dict[int, int], final: bool) -> None:
         for attempt, path in logs.items():
-            state = seen.parsed.get(attempt, ParserState())
-            if sizes[attempt] < 0 or (sizes[attempt] <= state.offset and not final):
-                continue
-            with path.open("rb") as f:
-                f.seek(state.offset)
-                result = parse_metrics(f.read(), state, final=final)
-            seen.parsed[attempt] = result.state
-            for point in result.points:
-                if point.key == self.objective.metric:
-                    seen.local[point.step] = point.value
+            result = _parse(path, sizes[attempt], seen.local.get(attempt), final)
+            if result is not None:
+                seen.local[attempt] = result[1]
+                for point in result[0]:
+                    if point.key == self.objective.metric:
+                        seen.values[point.step] = point.value
+
+    def _sync(self, seen: _Trial, run_id: str, logs: dict[int, Path], final: bool, tags: dict[str, str]) -> None:
+        """Log the lines not logged yet, with the new parser states, in one batch."""
+        points: list[MetricPoint] = []
+        for attempt, path in logs.items():
+            result = _parse(path, seen.sizes[attempt], seen.synced.get(attempt), final)
+            if result is not None and result[1] != seen.synced.get(attempt):
+                points += result[0]
+                seen.synced[attempt] = result[1]
+                tags[f"{STATE_TAG}.attempt{attempt}"] = result[1].model_dump_json()
+        if seen.resumed and points:  # a runner killed inside its last batch may have logged some
+            history = self.mlflow.get_metric_history
+            logged = {k: {(m.step, m.value) for m in history(run_id, k)} for k in {p.key for p in points}}
+            points = [p for p in points if (p.step, p.value) not in logged[p.key]]
+            seen.resumed = False
+        self._write(run_id, points, tags)
+
+    def _write(self, run_id: str, points: list[MetricPoint], tags: Mapping[str, str]) -> None:
+        from mlflow.entities import Metric, RunTag
+
+        if not points and not tags:
+            return
+        now = int(time.time() * 1000)
+        metrics = [Metric(p.key, p.value, now, p.step) for p in points]
+        for start in range(0, max(len(metrics), 1), 1000):
+            batch_tags = [RunTag(k, v) for k, v in tags.items()] if start == 0 else []
+            self.mlflow.log_batch(run_id, metrics=metrics[start : start + 1000], tags=batch_tags)
+
+    def _history(self, run_id: str) -> list[tuple[int, float]]:
+        latest: dict[int, tuple[int, float]] = {}
+        for m in self.mlflow.get_metric_history(run_id, self.objective.metric):
+            if m.step not in latest or m.timestamp >= latest[m.step][0]:
+                latest[m.step] = (m.timestamp, m.value)
+        return sorted((step, value) for step, (_, value) in latest.items())
+
+
+def _parse(
+    path: Path, size: int, state: ParserState | None, final: bool
+) -> tuple[list[MetricPoint], ParserState] | None:
+    """Parse the bytes of `path` after `state.offset`; None when there is nothing new."""
+    state = state or ParserState()
+    if size < 0 or (size <= state.offset and not final):
+        return None
+    with path.open("rb") as f:
+        f.seek(state.offset)
+        result = parse_metrics(f.read(max(0, size - state.offset)), state, final=final)
+    return result.points, result.state
 
 
 def _size(path: Path) -> int:
