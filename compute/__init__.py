@@ -18,6 +18,7 @@ from compute.endings import StopReason
 from compute.errors import ComputeError, DaemonAlreadyRunning, DaemonNotRunning, JobNotFound
 from compute.failures import classify_failure
 from compute.gpus import detect_gpus, plan_nodes
+from compute.nodes import NodeStatus, UncordonFailed
 from compute.paths import ComputePaths, resolve_home
 from compute.records import (
     Attempt, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState,
@@ -32,8 +33,8 @@ __all__ = [
     "Attempt", "AttemptExit", "AttemptOutcome", "Backend", "ChangesNodes", "Client", "ComputeError", "ComputePaths",
     "DaemonAlreadyRunning", "DaemonConfig", "DaemonNotRunning", "Daemon", "Decision", "Event",
     "FailureClass", "HealthStatus", "Job", "JobNotFound", "JobSpec", "JobState", "LaunchError",
-    "LaunchRequest", "LocalBackend", "Node", "NodeState", "NodeView", "PendingJob", "Placement",
-    "Preemption", "Priority", "Resources", "RunningAttempt", "SchedulerConfig", "StopReason", "Store",
+    "LaunchRequest", "LocalBackend", "Node", "NodeState", "NodeStatus", "NodeView", "PendingJob", "Placement",
+    "Preemption", "Priority", "Resources", "RunningAttempt", "SchedulerConfig", "StopReason", "Store", "UncordonFailed",
     "WakesDaemon", "Warms", "classify_failure", "container_argv", "daemon_info", "daemon_pid", "detect_gpus",
     "parse_priority", "plan_nodes", "priority_name", "resolve_home", "schedule", "start_daemon",
     "stop_daemon",

@@ -15,6 +15,10 @@ from pathlib import Path
 
 from compute.control import daemon_pid, ensure_daemon, notify
 from compute.errors import ComputeError, DaemonNotRunning
+from compute.health import Fault, FaultKind
+from compute.nodes import (
+    NodeStatus, cordon_node, get_node, inject_fault, node_status, request_uncordon, wait_uncordoned,
+)
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.spec import JobSpec
@@ -132,6 +136,36 @@ class Client:
 
     def nodes(self) -> list[Node]:
         return self._store.nodes()
+
+    # -- nodes --------------------------------------------------------------------
+
+    def node_status(self) -> list[NodeStatus]:
+        """Every node with state, health, last reason and used/free GPU slots."""
+        return node_status(self._store)
+
+    def cordon(self, node: str, reason: str = "") -> Node:
+        """Take a node out of service: no new work; its running attempts finish."""
+        cordoned = cordon_node(self._store, node, reason)
+        notify(self.paths)
+        return cordoned
+
+    def uncordon(self, node: str, timeout: float = 300.0) -> Node:
+        """Return a cordoned node; blocks until it passed a probe (ComputeError if it failed one)."""
+        if daemon_pid(self.paths) is None:
+            raise DaemonNotRunning(f"no compute daemon serves {self.home}: a node returns only after the daemon "
+                                   "probes it; start one with `autoresearch compute up`, then uncordon")
+        since = request_uncordon(self._store, node)
+        if since is None:
+            return get_node(self._store, node)  # active already
+        notify(self.paths)
+        return wait_uncordoned(self._store, node, since, timeout)
+
+    def inject_fault(self, node: str, kind: FaultKind | str, probes: int = 1) -> Fault:
+        """Fault drill on a virtual node: its running attempts and its next `probes` probes fail
+        that way (FaultRefused on a real node)."""
+        fault = inject_fault(self.paths, self._store, node, kind, probes)
+        notify(self.paths)
+        return fault
 
     def events(self, job_id: str | None = None, node: str | None = None, since_id: int = 0,
                limit: int = 1000) -> list[Event]:

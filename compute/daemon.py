@@ -49,7 +49,7 @@ from compute.container import container_argv
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, StopReason, decide_ending
 from compute.errors import ComputeError
-from compute.health import MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor
+from compute.health import MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.lifecycle import (
     LiveAttempt, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
     record_handle, request_stop, start_attempt, sync_nodes,
@@ -91,8 +91,9 @@ class Daemon:
     def start(self) -> None:
         """Register the backend's nodes and adopt attempts an earlier daemon left running."""
         self.nodes = sync_nodes(self.store, self.backend.nodes())
-        if self.health is not None:
-            self.health.check(self.nodes, time.time())  # track the nodes; their preflight probes start
+        if self.health is not None:  # track the nodes as stored, so adopted attempts' failures count
+            for node in self.nodes:
+                self.health.add_node(NodeTarget.of(node), time.time(), node.state, node.reason)
         for attempt in live_attempts(self.store):
             ended = self._poll(attempt)
             if ended is not None:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from compute.errors import ComputeError
-from compute.health import Fault, FaultInjector, FaultKind, HealthReport, NodeTarget
+from compute.health import UNCORDON_REQUESTED, Fault, FaultInjector, FaultKind, HealthReport, NodeTarget
 from compute.lifecycle import live_attempts
 from compute.paths import ComputePaths
 from compute.records import HealthStatus, Node, NodeState
@@ -27,6 +27,10 @@ from compute.store import Store
 
 _STATE_EVENT = {NodeState.quarantined: "quarantined", NodeState.active: "node_returned",
                 NodeState.cordoned: "node_cordoned"}
+
+
+class UncordonFailed(ComputeError):
+    """An uncordoned node failed its probe (it is quarantined now) or was not probed in time."""
 
 
 class NodeStatus(BaseModel):
@@ -134,7 +138,7 @@ def request_uncordon(store: Store, name: str) -> int | None:
         )
     with store.transaction() as conn:
         conn.execute("UPDATE nodes SET state=?, reason=? WHERE name=?",
-                     (NodeState.active.value, "uncordon requested: returns after its next passing probe", name))
+                     (NodeState.active.value, UNCORDON_REQUESTED, name))
         store.event(conn, "uncordon_requested", "returns after its next passing probe", node=name)
         return int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
 
@@ -147,9 +151,9 @@ def wait_uncordoned(store: Store, name: str, since_id: int, timeout: float) -> N
             if event.kind == "node_returned":
                 return get_node(store, name)
             if event.kind == "quarantined":
-                raise ComputeError(f"node {name} failed its probe after uncordon and is quarantined: {event.reason}")
+                raise UncordonFailed(f"node {name} failed its probe after uncordon and is quarantined: {event.reason}")
         time.sleep(0.05)
-    raise ComputeError(
+    raise UncordonFailed(
         f"node {name} was not probed within {timeout:g}s of the uncordon request; it is still out of service "
         f"and returns at its next passing probe. Is the daemon running (`autoresearch compute status`)?"
     )

@@ -16,6 +16,7 @@ app = typer.Typer(
 def _register() -> None:
     # Each module adds its commands to `app` when imported.
     from autoresearch.cli import compute_cmds, jobs_cmds  # noqa: F401
+    from autoresearch.cli import nodes_cmds  # noqa: F401
     from autoresearch.cli import mcp_cmd, skills_cmds  # noqa: F401
     from autoresearch.cli import config_cmds  # noqa: F401
     from autoresearch.cli import campaign_cmds  # noqa: F401

@@ -12,6 +12,7 @@ from autoresearch.cli import app
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
 from compute.control import daemon_info, start_daemon, stop_daemon
+from compute.health import load_health_config
 from compute.lifecycle import live_attempts
 
 compute_app = typer.Typer(help="Start, stop and inspect the per-host compute daemon.", no_args_is_help=True)
@@ -35,11 +36,19 @@ def up(
     virtual_nodes: int | None = typer.Option(None, "--virtual-nodes", help="Split the host into N virtual nodes."),
     gpus_per_node: int | None = typer.Option(None, "--gpus-per-node", help="GPU slots per virtual node (default 4)."),
     min_runtime: float | None = typer.Option(None, "--min-runtime", help="Seconds before an attempt may be preempted (default 10)."),
+    health_config: str | None = typer.Option(
+        None, "--health-config", help="YAML/JSON file of health settings: probe intervals, quarantine, "
+        "command probe, failure_rules (see docs/health.md)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
     settings = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
                 "min_runtime_s": min_runtime}
+    if health_config is not None:
+        try:
+            settings["health"] = load_health_config(health_config)
+        except ValueError as err:
+            fail(f"--health-config: {err}")
     try:
         config = DaemonConfig(**{k: v for k, v in settings.items() if v is not None})
     except ValidationError as err:

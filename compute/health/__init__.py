@@ -8,7 +8,7 @@ from compute.health.command import CommandProbe
 from compute.health.config import HealthConfig, load_health_config
 from compute.health.faults import MONITOR_KILL_MARKER, Fault, FaultInjector, FaultKind, FaultRefused
 from compute.health.gpu import GpuProbe, GpuReading, GpuThresholds, NvidiaSmiOutput, evaluate, parse_nvidia_smi
-from compute.health.monitor import HealthMonitor, build_probes
+from compute.health.monitor import UNCORDON_REQUESTED, HealthMonitor, build_probes
 from compute.health.quarantine import (
     NodeAction,
     NodeDecision,
@@ -25,6 +25,7 @@ from compute.health.torch_probes import CudaProbe, NcclProbe, cuda_checks, nccl_
 __all__ = [
     "DEFAULT_RULES",
     "MONITOR_KILL_MARKER",
+    "UNCORDON_REQUESTED",
     "Check",
     "Classification",
     "Classifier",

@@ -36,6 +36,11 @@ from compute.health.torch_probes import CudaProbe, NcclProbe
 from compute.records import FailureClass, HealthStatus, Node, NodeState
 
 
+UNCORDON_REQUESTED = "uncordon requested: returns after its next passing probe"
+"""The reason a person's uncordon writes into the store (with state active), so the monitor
+sees the request even when it never saw the cordon before it (both within one tick)."""
+
+
 def build_probes(config: HealthConfig) -> list[HealthProbe]:
     """The probes every round runs: gpu, cuda (if enabled) and the user command (if set)."""
     probes: list[HealthProbe] = [GpuProbe(config.gpu, timeout_s=config.probe_timeout_s)]
@@ -221,6 +226,9 @@ class HealthMonitor:
         elif node.state is NodeState.cordoned and known.state is not NodeState.cordoned:
             self.policy.cordon(node.name, node.reason.removeprefix("cordoned: "), now)
         elif node.state is NodeState.active and known.state is NodeState.cordoned and known.uncordon_at is None:
+            self.uncordon(node.name, now)
+        elif node.state is NodeState.active and node.reason == UNCORDON_REQUESTED and known.state is NodeState.active:
+            self.policy.cordon(node.name, "", now)  # cordoned and uncordoned between two checks
             self.uncordon(node.name, now)
 
     def classify(self, exit_code: int | None, log_tail: str, signal: int | None = None) -> Classification:
