@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Optional
@@ -17,7 +18,7 @@ from autoresearch import api
 from autoresearch.campaign import CampaignState, ConfigError, LedgerError
 from autoresearch.cli import app
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json
-from autoresearch.runner import RunnerBusy, RunnerError, RunOutcome, make_display
+from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
 from autoresearch.runner.display import render_status
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No live view or progress lines; only the final summary.")
@@ -84,7 +85,7 @@ def report(
     console.print(f"report written to {escape(str(path))}", highlight=False, soft_wrap=True)
 
 
-def _run_guarded(call, quiet: bool) -> None:  # type: ignore[no-untyped-def]
+def _run_guarded(call: Callable[[Display], RunOutcome], quiet: bool) -> None:
     """Run or resume with the CLI's error handling; exit with the outcome's code."""
     previous = signal.signal(signal.SIGTERM, _terminate)
     display = make_display(quiet)

@@ -6,7 +6,18 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from autoresearch.campaign import CampaignState, CampaignStatus, Ledger, StopReason, TrialFailure, TrialRecord, TrialState, campaign_status, free_slots, stop_reason
+from autoresearch.campaign import (
+    CampaignState,
+    CampaignStatus,
+    Ledger,
+    StopReason,
+    TrialFailure,
+    TrialRecord,
+    TrialState,
+    campaign_status,
+    free_slots,
+    stop_reason,
+)
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import Policy, PolicyContext, ReplanAction
 from autoresearch.runner.crash import crash_point
@@ -229,5 +240,6 @@ def _verdict(trial: TrialRecord, metric: str) -> str:
         return f"trial {trial.number} pruned at step {max(trial.intermediate_values, default=0)}"
     if trial.state is TrialState.failed:
         last = (trial.log_excerpt or "").strip().splitlines()[-1:] or [""]
-        return f"trial {trial.number} failed ({trial.failure_class.value if trial.failure_class else '?'}): {last[0][:160]}"
+        failure = trial.failure_class.value if trial.failure_class else "?"
+        return f"trial {trial.number} failed ({failure}): {last[0][:160]}"
     return f"trial {trial.number} {trial.state.value}: {trial.log_excerpt or ''}"

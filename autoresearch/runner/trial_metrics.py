@@ -106,7 +106,9 @@ class MetricReader:
 
     def _decide(self, seen: _Trial, run_id: str, final: bool) -> MetricSource | None:
         """`auto`: the source to lock in, or None while it cannot tell yet."""
-        has_metrics = seen.job_metrics if seen.job_metrics is not None else bool(self.mlflow.get_run(run_id).data.metrics)
+        has_metrics = seen.job_metrics
+        if has_metrics is None:
+            has_metrics = bool(self.mlflow.get_run(run_id).data.metrics)
         seen.job_metrics = None
         if has_metrics:
             return MetricSource.mlflow
