@@ -1,6 +1,10 @@
 """Benchmark the compute layer; prints one table.
 
-    python benchmarks/compute_bench.py [--backend local] [--quick]
+    python benchmarks/compute_bench.py [--backend local|ray|both] [--quick]
+
+With `--backend ray` the jobs run through the Ray backend on a one-node Ray cluster this
+script starts (4 logical GPUs, 2 CPUs, private RAY_TMPDIR); `both` measures local and
+Ray one after the other and prints them side by side.
 
 - launch: submit -> the command's first instruction, p50/p95, beside a bare Popen of
   the same command (a Python one-liner that prints time.time()); ratio of p50s.
@@ -17,14 +21,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -120,43 +128,80 @@ def scheduling_pass_ms(pending_n: int = 10_000, nodes_n: int = 1_000, gpus_per_n
     return statistics.median(times)
 
 
+@contextlib.contextmanager
+def ray_cluster(tmp: Path, gpus: int = 4) -> Iterator[str]:
+    """A one-node Ray cluster with `gpus` logical GPUs, in a private RAY_TMPDIR; yields its address."""
+    os.environ.update(RAY_TMPDIR=str(tmp / "ray"), RAY_AUTH_MODE="disabled")
+    (tmp / "ray").mkdir()
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "num_gpus": gpus, "include_dashboard": False})
+    try:
+        yield cluster.address
+    finally:
+        cluster.shutdown()
+
+
+def measure(home: Path, workdir: Path, settings: dict[str, Any], launches: int, jobs_n: int, rounds: int,
+            min_runtime: float) -> dict[str, Any]:
+    """Launch latencies, makespan and preemption overhead of one daemon with `settings`."""
+    start_daemon(home, DaemonConfig(grace_s=GRACE_S, min_runtime_s=min_runtime, tick_s=1.0, **settings), wait_s=120)
+    client = Client(home, autostart=False)
+    try:
+        launch_latencies(client, 2, workdir)  # warm up caches (and the node's first health probe)
+        bare, lat = launch_latencies(client, launches, workdir)
+        span, ideal = makespan(client, jobs_n, 4)
+        preempt = preemption_overheads(client, rounds, min_runtime)
+    finally:
+        client.close()
+        stop_daemon(home, stop_jobs=True)
+    return {"bare": bare, "lat": lat, "span": span, "ideal": ideal, "preempt": preempt}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", choices=["local"], default="local", help="Backend to run jobs on.")
-    parser.add_argument("--quick", action="store_true", help="Fewer repetitions (about 30 s).")
+    parser.add_argument("--backend", choices=["local", "ray", "both"], default="local",
+                        help="Backend to run jobs on; `both` prints local and ray side by side.")
+    parser.add_argument("--quick", action="store_true", help="Fewer repetitions (about 30 s per backend).")
     args = parser.parse_args()
     launches, jobs_n, rounds = (8, 40, 1) if args.quick else (30, 200, 3)
     min_runtime = 0.5
+    backends = ["local", "ray"] if args.backend == "both" else [args.backend]
+    results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
-        home = Path(tmp) / "home"
-        start_daemon(home, DaemonConfig(gpus=4, grace_s=GRACE_S, min_runtime_s=min_runtime, tick_s=1.0))
-        client = Client(home, autostart=False)
-        try:
-            launch_latencies(client, 2, Path(tmp))  # warm up caches
-            bare, lat = launch_latencies(client, launches, Path(tmp))
-            span, ideal = makespan(client, jobs_n, 4)
-            preempt = preemption_overheads(client, rounds, min_runtime)
-        finally:
-            client.close()
-            stop_daemon(home, stop_jobs=True)
+        for name in backends:
+            work = Path(tmp) / name
+            work.mkdir()
+            if name == "ray":
+                with ray_cluster(work) as address:
+                    settings = {"backend": "ray", "ray_address": address}
+                    results[name] = measure(work / "home", work, settings, launches, jobs_n, rounds, min_runtime)
+            else:
+                results[name] = measure(work / "home", work, {"gpus": 4}, launches, jobs_n, rounds, min_runtime)
     sched_idle = scheduling_pass_ms(running_n=0)
     sched_busy = scheduling_pass_ms(running_n=4_000)
 
+    def cells(fmt: Any) -> list[str]:
+        return [fmt(r) for r in results.values()]
+
+    first = next(iter(results.values()))
     rows = [
-        ("launch p50 (submit -> running)", f"{pct(lat, .5) * 1000:.1f} ms", f"Popen {pct(bare, .5) * 1000:.1f} ms",
-         f"{pct(lat, .5) / pct(bare, .5):.2f}x", "<= 1.3x"),
-        ("launch p95", f"{pct(lat, .95) * 1000:.1f} ms", f"Popen {pct(bare, .95) * 1000:.1f} ms",
-         f"{pct(lat, .95) / pct(bare, .95):.2f}x", ""),
-        (f"makespan {jobs_n} x sleep 0.2 on 4 slots", f"{span:.2f} s", f"ideal {ideal:.2f} s", f"{span / ideal:.2f}x",
-         "<= 1.15x"),
-        ("preemption: start beyond grace", f"{max(preempt):.3f} s (max of {rounds})", f"grace {GRACE_S:g} s", "",
-         "<= 0.5 s"),
-        ("scheduling pass 10k pending, 1k idle nodes", f"{sched_idle:.1f} ms", "", "", "<= 50 ms"),
-        ("same, 4k attempts running", f"{sched_busy:.1f} ms", "", "", "<= 50 ms"),
+        ("launch p50 (submit -> running)", *cells(lambda r: f"{pct(r['lat'], .5) * 1000:.1f} ms "
+                                                  f"({pct(r['lat'], .5) / pct(r['bare'], .5):.2f}x)"),
+         f"Popen {pct(first['bare'], .5) * 1000:.1f} ms", "<= 1.3x (local)"),
+        ("launch p95", *cells(lambda r: f"{pct(r['lat'], .95) * 1000:.1f} ms "
+                                        f"({pct(r['lat'], .95) / pct(r['bare'], .95):.2f}x)"),
+         f"Popen {pct(first['bare'], .95) * 1000:.1f} ms", ""),
+        (f"makespan {jobs_n} x sleep 0.2 on 4 slots", *cells(lambda r: f"{r['span']:.2f} s ({r['span'] / r['ideal']:.2f}x)"),
+         f"ideal {first['ideal']:.2f} s", "<= 1.15x (local)"),
+        ("preemption: start beyond grace", *cells(lambda r: f"{max(r['preempt']):.3f} s (max of {rounds})"),
+         f"grace {GRACE_S:g} s", "<= 0.5 s"),
+        ("scheduling pass 10k pending, 1k idle nodes", *[f"{sched_idle:.1f} ms"] * len(results), "", "<= 50 ms"),
+        ("same, 4k attempts running", *[f"{sched_busy:.1f} ms"] * len(results), "", "<= 50 ms"),
     ]
-    header = ("metric", "measured", "baseline", "ratio", "target")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(5)]
-    print(f"backend: {args.backend}{' (quick)' if args.quick else ''}")
+    header = ("metric", *results, "baseline", "target")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(f"backends: {', '.join(results)}{' (quick)' if args.quick else ''}")
     for row in [header, tuple("-" * w for w in widths), *rows]:
         print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
 

@@ -105,8 +105,6 @@ class Daemon:
     def tick(self) -> float | None:
         """Do everything that is due; return the next time something will be due (or None)."""
         now = time.time()
-        if isinstance(self.backend, ChangesNodes) and (offered := self.backend.nodes_changed()) is not None:
-            self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left
         deadlines: list[float] = []
         running: list[LiveAttempt] = []
         for attempt in live_attempts(self.store):
@@ -115,6 +113,8 @@ class Daemon:
                 self._finish(attempt, ended)
             else:
                 running.append(attempt)
+        if isinstance(self.backend, ChangesNodes) and (offered := self.backend.nodes_changed()) is not None:
+            self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
         stopping = {a.key for a in running if a.stop is not None}
         for attempt in running:
             began, due = self._stop_if_due(attempt, now)

@@ -39,11 +39,20 @@ def up(
     health_config: str | None = typer.Option(
         None, "--health-config", help="YAML/JSON file of health settings: probe intervals, quarantine, "
         "command probe, failure_rules (see docs/health.md)."),
+    backend: str = typer.Option("local", "--backend", help="Where attempts run: `local` (this host) or `ray` "
+                                "(the nodes of a Ray cluster, see docs/ray.md)."),
+    address: str | None = typer.Option(None, "--address", help="With --backend ray: auto | HOST:PORT | "
+                                       "ray://HOST:PORT (default: start a local Ray instance; --gpus sets its GPUs)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
     settings = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
-                "min_runtime_s": min_runtime}
+                "min_runtime_s": min_runtime, "backend": backend, "ray_address": address}
+    if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None):
+        fail("--virtual-nodes and --gpus-per-node split this host for the local backend; with --backend ray "
+             "the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N`)")
+    if address is not None and backend != "ray":
+        fail(f"--address {address} is for --backend ray; add --backend ray, or drop --address to run locally")
     if health_config is not None:
         try:
             settings["health"] = load_health_config(health_config)
@@ -53,10 +62,10 @@ def up(
         config = DaemonConfig(**{k: v for k, v in settings.items() if v is not None})
     except ValidationError as err:
         fail(validation_message("compute up settings", err).replace("grace_s", "--grace")
-             .replace("min_runtime_s", "--min-runtime"))
+             .replace("min_runtime_s", "--min-runtime").replace("ray_address", "--address"))
     paths = ComputePaths.of()
     try:
-        start_daemon(paths.home, config)
+        start_daemon(paths.home, config, wait_s=120.0 if config.backend == "ray" else 30.0)
     except DaemonAlreadyRunning as err:
         fail(str(err), code=1)
     except ComputeError as err:

@@ -32,8 +32,8 @@ WATCHER = (
     ">/dev/null 2>&1 &"
 )
 """Forks a watcher that SIGKILLs process group $1 when its stdin (a pipe) hits EOF."""
-_DROPPED_ENV = ("OMP_NUM_THREADS",)
-"""Set by Ray for its own workers (to 1): an attempt must not inherit it."""
+_DROPPED_ENV = ("OMP_NUM_THREADS", "RAY_JOB_ID", "RAY_RAYLET_PID", "RAY_CLIENT_MODE", "RAY_LD_PRELOAD_ON_WORKERS")
+"""Set by Ray for its own worker processes (OMP_NUM_THREADS=1 ...): an attempt must not inherit them."""
 
 
 @dataclass

@@ -41,7 +41,7 @@ from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, Ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from compute.backends._ray_agent import NodeAgent
-from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
+from compute.backends.base import AttemptExit, LaunchRequest
 from compute.backends.ray_address import resolve_ray_address
 from compute.errors import ComputeError
 from compute.records import Node
@@ -51,6 +51,8 @@ _AGENT = ray.remote(NodeAgent)
 _WAIT_S = 0.2
 """How long the watcher thread's ray.wait blocks before it takes up new attempts."""
 _CALL_TIMEOUT_S = 30.0
+_SUSPECT_S = 30.0
+"""A node whose agent died is offered again after this long if Ray still lists it alive."""
 
 
 def namespace_of(home: Path) -> str:
@@ -97,11 +99,14 @@ class RayBackend:
         self._node_poll_s = node_poll_s
         self._nodes = cluster_nodes()
         self._lock = threading.Lock()
-        self._runs: dict[str, ray.ObjectRef] = {}
-        """Keys of attempts being watched -> the agent's pending `run`/`wait` result."""
+        self._runs: dict[str, ray.ObjectRef | None] = {}
+        """Keys of attempts being watched -> the agent's pending `run`/`wait` result (None: never started)."""
         self._done: set[str] = set()
         """Keys whose result is ready but not yet polled."""
-        self._agent_of: dict[str, Any] = {}
+        self._agent_of: dict[str, tuple[str, Any]] = {}
+        """Key -> (Ray node id, agent handle) of each attempt this backend knows."""
+        self._suspect: dict[str, float] = {}
+        """Ray node id -> when its agent was seen dead: kept out of the node table meanwhile."""
         self._agents: dict[str, Any] = {}
         self._forgets: list[ray.ObjectRef] = []
         self._changed: list[Node] | None = None
@@ -147,19 +152,23 @@ class RayBackend:
 
     def launch(self, request: LaunchRequest) -> dict[str, Any]:
         node_id = self.node_id(request.node)
-        if node_id is None:
-            raise LaunchError(f"node {request.node} is no longer in the Ray cluster")
+        if node_id is None:  # it left the cluster since the daemon placed the attempt: lost, requeued
+            with self._lock:
+                self._runs[request.key] = None
+            return {"ray_node_id": None, "namespace": self.namespace}
         agent = self._agent(node_id, request.node)
         ref = agent.run.remote(request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path))
         with self._lock:
             self._runs[request.key] = ref
-        self._agent_of[request.key] = agent
+        self._agent_of[request.key] = (node_id, agent)
         return {"ray_node_id": node_id, "namespace": self.namespace}
 
     def poll(self, key: str) -> AttemptExit | None:
         with self._lock:
             ref = self._runs[key]
             done = key in self._done
+        if ref is None:
+            return AttemptExit(None)
         if not done and not ray.wait([ref], timeout=0)[0]:
             return None
         try:
@@ -172,19 +181,20 @@ class RayBackend:
             return None
         except GetTimeoutError:
             return None
-        except RayError:  # the agent died with its node: nobody knows how the attempt ended
+        except RayError:  # the agent died, likely with its node: nobody knows how the attempt ended
+            self._suspect_node(self._agent_of[key][0])
             return AttemptExit(None)
         return AttemptExit(code)
 
     def _rewatch(self, key: str) -> None:
         with self._lock:
-            self._runs[key] = self._agent_of[key].wait.remote(key)
+            self._runs[key] = self._agent_of[key][1].wait.remote(key)
             self._done.discard(key)
 
     def signal(self, key: str, signum: int) -> None:
-        agent = self._agent_of.get(key)
-        if agent is not None:
-            agent.signal.remote(key, signum)
+        placed = self._agent_of.get(key)
+        if placed is not None:
+            placed[1].signal.remote(key, signum)
 
     def adopt(self, key: str, handle: dict[str, Any] | None) -> AttemptExit | None:
         known = (handle or {}).get("ray_node_id")
@@ -200,7 +210,7 @@ class RayBackend:
                 continue
             if status["state"] == "unknown":
                 continue
-            self._agent_of[key] = agent
+            self._agent_of[key] = (node_id, agent)
             if status["state"] == "ended":
                 return AttemptExit(status["exit_code"])
             self._rewatch(key)
@@ -211,9 +221,9 @@ class RayBackend:
         with self._lock:
             self._runs.pop(key, None)
             self._done.discard(key)
-        agent = self._agent_of.pop(key, None)
-        if agent is not None:
-            self._forgets.append(agent.forget.remote(key))
+        placed = self._agent_of.pop(key, None)
+        if placed is not None:
+            self._forgets.append(placed[1].forget.remote(key))
             if len(self._forgets) > 1000:
                 self._forgets = ray.wait(self._forgets, num_returns=len(self._forgets), timeout=0)[1]
 
@@ -242,7 +252,7 @@ class RayBackend:
         while not self._stop.is_set():
             try:
                 with self._lock:
-                    waiting = {ref: key for key, ref in self._runs.items() if key not in self._done}
+                    waiting = {ref: key for key, ref in self._runs.items() if ref is not None and key not in self._done}
                 if waiting:
                     ready, _ = ray.wait(list(waiting), num_returns=1, timeout=_WAIT_S, fetch_local=False)
                     with self._lock:
@@ -261,10 +271,22 @@ class RayBackend:
                 log.exception("ray watcher")
                 self._stop.wait(1.0)
 
+    def _suspect_node(self, node_id: str) -> None:
+        """Its agent died: offer the node no more work until Ray says whether it lives (the
+        requeued attempt must not go back there), and start a fresh agent if it returns."""
+        with self._lock:
+            self._suspect.setdefault(node_id, time.monotonic())
+            self._agents.pop(node_id, None)
+        self._refresh_nodes()
+
     def _refresh_nodes(self) -> None:
         nodes = cluster_nodes()
-        if nodes != self._nodes:
-            with self._lock:
+        alive = {n.address for n in nodes}
+        with self._lock:
+            now = time.monotonic()
+            self._suspect = {i: t for i, t in self._suspect.items() if i in alive and now - t < _SUSPECT_S}
+            nodes = [n for n in nodes if n.address not in self._suspect]
+            if nodes != self._nodes:
                 self._nodes = nodes
                 self._changed = nodes
                 self._wake()

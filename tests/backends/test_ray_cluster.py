@@ -1,0 +1,142 @@
+"""Several Ray nodes on one machine (a head and 2 workers, 2 logical GPUs each): our scheduler
+places, preempts and requeues across them, and a worker removed mid-job loses its attempt,
+which is requeued and finishes on another node."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compute import AttemptOutcome, Client, ComputeError, JobSpec, JobState
+from tests.compute.helpers import gate_job, log_text, quick_job, wait_state, wait_until
+
+pytestmark = pytest.mark.ray
+TWO = {"gpus": 2}
+
+
+@pytest.fixture(scope="module")
+def with_workers(ray_cluster: Any) -> Iterator[Any]:
+    """The session cluster; its worker nodes are removed after this module (head only again)."""
+    yield ray_cluster
+    for node in list(ray_cluster.worker_nodes):
+        ray_cluster.remove_node(node)
+
+
+@pytest.fixture
+def three_nodes(with_workers: Any) -> Any:
+    """The session cluster with 2 worker nodes beside the head (added as needed)."""
+    while len(with_workers.worker_nodes) < 2:
+        with_workers.add_node(num_cpus=1, num_gpus=2)
+    return with_workers
+
+
+@pytest.fixture
+def client(three_nodes: Any, start_compute: Callable[..., Client]) -> Client:
+    client = start_compute(backend="ray", ray_address=three_nodes.address, gpus=None)
+    assert sorted(len(n.gpus) for n in client.nodes()) == [2, 2, 2]
+    return client
+
+
+def trap_job(gate: Path, **fields: Any) -> JobSpec:
+    """Runs until `gate` exists; on SIGTERM says so and exits 0 (a checkpoint); prints its agent's pid."""
+    script = (f"trap 'echo checkpointed; exit 0' TERM; echo \"attempt $AR_ATTEMPT agent $PPID\"; "
+              f'while [ ! -e "{gate}" ]; do sleep 0.05; done')
+    return JobSpec(argv=["sh", "-c", script], **fields)
+
+
+def raylet_pid(agent_pid: int) -> int:
+    """The parent of a Ray worker process is its node's raylet."""
+    stat = Path(f"/proc/{agent_pid}/stat").read_text()
+    return int(stat[stat.rfind(")") + 2:].split()[1])
+
+
+def node_raylets(cluster: Any) -> dict[str, int]:
+    """Ray node id -> raylet pid, for every node of the cluster."""
+    return {n.node_id: n.all_processes["raylet"][0].process.pid for n in cluster.list_all_nodes()}
+
+
+def agent_of(client: Client, job_id: str, attempt: int) -> int:
+    text = wait_until(lambda: _log(client, job_id, attempt), what=f"{job_id} attempt {attempt} output")
+    return int(text.split("agent ")[1].split()[0])
+
+
+def _log(client: Client, job_id: str, attempt: int) -> str:
+    """The attempt's log so far ('' while the attempt or its log does not exist yet)."""
+    try:
+        return log_text(client, job_id, attempt)
+    except (OSError, ComputeError):
+        return ""
+
+
+def test_preemption_and_priorities_across_nodes(client, three_nodes, tmp_path):
+    gate = tmp_path / "open"
+    lows = [client.submit(trap_job(gate, name=f"low-{i}", priority="low", resources=TWO)) for i in range(3)]
+    for job in lows:
+        agent_of(client, job.id, 1)
+    placed = {client.get(j.id).attempts[0].node for j in lows}
+    assert len(placed) == 3  # one 2-GPU job per node
+    queued = client.submit(quick_job(name="queued-low", priority="low", resources=TWO))
+    high = client.submit(quick_job(name="high", priority="high", resources=TWO))
+    high_done = client.wait(high.id, timeout=90)[0]
+    assert high_done.state == JobState.succeeded
+    preempted = [j for j in (client.get(j.id) for j in lows) if j.attempts[0].outcome == AttemptOutcome.preempted]
+    assert len(preempted) == 1
+    victim = preempted[0]
+    assert high_done.attempts[0].node == victim.attempts[0].node
+    assert high_done.attempts[0].started_at >= victim.attempts[0].ended_at
+    assert "checkpointed" in log_text(client, victim.id, 1)
+    gate.touch()
+    jobs = client.wait([*(j.id for j in lows), queued.id], timeout=90)
+    assert all(j.state == JobState.succeeded for j in jobs)
+    victim = client.get(victim.id)
+    assert victim.retries_used == 0 and "attempt 2 agent" in log_text(client, victim.id, 2)
+    queued_done = jobs[-1]
+    assert queued_done.attempts[0].started_at > high_done.attempts[0].started_at  # high went first
+    # Each attempt really ran on the Ray node our scheduler chose: its agent's parent is that node's raylet.
+    raylets = node_raylets(three_nodes)
+    by_name = {n.name: n.address for n in client.nodes()}
+    for job in lows:
+        first = client.get(job.id).attempts[0]
+        assert raylet_pid(agent_of(client, job.id, 1)) == raylets[by_name[first.node]]
+
+
+def test_a_removed_node_loses_its_attempt_which_finishes_on_another_node(client, three_nodes, tmp_path):
+    gate = tmp_path / "open"
+    jobs = [client.submit(gate_job(gate, name=f"job-{i}", resources=TWO)) for i in range(2)]
+    for job in jobs:
+        wait_state(client, job.id, JobState.running)
+        wait_until(lambda: _log(client, job.id, 1), what="job output")
+    head = three_nodes.head_node.node_id
+    by_address = {n.address: n.name for n in client.nodes()}
+    on_worker = next(j for j in (client.get(j.id) for j in jobs) if j.attempts[0].node != by_address[head])
+    dead_name = on_worker.attempts[0].node
+    dead = next(n for n in three_nodes.worker_nodes if by_address[n.node_id] == dead_name)
+    three_nodes.remove_node(dead)
+    moved = wait_until(lambda: len((j := client.get(on_worker.id)).attempts) == 2 and j, timeout=90,
+                       what="the lost attempt requeued")
+    assert moved.attempts[0].outcome == AttemptOutcome.lost and moved.retries_used == 0
+    assert moved.attempts[1].node != dead_name
+    wait_until(lambda: dead_name not in {n.name for n in client.nodes()}, what="the dead node left the node table")
+    assert "node_removed" in [e.kind for e in client.events(node=dead_name)]
+    # The lost attempt's processes died with their agent (its watcher killed them): only the
+    # two live attempts still wait on the gate.
+    wait_until(lambda: len(_gate_shells(gate)) == 2, what="orphaned attempt killed")
+    gate.touch()
+    done = client.wait([j.id for j in jobs], timeout=90)
+    assert all(j.state == JobState.succeeded for j in done)
+
+
+def _gate_shells(gate: Path) -> list[int]:
+    """Pids of `sh -c` processes whose command line waits on `gate`."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if proc.name.isdigit() and cmd[:2] == [b"sh", b"-c"] and str(gate).encode() in cmd[2]:
+            pids.append(int(proc.name))
+    return pids
