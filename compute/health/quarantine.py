@@ -10,6 +10,8 @@ Rules:
 - A cordoned node (a person's decision) returns only after `uncordon` AND a passing probe
   started after the uncordon; if that probe is critical the node goes to quarantine.
 - Degraded is not critical: it is shown as the node's health, and counts as passing.
+- A probe asked for out of schedule (after an infra failure below K, or a fault drill)
+  holds the node: it takes no new work until that probe answers.
 
 Schedule (`probes_due`): an active node is probed before its first job and whenever its
 last probe is older than the runtime interval or the preflight TTL; it takes new work only
@@ -187,9 +189,12 @@ class QuarantinePolicy:
         return probes_due(self._nodes.values(), now, self.config, nccl_for)
 
     def ready(self, name: str, now: float, job_gpus: int = 0) -> bool:
-        """Whether the node may take a new job asking `job_gpus` GPUs now."""
+        """Whether the node may take a new job asking `job_gpus` GPUs now (not while a probe
+        asked for after a fault or an infra failure has not answered yet)."""
         n = self.get(name)
-        if n.state is not NodeState.active or not _fresh(n.last_ok_at, now, self.config.preflight_ttl_s):
+        if n.state is not NodeState.active or n.probe_requested:
+            return False
+        if not _fresh(n.last_ok_at, now, self.config.preflight_ttl_s):
             return False
         if self.config.nccl and nccl_applies(job_gpus, n.target):
             return _fresh(n.last_nccl_ok_at, now, self.config.preflight_ttl_s)
@@ -252,8 +257,9 @@ class QuarantinePolicy:
             why = (f"{len(recent)} infra failures within {c.infra_failure_window_s:g} s "
                    f"(the last: job {job_id})")
             return self._quarantine(n, {}, why, now)
-        return self._set(n, {"infra_failures": recent, "reason": f"infra failure {len(recent)}/"
-                             f"{c.infra_failures_to_quarantine} in the window (job {job_id})"},
+        return self._set(n, {"infra_failures": recent, "probe_requested": True,
+                             "reason": f"infra failure {len(recent)}/{c.infra_failures_to_quarantine} in the "
+                             f"window (job {job_id}); probing it before it takes new work"},
                          NodeAction.none, now)
 
     def cordon(self, name: str, reason: str, now: float) -> NodeDecision:
