@@ -2,6 +2,7 @@
 
 from autoresearch.campaign.config import (
     BUILTIN_PLACEHOLDERS,
+    Approvals,
     Budget,
     Campaign,
     CodeSettings,
@@ -44,6 +45,7 @@ from autoresearch.campaign.status import (
 
 __all__ = [
     "BUILTIN_PLACEHOLDERS",
+    "Approvals",
     "Budget",
     "BudgetUsed",
     "Campaign",

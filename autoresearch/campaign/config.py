@@ -186,6 +186,17 @@ class CodeSettings(Section):
         return paths
 
 
+class Approvals(Section):
+    """Actions that wait for a person's yes (`/approve` or `/deny` in `autoresearch chat`)."""
+
+    gpu_hours_over: Annotated[float | None, Field(ge=0)] = None
+    """Launching trials once the campaign has used this many GPU-hours needs a yes (asked once)."""
+    code_patches: bool = False
+    """Launching a trial that applies a code patch needs a yes (asked per trial)."""
+    priority_raise: bool = False
+    """Raising the campaign's priority from chat needs a yes."""
+
+
 class Campaign(Section):
     """One research goal: what to run, what to search, how to judge it, and the budget."""
 
@@ -204,6 +215,7 @@ class Campaign(Section):
     policy: PolicySettings = Field(default_factory=PolicySettings)
     tracking: Tracking = Field(default_factory=Tracking)
     code: CodeSettings | None = None
+    approvals: Approvals = Field(default_factory=Approvals)
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for every trial."""
 
@@ -286,6 +298,7 @@ def _placeholder_problem(item: str, params: set[str]) -> str | None:
 
 __all__ = [
     "BUILTIN_PLACEHOLDERS",
+    "Approvals",
     "Budget",
     "Campaign",
     "CodeSettings",

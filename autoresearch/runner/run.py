@@ -12,9 +12,11 @@ import enum
 import os
 import sqlite3
 from collections.abc import Mapping
+from datetime import datetime
 
 import optuna
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 from skills.tracking import mlflow_client, resolve_tracking
 
@@ -28,8 +30,10 @@ from autoresearch.campaign import (
     campaign_status,
     stop_reason,
 )
+from autoresearch.runner.actions import SteeringActions, restore_steering
 from autoresearch.runner.display import Display, QuietDisplay
 from autoresearch.runner.evaluate import Evaluator
+from autoresearch.runner.gated import SteeredNodes
 from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
 from autoresearch.runner.inbox import Inbox
 from autoresearch.runner.launch import Launcher
@@ -82,14 +86,19 @@ def run_campaign(
     settings: RunnerSettings | None = None,
     handlers: Mapping[str, Handler] | None = None,
     environ: Mapping[str, str] | None = None,
+    until: datetime | None = None,
 ) -> RunOutcome:
     """Run (or continue) `campaign` until it completes, stops, or fails. Raises `RunnerBusy`
-    when another live runner holds the campaign, `RunnerError` when it cannot run."""
+    when another live runner holds the campaign, `RunnerError` when it cannot run.
+
+    `until` (an aware datetime; nightly windows): no trial launches after it; the first replan
+    after it pauses the campaign, stops running trials (queued again) and returns."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     display = display or QuietDisplay()
     folder = campaign_dir(campaign.name, home)
     with CampaignLock(campaign.name, folder):
         ledger = Ledger.open(campaign, home)
+        restore_steering(ledger, folder)  # chat's changes (steering.json, budget/space messages) over the config
         ended = _check_ended(ledger, start)
         if ended is not None:
             return ended
@@ -110,11 +119,14 @@ def run_campaign(
                 ledger, policy, client, launcher, evaluator, inbox, display,
                 {**DEFAULT_HANDLERS, **(handlers or {})}, settings or RunnerSettings(),
             )  # fmt: skip
+            actions = SteeringActions(nodes, folder, environ)
+            nodes.handlers = {**actions.handlers(), **nodes.handlers}
+            steered = SteeredNodes(nodes, actions, until)
             display.event(
                 f"campaign {campaign.name}: {kind.value} policy, up to {campaign.budget.max_trials} trials, "
                 f"{campaign.budget.max_parallel} in parallel; state in {folder}"
             )
-            _drive(nodes, connection, campaign.name)
+            _drive(steered, connection, campaign.name)
         except ComputeError as exc:
             _fail(ledger, exc)
             raise RunnerError(f"campaign {campaign.name!r} cannot launch its trials: {exc}") from None
@@ -137,8 +149,9 @@ def _fail(ledger: Ledger, exc: Exception) -> None:
         ledger.set_state(CampaignState.failed, f"the runner failed: {exc}")
 
 
-def _drive(nodes: CampaignNodes, connection: sqlite3.Connection, thread: str) -> None:
-    """Invoke the graph: continue a cut-off round from its checkpoint, else start a round."""
+def _drive(nodes: SteeredNodes, connection: sqlite3.Connection, thread: str) -> None:
+    """Invoke the graph: continue a cut-off round from its checkpoint, else start a round. While
+    the graph waits on an approval (`interrupt()`), wait for the answer and resume with it."""
     graph = build_graph(nodes).compile(checkpointer=SqliteSaver(connection))
     config = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
     snapshot = graph.get_state(config)
@@ -146,6 +159,11 @@ def _drive(nodes: CampaignNodes, connection: sqlite3.Connection, thread: str) ->
         graph.invoke(None, config, durability="sync")
     else:
         graph.invoke({**snapshot.values, "ended": None}, config, durability="sync")
+    while graph.get_state(config).interrupts:
+        answer = nodes.actions.wait_for_answer(nodes.until, on_give_up=nodes.wind_down)
+        if answer is None:
+            return  # the window ended while waiting: the question is asked again next time
+        graph.invoke(Command(resume=answer), config, durability="sync")
 
 
 def _check_ended(ledger: Ledger, start: Start) -> RunOutcome | None:

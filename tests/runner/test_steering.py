@@ -61,7 +61,7 @@ def test_pause_lets_running_trials_finish_then_resume_then_stop_cancels(compute_
         run_campaign(campaign_of(data), settings=FAST)
     assert holder_pid(compute_client.home / "campaigns" / name / "runner.lock") == os.getpid()
 
-    post(name, "budget", {"max_trials": 50}, author="chat")  # a kind for a later handler
+    post(name, "later_kind", {"max_trials": 50}, author="chat")  # a kind for a later handler
     post(name, SteeringKind.note.value, {"text": "x2 near 2 looks good"}, author="alice")
     assert len(_states(name)) == paused_at  # nothing new while paused
 
@@ -83,9 +83,9 @@ def test_pause_lets_running_trials_finish_then_resume_then_stop_cancels(compute_
     assert any(n.text == "x2 near 2 looks good" and n.author == "alice" for n in ledger.notes())
 
     messages = {m.kind: m for m in read_messages(name)}
-    assert messages["budget"].handled_at is None  # kept for its handler
+    assert messages["later_kind"].handled_at is None  # kept for its handler
     assert messages["pause"].outcome.startswith("paused") and messages["stop"].handled_at is not None
-    assert read_messages(name, pending_only=True) == [messages["budget"]]
+    assert read_messages(name, pending_only=True) == [messages["later_kind"]]
 
 
 def test_posting_to_an_unknown_campaign_or_an_empty_note_is_refused(compute_client, tracking):

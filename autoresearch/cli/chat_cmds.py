@@ -1,0 +1,108 @@
+"""`autoresearch chat NAME`: attach to a campaign from any terminal; questions and steering.
+
+Reads lines from stdin: interactively with a prompt on a terminal, or line by line from a
+pipe (agents and scripts): `printf '/space lr=1e-4..1e-2\\n/status\\n' | autoresearch chat NAME`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Optional
+
+import typer
+
+from autoresearch.chat import ChatError, ChatSession, Conversation, chat_provider
+from autoresearch.cli import app
+from autoresearch.cli._common import fail
+
+
+@app.command("chat")
+def chat(
+    name: str = typer.Argument(..., help="The campaign name."),
+    model: Optional[str] = typer.Option(None, "--model", help="provider:model for plain language (default: the "
+                                        "campaign's policy model when its key is set)."),  # fmt: skip
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint for --model (OpenAI-compatible servers)."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="Slash commands only, even when a model is configured."),
+    author: Optional[str] = typer.Option(None, "--author", help="Who is steering (default: your user name)."),
+    wait: float = typer.Option(15.0, "--wait", help="At the end of input, seconds to wait for a live runner to "
+                               "apply the changes posted (and print what it did)."),  # fmt: skip
+) -> None:
+    """Steer a running or paused campaign: questions, search space, budget, pause/resume/stop, approvals."""
+    try:
+        session = ChatSession(name, author=author or _user())
+        provider = None if no_llm else chat_provider(session.campaign(), model, base_url)
+    except ChatError as exc:
+        fail(str(exc))
+    conversation = Conversation(session, provider)
+    interactive = sys.stdin.isatty()
+    pid = session.runner_pid()
+    mode = f"model {getattr(provider, 'model', 'configured')}" if provider else "slash commands only (no LLM)"
+    _say(f"chat with campaign {name} ({session.ledger().state.value}; "
+         f"{'runner pid ' + str(pid) if pid else 'no runner attached'}; {mode}). /help lists the commands.")  # fmt: skip
+    stop = threading.Event()
+    threading.Thread(target=_watch, args=(session, stop), daemon=True).start()
+    try:
+        for line in _lines(interactive):
+            for text in conversation.handle(line):
+                _say(text)
+            if conversation.done:
+                break
+    finally:
+        stop.set()
+    _finish(session, wait)
+
+
+def _watch(session: ChatSession, stop: threading.Event) -> None:
+    """Say what the runner did with this session's messages as soon as it does it."""
+    while not stop.wait(0.3):
+        _report(session)
+
+
+def _lines(interactive: bool) -> Iterator[str]:
+    if not interactive:
+        yield from sys.stdin
+        return
+    while True:
+        try:
+            yield input("> ")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return
+
+
+def _report(session: ChatSession) -> None:
+    for message in session.outcomes():
+        _say(f"applied #{message.id} {message.kind}: {message.outcome}")
+
+
+def _finish(session: ChatSession, wait: float) -> None:
+    """Wait (bounded) for a live runner to apply what this session posted; say what is left."""
+    deadline = time.monotonic() + wait
+    while session.unapplied() and session.runner_pid() and time.monotonic() < deadline:
+        _report(session)
+        time.sleep(0.2)
+    _report(session)
+    left = session.unapplied()
+    if left:
+        ids = ", ".join(f"#{i}" for i in left)
+        _say(f"not applied yet: {ids} (the runner applies them at its next replan, or when the campaign runs again)")
+
+
+_PRINT = threading.Lock()
+
+
+def _say(text: str) -> None:
+    with _PRINT:
+        print(text, flush=True)
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return os.environ.get("USER", "chat")
