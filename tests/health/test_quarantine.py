@@ -200,6 +200,6 @@ def test_an_infra_failure_below_k_holds_the_node_until_its_probe_answers(policy)
     assert policy.ready("n1", now=2)
     decision = policy.on_infra_failure("n1", "job-a", now=3)
     assert decision.state is NodeState.active and "probing it before it takes new work" in decision.reason
-    assert not policy.ready("n1", now=3) and due_at(policy, 3) == {"n1": ProbeReason.requested}
+    assert not policy.ready("n1", now=3) and due_at(policy, 3)["n1"] is ProbeReason.requested
     policy.on_report(report(ok, ts=4), now=4)
     assert policy.ready("n1", now=4)
