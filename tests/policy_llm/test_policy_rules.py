@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from autoresearch.campaign import Ledger
+from autoresearch.campaign import Ledger, Proposal, load_campaign
 from autoresearch.llm import Message, ScriptedProvider, ToolCall
 from autoresearch.policy import LLMPolicy, PolicyContext, PolicyError, ReplanAction
+from autoresearch.workspace import Workspaces
 from skills import SkillContext
 from skills.tooldef import ToolDef
 
-from .conftest import branin, complete_all, rate_patch, toy_campaign
+from .conftest import REPO, branin, complete_all, rate_patch, toy_campaign
 
 
 def policy_for(ledger: Ledger, model: ScriptedProvider, tracking) -> LLMPolicy:
@@ -98,3 +99,55 @@ def test_code_edit_prompt_and_patch_refusal(home: Path, toy_project: Path, track
     refusal = model.calls[1][-1].tool_results[0]
     assert refusal.is_error and "evaluation.py, which is fixed" in refusal.content
     assert "Change only the editable files: train.py" in refusal.content
+
+
+def test_noise_reruns_come_before_the_model(home: Path, toy_project: Path, tracking) -> None:
+    code = {"editable": ["train.py"], "fixed": ["evaluation.py"], "noise_seeds": 1}
+    ledger = Ledger.open(toy_campaign(toy_project, name="noisy", code=code), home)
+    ledger.admit(Proposal(hypothesis="baseline"))
+    complete_all(ledger, lambda p: 4.0)
+    idea = {"patch": rate_patch("1.0", "2.0"), "hypothesis": "RATE 2", "expected_effect": "loss 1"}
+    model = ScriptedProvider.from_turns([ToolCall(name="propose_trials", arguments={"trials": [idea]})])
+    policy = policy_for(ledger, model, tracking)
+
+    rerun, new = policy.propose(PolicyContext.from_ledger(ledger), 2)
+
+    assert (rerun.rerun_of, rerun.patch, rerun.parent_trial) == (0, None, None)
+    assert (new.rerun_of, new.patch, new.parent_trial) == (None, idea["patch"], 0)
+    assert "Propose up to 1 new trial(s)" in model.calls[0][1].content  # the re-run took the other slot
+    assert "re-run with 1 more seed(s)" in model.calls[0][0].content
+    assert policy.propose(PolicyContext.from_ledger(ledger), 1)[0].rerun_of == 0  # no model call for it
+
+
+def test_the_tinygpt_code_edit_example_proposes_and_builds_a_workspace(home: Path, tracking) -> None:
+    campaign = load_campaign(REPO / "examples" / "tinygpt" / "code-edit.yaml")
+    ledger = Ledger.open(campaign, home)
+    patch = "train.py\n<<<<<<< SEARCH\nEXIT_NAN = 3\n=======\nEXIT_NAN = 3  # unchanged exit code\n>>>>>>> REPLACE\n"
+    idea = {"patch": patch, "hypothesis": "a comment changes nothing", "expected_effect": "same val_bpb"}
+    model = ScriptedProvider.from_turns([ToolCall(name="propose_trials", arguments={"trials": [idea]})])
+
+    [proposal] = policy_for(ledger, model, tracking).propose(PolicyContext.from_ledger(ledger), 1)
+    number = ledger.admit(proposal).trial_number
+    space = Workspaces(ledger).prepare(number)
+
+    assert "EXIT_NAN = 3  # unchanged exit code" in (space / "train.py").read_text()
+    assert (space / "evaluation.py").read_text() == (campaign.cwd / "evaluation.py").read_text()
+    system = model.calls[0][0].content
+    assert "# Campaign instructions (from program.md)" in system and "Edit `train.py` only." in system
+
+
+def test_the_model_can_stop_the_campaign_with_a_reason(home: Path, tracking) -> None:
+    ledger = Ledger.open(branin(name="plateau"), home)
+    ledger.admit(Proposal(params={"x1": 3.1, "x2": 2.3}))
+    complete_all(ledger, lambda p: 0.4)
+    entries = [
+        {"learned": "at the optimum", "next": "nothing", "stop": True, "reason": ""},
+        {"learned": "0.4 is Branin's minimum", "next": "nothing", "stop": True, "reason": "plateau at the optimum"},
+    ]
+    model = ScriptedProvider.from_turns([ToolCall(name="write_research_log", arguments=e) for e in entries])
+
+    decision = policy_for(ledger, model, tracking).replan(PolicyContext.from_ledger(ledger))
+
+    assert decision.action is ReplanAction.stop and decision.reason == "plateau at the optimum"
+    assert decision.notes == "Learned: 0.4 is Branin's minimum\nNext: nothing\nStop: plateau at the optimum"
+    assert "stop is true: give the reason for stopping" in model.calls[1][-1].tool_results[0].content

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from autoresearch import api
-from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState, campaign_dir
+from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState
 from autoresearch.llm import FakeLLMServer, FakeRequest, FaultKind, Reply, Role, ToolCall
 from autoresearch.policy import build_llm_policy, lineage
 from autoresearch.runner import POLICY_BUILDERS, run_campaign
@@ -37,10 +37,6 @@ def llm_policy(server: FakeLLMServer, provider: str) -> dict[str, Any]:
     model = "gpt-4.1-mini" if provider == "openai" else "claude-sonnet-4-5"
     return {"kind": "auto", "provider": provider, "model": model, "base_url": url, "api_key_env": KEY_ENV,
             "pruner": "none"}  # fmt: skip
-
-
-def state_of(name: str, home: Path) -> CampaignState | None:
-    return Ledger.load(name, home).state if (campaign_dir(name, home) / "optuna.db").is_file() else None
 
 
 def assert_no_secret(home: Path, tracking, experiment: str) -> None:
@@ -86,7 +82,8 @@ def test_an_outage_pauses_the_campaign_and_a_resume_finishes_it(llm_env: Path, t
         campaign = branin(name="llm-outage", policy=llm_policy(server, "openai"), tracking=tracked,
                           budget={"max_trials": 2, "max_parallel": 2})  # fmt: skip
         runner = Background(lambda: run_campaign(campaign, home=llm_env, settings=RUNNER_FAST))
-        wait_until(lambda: state_of(campaign.name, llm_env) is CampaignState.paused, what="the pause")
+        wait_until(lambda: server.requests, what="the first model call")  # the ledger exists by then
+        wait_until(lambda: Ledger.load(campaign.name, llm_env).state is CampaignState.paused, what="the pause")
         assert Ledger.load(campaign.name, llm_env).trials() == []
 
         resumed = api.resume(campaign.name, home=llm_env)  # the live runner is asked through its inbox
