@@ -91,7 +91,10 @@ class RayBackend:
                          log_to_driver=False, configure_logging=False)
             else:
                 ray.init(address=target, namespace=self.namespace, log_to_driver=False, configure_logging=False)
-        except (ConnectionError, RayError, RuntimeError, ValueError) as err:
+        except (ConnectionError, OSError, RayError, RuntimeError, ValueError) as err:
+            if target == "local":
+                raise ComputeError(f"could not start a local Ray instance: {err}. Check RAY_TMPDIR (a short, "
+                                   "writable path) and free memory, or give --address of a running cluster") from err
             raise ComputeError(
                 f"could not connect to the Ray cluster at {address!r}: {err}. Check that the cluster runs "
                 "(`ray status`), that the address is right, and that RAY_AUTH_MODE matches the cluster's"

@@ -140,3 +140,38 @@ def _gate_shells(gate: Path) -> list[int]:
         if proc.name.isdigit() and cmd[:2] == [b"sh", b"-c"] and str(gate).encode() in cmd[2]:
             pids.append(int(proc.name))
     return pids
+
+
+def test_health_probes_run_on_each_node_and_a_failing_node_gets_no_work(three_nodes, start_compute, tmp_path):
+    probed, bad = tmp_path / "probed", tmp_path / "bad"
+    bad.write_text("")
+    command = ["sh", "-c", f'echo "$AR_NODE $PPID" >> "{probed}"; ! grep -qx "$AR_NODE" "{bad}"']
+    client = start_compute(backend="ray", ray_address=three_nodes.address, gpus=None,
+                           health={"command": command, "probe_interval_s": 0.5, "cuda": False})
+    names = {n.name: n.address for n in client.nodes()}
+    raylets = node_raylets(three_nodes)
+    # Every node's probe ran on that node: the probe's Ray worker is a child of the node's raylet.
+    seen = wait_until(lambda: _probes(probed, names), what="a probe on every node")
+    assert all(raylet_pid(worker) == raylets[names[name]] for name, worker in seen.items())
+    sick = sorted(names)[1]
+    bad.write_text(f"{sick}\n")
+    wait_until(lambda: {n.name: n.state.value for n in client.nodes()}[sick] == "quarantined", what="quarantine")
+    gate = tmp_path / "open"
+    jobs = [client.submit(gate_job(gate, resources=TWO)) for _ in range(3)]
+    for job in jobs[:2]:
+        wait_state(client, job.id, JobState.running)
+    assert client.get(jobs[2].id).state == JobState.pending  # two healthy nodes, both busy
+    assert sick not in {client.get(j.id).attempts[0].node for j in jobs[:2]}
+    gate.touch()
+    done = client.wait([j.id for j in jobs], timeout=90)
+    assert all(j.state == JobState.succeeded and j.attempts[0].node != sick for j in done)
+
+
+def _probes(log: Path, names: dict[str, str]) -> dict[str, int] | None:
+    """Node name -> pid of the Ray worker that ran its latest probe, once every node was probed."""
+    try:
+        lines = log.read_text().splitlines()
+    except OSError:
+        return None
+    seen = {name: int(pid) for name, pid in (line.split() for line in lines if line.strip())}
+    return seen if set(seen) >= set(names) else None
