@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
 from autoresearch.policy import Policy, PruneDecision, Pruning
 from autoresearch.runner.crash import crash_point
+from autoresearch.runner.launch import CAMPAIGN_TAG
+from autoresearch.runner.mlflow_writer import MlflowWriter
 from autoresearch.runner.trial_metrics import MetricReader, log_tail
 from skills.tracking import JOB_TAG, tag_run_with_job
 
@@ -37,13 +39,21 @@ class Evaluator:
     """Reads the jobs of a campaign's running trials and ends the trials that are done."""
 
     def __init__(
-        self, ledger: Ledger, client: Client, policy: Policy, mlflow: MlflowClient, *, live_sync_s: float = 10.0
+        self,
+        ledger: Ledger,
+        client: Client,
+        policy: Policy,
+        mlflow: MlflowClient,
+        writer: MlflowWriter,
+        *,
+        live_sync_s: float = 10.0,
     ) -> None:
         self.ledger = ledger
         self.client = client
         self.policy = policy
         self.mlflow = mlflow
-        self.reader = MetricReader(mlflow, ledger.campaign.objective)
+        self.writer = writer
+        self.reader = MetricReader(mlflow, ledger.campaign.objective, writer)
         self.live_sync_s = live_sync_s
         """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
         self._reported: dict[int, set[int]] = {}
@@ -138,7 +148,7 @@ class Evaluator:
             record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", gpu_seconds=used)
         crash_point("evaluate.ended")
         if job.state is JobState.cancelled and trial.mlflow_run_id:
-            tag_run_with_job(self.mlflow, trial.mlflow_run_id, job.id)  # the reads above tag the others
+            self.writer.submit(tag_run_with_job, self.mlflow, trial.mlflow_run_id, job.id)  # reads tag the others
         self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(record.state, "KILLED"))
         self._forget(number)
         return record
@@ -150,7 +160,7 @@ class Evaluator:
 
     def _close_run(self, run_id: str | None, status: str) -> None:
         if run_id:
-            self.mlflow.set_terminated(run_id, status=status)
+            self.writer.submit(self.mlflow.set_terminated, run_id, status=status)
 
     def _forget(self, number: int) -> None:
         self.reader.forget(number)
@@ -168,16 +178,22 @@ class Evaluator:
         self._close_run(trial.mlflow_run_id, "KILLED")
         self._forget(trial.number)
 
-    def reconcile(self) -> int:
-        """Cancel jobs still going for trials that already ended (pruned or cancelled). Returns how many."""
-        count = 0
+    def reconcile(self, experiment_id: str) -> None:
+        """Repair what a killed runner left half done: cancel jobs still going for trials that
+        ended (pruned, cancelled), and finish the MLflow runs of ended trials still RUNNING
+        (their last metrics and end status were queued when it died)."""
+        query = f"attributes.status = 'RUNNING' and tags.`{CAMPAIGN_TAG}` = '{self.ledger.campaign.name}'"
+        open_runs = {r.info.run_id for r in self.mlflow.search_runs([experiment_id], filter_string=query)}
         for trial in self.ledger.trials():
-            if trial.state in (TrialState.pruned, TrialState.cancelled) and trial.job_id:
-                job = self._job(trial.job_id)
-                if job and not job.state.final:
-                    self.client.cancel(job.id, reason=f"trial {trial.number} is {trial.state.value}")
-                    count += 1
-        return count
+            if not trial.state.final or not trial.job_id:
+                continue
+            job = self._job(trial.job_id)
+            if job and not job.state.final and trial.state in (TrialState.pruned, TrialState.cancelled):
+                self.client.cancel(job.id, reason=f"trial {trial.number} is {trial.state.value}")
+            if job and trial.mlflow_run_id in open_runs:
+                self._flush(trial, job)
+                self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(trial.state, "KILLED"))
+                self._forget(trial.number)
 
     def _job(self, job_id: str | None) -> Job | None:
         if not job_id:

@@ -22,6 +22,7 @@ from skills.tracking import (
 
 from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
+from autoresearch.runner.mlflow_writer import MlflowWriter
 from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
 
@@ -51,8 +52,11 @@ def job_argv(argv: list[str]) -> list[str]:
 class Launcher:
     """Turns proposed trials of one campaign into MLflow runs and compute jobs."""
 
-    def __init__(self, ledger: Ledger, client: Client, tracking: TrackingConfig, mlflow: MlflowClient) -> None:
+    def __init__(
+        self, ledger: Ledger, client: Client, tracking: TrackingConfig, mlflow: MlflowClient, writer: MlflowWriter
+    ) -> None:
         self.ledger = ledger
+        self.writer = writer
         self.client = client
         self.tracking = tracking
         self.mlflow = mlflow
@@ -102,8 +106,8 @@ class Launcher:
         ).info.run_id
         params = [Param(key, str(value)) for key, value in trial.params.items()]
         if params:
-            self.mlflow.log_batch(run_id, params=params)
-        log_lineage(self.mlflow, run_id, trial)
+            self.writer.submit(self.mlflow.log_batch, run_id, params=params)
+        self.writer.submit(log_lineage, self.mlflow, run_id, trial)
         return run_id
 
     def _spec(self, trial: TrialRecord, run_id: str) -> JobSpec:

@@ -38,6 +38,7 @@ from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
 from autoresearch.runner.inbox import Inbox
 from autoresearch.runner.launch import Launcher
 from autoresearch.runner.lock import CampaignLock
+from autoresearch.runner.mlflow_writer import MlflowWriter
 from autoresearch.runner.nodes import CampaignNodes, RunnerSettings
 from autoresearch.runner.policies import build_policy
 from autoresearch.runner.steering import DEFAULT_HANDLERS, Handler
@@ -111,10 +112,11 @@ def run_campaign(
         client = Client(home)
         inbox = Inbox(folder)
         connection = sqlite3.connect(folder / "graph.db", check_same_thread=False)
+        writer = MlflowWriter(on_error=display.event)
         try:
-            launcher = Launcher(ledger, client, tracking, mlflow)
-            evaluator = Evaluator(ledger, client, policy, mlflow)
-            evaluator.reconcile()
+            launcher = Launcher(ledger, client, tracking, mlflow, writer)
+            evaluator = Evaluator(ledger, client, policy, mlflow, writer)
+            evaluator.reconcile(launcher.experiment_id)
             nodes = CampaignNodes(
                 ledger, policy, client, launcher, evaluator, inbox, display,
                 {**DEFAULT_HANDLERS, **(handlers or {})}, settings or RunnerSettings(),
@@ -134,6 +136,7 @@ def run_campaign(
             _fail(ledger, exc)
             raise
         finally:
+            writer.close()
             display.close()
             connection.close()
             inbox.close()

@@ -13,6 +13,7 @@ Where the values come from is `objective.source`:
   The choice is kept in the run tag `autoresearch.metric_source`.
 
 Every batch also carries the caller's tags (the job id), so tagging costs no extra call.
+Batches go through the runner's `MlflowWriter`; the values returned never wait for them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 from skills.logmetrics import STATE_TAG, MetricPoint, ParserState, parse_metrics
 
 from autoresearch.campaign import MetricSource, Objective
+from autoresearch.runner.mlflow_writer import MlflowWriter
 from compute import Job
 
 if TYPE_CHECKING:
@@ -53,9 +55,11 @@ class _Trial:
 class MetricReader:
     """The objective history of each running trial of one campaign (one reader per runner)."""
 
-    def __init__(self, mlflow: MlflowClient, objective: Objective) -> None:
+    def __init__(self, mlflow: MlflowClient, objective: Objective, writer: MlflowWriter) -> None:
         self.mlflow = mlflow
         self.objective = objective
+        self.writer = writer
+        """Batches go through it (in order, off the runner's path); reads are direct."""
         self._trials: dict[int, _Trial] = {}
 
     def read(
@@ -150,7 +154,7 @@ class MetricReader:
         metrics = [Metric(p.key, p.value, now, p.step) for p in points]
         for start in range(0, max(len(metrics), 1), 1000):
             batch_tags = [RunTag(k, v) for k, v in tags.items()] if start == 0 else []
-            self.mlflow.log_batch(run_id, metrics=metrics[start : start + 1000], tags=batch_tags)
+            self.writer.submit(self.mlflow.log_batch, run_id, metrics=metrics[start : start + 1000], tags=batch_tags)
 
     def _history(self, run_id: str) -> list[tuple[int, float]]:
         latest: dict[int, tuple[int, float]] = {}

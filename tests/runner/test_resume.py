@@ -46,6 +46,10 @@ def assert_exactly_once(name: str, max_trials: int, client, tracking) -> None:
     mlflow = mlflow_client(tracking)
     experiment = mlflow.get_experiment_by_name(name)
     assert sorted(r.info.run_id for r in mlflow.search_runs([experiment.experiment_id])) == sorted(runs)
+    for t in counted:  # runs a killed runner left RUNNING, with metrics still queued, are finished on resume
+        assert mlflow.get_run(t.mlflow_run_id).info.status == "FINISHED"
+        steps = sorted(m.step for m in mlflow.get_metric_history(t.mlflow_run_id, "objective"))
+        assert steps == list(range(1, len(steps) + 1)) and steps, (t.number, steps)
     assert Ledger.load(name).state.value == "completed"
 
 
