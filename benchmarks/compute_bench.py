@@ -135,7 +135,8 @@ def ray_cluster(tmp: Path, gpus: int = 4) -> Iterator[str]:
     (tmp / "ray").mkdir()
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "num_gpus": gpus, "include_dashboard": False})
+    head = {"num_cpus": 2, "num_gpus": gpus, "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args=head)
     try:
         yield cluster.address
     finally:
@@ -192,7 +193,8 @@ def main() -> None:
         ("launch p95", *cells(lambda r: f"{pct(r['lat'], .95) * 1000:.1f} ms "
                                         f"({pct(r['lat'], .95) / pct(r['bare'], .95):.2f}x)"),
          f"Popen {pct(first['bare'], .95) * 1000:.1f} ms", ""),
-        (f"makespan {jobs_n} x sleep 0.2 on 4 slots", *cells(lambda r: f"{r['span']:.2f} s ({r['span'] / r['ideal']:.2f}x)"),
+        (f"makespan {jobs_n} x sleep 0.2 on 4 slots",
+         *cells(lambda r: f"{r['span']:.2f} s ({r['span'] / r['ideal']:.2f}x)"),
          f"ideal {first['ideal']:.2f} s", "<= 1.15x (local)"),
         ("preemption: start beyond grace", *cells(lambda r: f"{max(r['preempt']):.3f} s (max of {rounds})"),
          f"grace {GRACE_S:g} s", "<= 0.5 s"),

@@ -106,13 +106,13 @@ def test_a_restarted_daemon_adopts_running_attempts_and_settles_ended_ones(start
     config = _daemon_config(client)
     gate, finish = tmp_path / "open", tmp_path / "finish"
     survivor = client.submit(gate_job(gate, name="survivor", resources={"gpus": 1}))
-    finisher = client.submit(JobSpec(argv=["sh", "-c", f'echo up; while [ ! -e "{finish}" ]; do sleep 0.05; done; exit 3'],
-                                     name="finisher", resources={"gpus": 1}, max_retries=0))
+    script = f'echo up; while [ ! -e "{finish}" ]; do sleep 0.05; done; echo bye; exit 3'
+    finisher = client.submit(JobSpec(argv=["sh", "-c", script], name="finisher", resources={"gpus": 1}, max_retries=0))
     for job in (survivor, finisher):
         wait_started(client, job.id)
     stop_daemon(client.home)  # attempts keep running
     finish.touch()  # ends while no daemon watches: its exit code must not be lost
-    wait_until(lambda: "up" in _log(client, finisher.id), what="finisher log")
+    wait_until(lambda: "bye" in _log(client, finisher.id), what="the finisher to end")
     start_daemon(client.home, config)
     gate.touch()
     survivor_done, finisher_done = client.wait([survivor.id, finisher.id], timeout=90)
