@@ -72,6 +72,22 @@ def notify(paths: ComputePaths) -> None:
         pass
 
 
+PRIVATE_ENV_VAR = "AUTORESEARCH_PRIVATE_ENV"
+"""Names (comma-separated) of variables the daemon, and so every job, must not inherit."""
+DEFAULT_PRIVATE_ENV = "OPENAI_API_KEY,ANTHROPIC_API_KEY"
+
+
+def daemon_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The environment the daemon starts with: the caller's, less the private variables.
+
+    Jobs inherit the daemon's environment, so secrets a client holds (the agent's model
+    keys) would otherwise reach every training script. A job that needs one gets it
+    explicitly through JobSpec.env.
+    """
+    private = {n.strip() for n in environ.get(PRIVATE_ENV_VAR, DEFAULT_PRIVATE_ENV).split(",") if n.strip()}
+    return {k: v for k, v in environ.items() if k not in private}
+
+
 def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfig | None = None,
                  wait_s: float = 30.0) -> int:
     """Spawn a detached daemon for `home` and wait until it serves; return its pid."""
@@ -86,7 +102,7 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
         proc = subprocess.Popen(
             [sys.executable, "-m", "compute", "--home", str(paths.home), "--config", config.model_dump_json()],
             cwd=package_root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, close_fds=True,
+            start_new_session=True, close_fds=True, env=daemon_environment(os.environ),
         )
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
