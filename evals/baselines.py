@@ -73,7 +73,7 @@ def plain_jobs(task: Task, seed: int, trials: int, slots: int, *, target_regret:
             t0 = time.monotonic()
             done = subprocess.run(argv, cwd=task.cwd, capture_output=True, text=True)
             ran = time.monotonic() - t0
-            steps, value = _parse(done.stdout, task)
+            steps, value = task.parse_output(done.stdout)
             with lock:
                 state["busy"] += ran
                 if done.returncode == 0 and value is not None:
@@ -95,15 +95,3 @@ def plain_jobs(task: Task, seed: int, trials: int, slots: int, *, target_regret:
         wall_s=time.monotonic() - started, busy_s=state["busy"],
         useful_s=sum(p.steps for p in points) * task.step_seconds if task.step_seconds else None, trials=points,
     )  # fmt: skip
-
-
-def _parse(stdout: str, task: Task) -> tuple[int, float | None]:
-    """(steps reported, the last value of the task's metric as lower-is-better) from a job's output."""
-    steps, value = 0, None
-    for line in stdout.splitlines():
-        key, _, rest = line.partition(":")
-        if key.strip() in ("step", "epoch"):
-            steps += 1
-        elif key.strip() == task.metric:
-            value = task.to_min(float(rest))
-    return steps, value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -26,7 +27,8 @@ def _band(rows: list[list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Median, 25th and 75th percentile per column (inf shown as a gap)."""
     data = np.array(rows, dtype=float)
     data[~np.isfinite(data)] = np.nan
-    with np.errstate(all="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column with no result yet stays a gap
         return tuple(np.nanpercentile(data, q, axis=0) for q in (50, 25, 75))  # type: ignore[return-value]
 
 

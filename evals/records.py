@@ -51,7 +51,7 @@ class TrialPoint(BaseModel):
     ended_s: float | None = None
     """Seconds from the run's start to the trial's end."""
     steps: int = 0
-    """Training steps it ran (reported intermediate values; the full curve for in-process runs)."""
+    """Training steps it ran (`step:` / `epoch:` lines in its job's output; 0 for in-process runs)."""
 
 
 class RunRecord(BaseModel):

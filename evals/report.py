@@ -49,10 +49,16 @@ def curve(run: RunRecord) -> list[float]:
     return best_so_far(run.values, minimum(run.task))
 
 
-def _plain(results: Results, task: str, seed: int, trials: int) -> RunRecord | None:
-    """The in-process plain-TPE run paired with a run of `task` and `seed`."""
-    return next((r for r in results.runs if r.arm is Arm.plain_tpe and r.task == task and r.seed == seed
-                 and len(r.trials) >= trials), None)  # fmt: skip
+def baseline(results: Results, run: RunRecord, trials: int) -> RunRecord | None:
+    """The plain-TPE run a run is paired with (same task and seed): plain TPE running the same jobs
+    with the same slots for a parallel stack run, else in-process sequential plain TPE."""
+    def find(arm: Arm, slots: int) -> RunRecord | None:
+        return next((r for r in results.runs if r.arm is arm and r.task == run.task and r.seed == run.seed
+                     and r.slots == slots and r.target_regret is None and len(r.trials) >= trials), None)  # fmt: skip
+
+    if run.arm in (Arm.stack_optuna, Arm.stack_llm) and run.slots > 1:
+        return find(Arm.plain_tpe_jobs, run.slots)
+    return find(Arm.plain_tpe, 1)
 
 
 def quality_table(results: Results) -> list[str]:
@@ -65,22 +71,24 @@ def quality_table(results: Results) -> list[str]:
     checks = results.suite.checkpoints
     lines = [
         "### Simple regret by trials (median [IQR] over seeds)", "",
-        "Paired test: Wilcoxon signed-rank, two-sided, against in-process plain TPE with the same seed, at the "
-        "largest checkpoint the run reached; median of (arm - plain TPE); W/L = seeds where the arm is lower/higher.",
+        "Paired test (last column): Wilcoxon signed-rank, two-sided, seed by seed, at the largest checkpoint the "
+        "run reached, against plain TPE: for a stack arm with k > 1 slots, plain TPE running the same jobs from "
+        "k threads (plain-tpe-jobs); otherwise in-process sequential plain TPE. Shown: median of (arm - "
+        "baseline), p, W/L = seeds where the arm is lower/higher.",
         "",
-        "| task | part | arm | slots | seeds | " + " | ".join(f"regret@{c}" for c in checks) + " | vs plain TPE |",
+        "| task | part | arm | slots | seeds | " + " | ".join(f"regret@{c}" for c in checks) + " | paired test |",
         "|" + " --- |" * (6 + len(checks)),
     ]  # fmt: skip
     for (task, part, arm, slots), runs in sorted(groups.items()):
         trials = min(len(r.trials) for r in runs)
         cells = [cell([regret_at(curve(r), c) for r in runs]) if c <= trials else "" for c in checks]
         at = max((c for c in checks if c <= trials), default=trials)
-        pairs = [(r, _plain(results, task, r.seed, at)) for r in runs]
-        pairs = [(r, p) for r, p in pairs if p is not None and p is not r]
+        pairs = [(r, baseline(results, r, at)) for r in runs]
+        pairs = [(r, b) for r, b in pairs if b is not None]
         versus = ""
         if arm != Arm.plain_tpe.value and pairs:
-            test = paired_wilcoxon([regret_at(curve(r), at) for r, _ in pairs], [regret_at(curve(p), at) for _, p in pairs])
-            versus = f"@{at}: {test_cell(test)}"
+            test = paired_wilcoxon([regret_at(curve(r), at) for r, _ in pairs], [regret_at(curve(b), at) for _, b in pairs])
+            versus = f"vs {pairs[0][1].arm.value}: @{at}: {test_cell(test)}"
         lines.append(f"| {task} | {part} | {arm} | {slots} | {len(runs)} | " + " | ".join(cells) + f" | {versus} |")
     return lines + [""]
 

@@ -24,7 +24,6 @@ from evals.stack import SCRIPTED, run_stack
 from evals.suites import Part, Suite
 from evals.tasks import digits, synthetic
 
-FUNCTIONS = ("branin", "hartmann6")
 Progress = Callable[[str], None]
 
 
@@ -90,14 +89,14 @@ def _add(results: Results, record: RunRecord, part: Part, progress: Progress) ->
 
 
 def _quality(env: EvalEnv, suite: Suite, results: Results, llm: str, progress: Progress, scratch: Path) -> None:
-    for name in FUNCTIONS:
+    for name in suite.functions:
         for seed in range(suite.quality_seeds):
             for arm in (Arm.random, Arm.plain_tpe):
                 _add(results, in_process(synthetic(name), arm, seed, suite.quality_trials), Part.quality, progress)
 
 
 def _stack(env: EvalEnv, suite: Suite, results: Results, llm: str, progress: Progress, scratch: Path) -> None:
-    for name in FUNCTIONS:
+    for name in suite.functions:
         task = synthetic(name)
         for seed in range(suite.stack_seeds):
             _add(results, in_process(task, Arm.plain_tpe, seed, suite.stack_trials), Part.stack, progress)
@@ -109,7 +108,7 @@ def _stack(env: EvalEnv, suite: Suite, results: Results, llm: str, progress: Pro
 
 
 def _llm(env: EvalEnv, suite: Suite, results: Results, llm: str, progress: Progress, scratch: Path) -> None:
-    for name in FUNCTIONS:
+    for name in suite.functions:
         for seed in range(suite.llm_seeds):
             run = run_stack(env, synthetic(name), Arm.stack_llm, seed, suite.llm_trials, suite.llm_slots, llm=llm)
             _add(results, run, Part.llm, progress)

@@ -84,12 +84,15 @@ def record_of(
     for t in Ledger.load(campaign.name, env.home).trials():
         if t.state.value == "cancelled":
             continue
+        steps = 0
         if t.job_id:
             busy += sum((a.ended_at or a.started_at) - a.started_at for a in env.client.get(t.job_id).attempts)
+            log = env.client.log_path(t.job_id)
+            steps = task.parse_output(log.read_text(errors="replace"))[0] if log.exists() else 0
         points.append(TrialPoint(
             number=t.number, state=t.state.value,
             value=task.to_min(t.value) if t.state.value == "complete" and t.value is not None else None,
-            ended_s=t.ended_at.timestamp() - started if t.ended_at else None, steps=len(t.intermediate_values),
+            ended_s=t.ended_at.timestamp() - started if t.ended_at else None, steps=steps,
         ))  # fmt: skip
     return RunRecord(
         arm=arm, task=task.name, seed=seed, slots=campaign.budget.max_parallel, pruner=pruner,

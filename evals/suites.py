@@ -37,6 +37,8 @@ class Suite(BaseModel):
     name: str
     checkpoints: tuple[int, ...] = (20, 50, 100)
     """Trial counts where simple regret is reported."""
+    functions: tuple[str, ...] = ("branin", "hartmann6")
+    """Synthetic functions of the quality, stack and llm parts."""
     quality_seeds: int
     quality_trials: int
     stack_seeds: int
@@ -67,15 +69,17 @@ class Suite(BaseModel):
 QUICK = Suite(
     name="quick",
     quality_seeds=10, quality_trials=100,
-    stack_seeds=3, stack_trials=20,
+    stack_seeds=3, stack_trials=20, stack_slots=(4,),
     llm_seeds=3, llm_trials=20,
-    wallclock_seeds=2, wallclock_targets={"branin": 0.5}, wallclock_max_trials=60,
-    pruning_seeds=2, pruning_trials=24, pruning_budgets=(8, 16),
-    robustness_campaigns=3,
+    wallclock_seeds=2, wallclock_targets={"branin": 0.5}, wallclock_max_trials=40,
+    pruning_seeds=2, pruning_trials=20, pruning_budgets=(6, 12),
+    robustness_campaigns=2,
     latency_launches=8, latency_rounds=1,
-    digits_seeds=1, digits_trials=8,
+    digits_seeds=1, digits_trials=6,
 )  # fmt: skip
-"""Minutes on 2 shared cores; numbers are indicative (few seeds), not claims."""
+"""About 5 minutes on 2 idle cores (10 under heavy load); indicative numbers (few seeds), not
+claims. The stack runs at 4 slots only (the 1-slot stack reproduces plain TPE trial for trial:
+tests/evals checks it)."""
 
 FULL = Suite(
     name="full",

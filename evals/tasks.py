@@ -50,6 +50,20 @@ class Task:
         """The job's metric value as the lower-is-better objective."""
         return 1.0 - value if self.name == "digits" else value
 
+    def parse_output(self, text: str) -> tuple[int, float | None]:
+        """(training steps reported, the last value of the metric as lower-is-better) from a job's output."""
+        steps, value = 0, None
+        for line in text.splitlines():
+            key, _, rest = line.partition(":")
+            if key.strip() in ("step", "epoch"):
+                steps += 1
+            elif key.strip() == self.metric:
+                try:
+                    value = self.to_min(float(rest))
+                except ValueError:
+                    pass
+        return steps, value
+
     def with_extra(self, *args: str) -> Task:
         """The same task with more job arguments (fault flags)."""
         return Task(**{**self.__dict__, "extra": (*self.extra, *args)})
