@@ -21,6 +21,7 @@ def _register() -> None:
     from autoresearch.cli import config_cmds  # noqa: F401
     from autoresearch.cli import campaign_cmds  # noqa: F401
     from autoresearch.cli import chat_cmds  # noqa: F401
+    from autoresearch.cli import nightly_cmds  # noqa: F401
 
 
 def main() -> None:

@@ -1,0 +1,103 @@
+"""`autoresearch nightly CONFIG --duration S`: launches stop at the window's end, nothing is left
+running, stopped trials are queued again (not failures), the next night continues the campaign
+and its morning report diffs against the first; an unavailable LLM is retried, not fatal."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState
+from autoresearch.llm import LLMUnavailable
+from autoresearch.nightly import Night, window_end, write_morning_report
+from autoresearch.policy import OptunaPolicy
+from autoresearch.runner import POLICY_BUILDERS, RunnerSettings
+from autoresearch.runner.actions import NIGHTLY_PAUSE
+from tests.chat.conftest import CLI, cli_env
+from tests.runner.conftest import campaign_jobs, synthetic_config, write_config
+
+PNG = b"\x89PNG\r\n\x1a\n"
+FAST_NIGHT = RunnerSettings(poll_s=0.2, heartbeat_s=1.0)
+
+
+def _active(client, name: str) -> list:  # type: ignore[no-untyped-def]
+    return [j for j in campaign_jobs(client, name) if not j.state.final]
+
+
+def _plots_ok(report: Path) -> list[str]:
+    images = re.findall(r"\]\(([^)]+\.png)\)", report.read_text())
+    for image in images:
+        data = (report.parent / image).read_bytes()
+        assert data.startswith(PNG) and len(data) > 2000, image
+    return images
+
+
+def test_a_night_stops_on_time_leaves_nothing_running_and_the_next_night_continues(compute_client, tracking, tmp_path):
+    data = synthetic_config(tracking, steps=40, step_seconds=0.25, budget={"max_trials": 40, "max_parallel": 2})
+    name = data["name"]
+    config = write_config(tmp_path, data)
+    done = subprocess.run([*CLI, "nightly", str(config), "--duration", "20", "--retry-s", "1"],
+                          env=cli_env(compute_client.home), capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    until = datetime.fromisoformat(re.search(r"until (\S+ \S+),", done.stdout).group(1)).astimezone()
+    report = Path(re.search(r"morning report: (\S+)", done.stdout).group(1))
+
+    assert _active(compute_client, name) == []  # nothing pending or running
+    ledger = Ledger.load(name)
+    assert ledger.state is CampaignState.paused and ledger.state_reason.startswith(NIGHTLY_PAUSE)
+    trials = ledger.trials()
+    launched = [t.started_at for t in trials if t.started_at]
+    assert launched and max(launched) <= until + timedelta(seconds=3)  # launches stop at the window's end
+    assert all(j.priority == 25 for j in campaign_jobs(compute_client, name))  # low, preemptible
+    assert not [t for t in trials if t.state is TrialState.failed]
+    stopped = [t for t in trials if t.state is TrialState.cancelled]
+    queued = [t for t in trials if t.state is TrialState.proposed]
+    assert stopped and len(queued) == len(stopped), done.stdout  # each stopped trial waits for the next night
+    assert {tuple(t.params.items()) for t in stopped} == {tuple(t.params.items()) for t in queued}
+
+    text = report.read_text()
+    assert f"## {name}" in text and "Compared with: nothing (first night)" in text
+    assert "Quarantined nodes: none" in text and "queued for the next night" in text
+    assert "gpu_hours.png" in _plots_ok(report)
+
+    second = Night([config], window_end(None, 8), settings=FAST_NIGHT, retry_s=1).run()
+    assert _active(compute_client, name) == [] and second.jobs_left_running == 0
+    assert second.campaigns[0].ran and second.campaigns[0].faults == []
+    rerun = {t.number: t for t in Ledger.load(name).trials()}
+    assert all(rerun[t.number].state is not TrialState.proposed or rerun[t.number].rationale.startswith("nightly")
+               for t in queued)  # fmt: skip
+    assert any(rerun[t.number].started_at for t in queued)  # last night's stopped trials ran first
+    assert len(rerun) > len(trials)
+    report2 = write_morning_report(second)
+    assert f"Compared with: night {report.parent.name}" in report2.read_text()
+    _plots_ok(report2)
+
+
+class _DownOnce:
+    """The LLM policy's stand-in: its provider is down on the first proposal."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.inner, self.calls = OptunaPolicy(ledger), 0
+
+    def propose(self, ctx, n):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls == 1:
+            raise LLMUnavailable("openai gpt-x: 503 after 3 attempts", status=503, attempts=3)
+        return self.inner.propose(ctx, n)
+
+    def replan(self, ctx):  # type: ignore[no-untyped-def]
+        return self.inner.replan(ctx)
+
+
+def test_an_llm_outage_is_retried_and_does_not_end_the_night(compute_client, tracking, tmp_path, monkeypatch):
+    monkeypatch.setitem(POLICY_BUILDERS, PolicyKind.llm, lambda campaign, ledger: _DownOnce(ledger))
+    data = synthetic_config(tracking, budget={"max_trials": 2, "max_parallel": 2},
+                            policy={"kind": "llm", "provider": "openai", "model": "gpt-x"})  # fmt: skip
+    result = Night([write_config(tmp_path, data)], window_end(None, 60), settings=FAST_NIGHT, retry_s=0.5).run()
+    entry = result.campaigns[0]
+    assert len(entry.faults) == 1 and "LLM provider is unavailable" in entry.faults[0]
+    assert entry.final_state == "completed"  # retried within the window, then finished its budget
+    assert [t.state for t in Ledger.load(data["name"]).trials()] == [TrialState.complete] * 2
+    assert "fault (retried)" in write_morning_report(result).read_text()
