@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -147,6 +148,7 @@ def _print_overview(overview: list[api.CampaignOverview]) -> None:
 
 def _quiet_libraries() -> None:
     """MLflow and Alembic chatter (schema creation ...) would interleave with the display."""
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # mlflow sets its level when imported
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]

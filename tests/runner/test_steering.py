@@ -8,7 +8,6 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from autoresearch import api
 from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState, campaign_dir
 from autoresearch.cli import _register, app
 from autoresearch.llm import LLMUnavailable
