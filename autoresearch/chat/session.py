@@ -72,7 +72,8 @@ class ChatSession:
             counts[t.state.value] = counts.get(t.state.value, 0) + 1
         pid = self.runner_pid()
         lines = [
-            f"campaign {self.name}: {current.state.value}" + (f" ({ledger.state_reason})" if ledger.state_reason else ""),
+            f"campaign {self.name}: {current.state.value}"
+            + (f" ({ledger.state_reason})" if ledger.state_reason else ""),
             f"runner: pid {pid}" if pid else "runner: none attached (changes apply when it runs again)",
             f"trials: {used.trials}/{campaign.budget.max_trials} counted; "
             + (", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet"),
@@ -85,7 +86,8 @@ class ChatSession:
         pending = read_messages(self.name, pending_only=True, home=self.home)
         if pending:
             lines.append("pending for the runner: " + ", ".join(f"#{m.id} {m.kind}" for m in pending))
-        lines += [f"WAITING for approval #{r.id}: {r.summary} (/approve {r.id} or /deny {r.id})" for r in self.waiting()]
+        for r in self.waiting():
+            lines.append(f"WAITING for approval #{r.id}: {r.summary} (/approve {r.id} or /deny {r.id})")
         return "\n".join(lines)
 
     def best(self) -> str:
@@ -143,7 +145,9 @@ class ChatSession:
             return self.ledger().trial(number)
         except LedgerError:
             count = len(self.ledger().trials())
-            raise ChatError(f"campaign {self.name} has no trial {number} (trials 0-{count - 1}; /trials lists them)") from None
+            raise ChatError(
+                f"campaign {self.name} has no trial {number} (trials 0-{count - 1}; /trials lists them)"
+            ) from None
 
     # --- steering -----------------------------------------------------------------------------
 
@@ -191,13 +195,17 @@ class ChatSession:
         except ValueError as exc:
             hint = "" if best is not None else " (missing ones are taken from the best trial once there is one)"
             raise ChatError(f"{exc}{hint}") from None
-        text = f"try {_params(checked)}" + (f" ({', '.join(borrowed)} from best trial {best.number})" if borrowed and best else "")
+        text = f"try {_params(checked)}"
+        if borrowed and best is not None:
+            text += f" ({', '.join(borrowed)} from best trial {best.number})"
         return self._post(ActionKind.try_.value, {"params": checked}, text)
 
     def cancel(self, number: int) -> str:
         t = self._trial(number)
         if t.state.final:
-            raise ChatError(f"trial {number} is already {t.state.value}; only proposed or running trials can be cancelled")
+            raise ChatError(
+                f"trial {number} is already {t.state.value}; only proposed or running trials can be cancelled"
+            )
         return self._post(ActionKind.cancel.value, {"trial": number}, f"cancel trial {number} ({t.state.value})")
 
     def answer(self, approved: bool, request: int | None = None, reason: str = "") -> str:
@@ -221,8 +229,9 @@ class ChatSession:
     def _post(self, kind: str, payload: dict[str, Any], what: str) -> str:
         message = post(self.name, kind, payload, author=self.author, home=self.home)
         self.posted[message.id] = what
-        when = ("the runner applies it at its next replan" if self.runner_pid()
-                else f"no runner is attached: it applies when the campaign runs again (`autoresearch resume {self.name}`)")  # fmt: skip
+        when = "the runner applies it at its next replan"
+        if not self.runner_pid():
+            when = f"no runner is attached: it applies when the campaign runs again (`autoresearch resume {self.name}`)"
         return f"queued #{message.id} {what} ({when})"
 
     def outcomes(self) -> list[SteeringMessage]:

@@ -26,7 +26,7 @@ def chat(
     name: str = typer.Argument(..., help="The campaign name."),
     model: Optional[str] = typer.Option(None, "--model", help="provider:model for plain language (default: the "
                                         "campaign's policy model when its key is set)."),  # fmt: skip
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint for --model (OpenAI-compatible servers)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint for --model (OpenAI-compatible)."),
     no_llm: bool = typer.Option(False, "--no-llm", help="Slash commands only, even when a model is configured."),
     author: Optional[str] = typer.Option(None, "--author", help="Who is steering (default: your user name)."),
     wait: float = typer.Option(15.0, "--wait", help="At the end of input, seconds to wait for a live runner to "
@@ -42,8 +42,8 @@ def chat(
     interactive = sys.stdin.isatty()
     pid = session.runner_pid()
     mode = f"model {getattr(provider, 'model', 'configured')}" if provider else "slash commands only (no LLM)"
-    _say(f"chat with campaign {name} ({session.ledger().state.value}; "
-         f"{'runner pid ' + str(pid) if pid else 'no runner attached'}; {mode}). /help lists the commands.")  # fmt: skip
+    runner = f"runner pid {pid}" if pid else "no runner attached"
+    _say(f"chat with campaign {name} ({session.ledger().state.value}; {runner}; {mode}). /help lists the commands.")
     stop = threading.Event()
     threading.Thread(target=_watch, args=(session, stop), daemon=True).start()
     try:

@@ -16,7 +16,13 @@ from matplotlib.figure import Figure
 
 from autoresearch.campaign import Ledger, LedgerError, TrialRecord, TrialState
 from autoresearch.nightly.night import CampaignNight, NightResult
-from autoresearch.nightly.snapshot import CampaignSnapshot, NightSnapshot, previous_snapshot, save_snapshot, snapshot_campaign
+from autoresearch.nightly.snapshot import (
+    CampaignSnapshot,
+    NightSnapshot,
+    previous_snapshot,
+    save_snapshot,
+    snapshot_campaign,
+)
 from autoresearch.report.plots import plot_best_by_trial, plot_failures
 from compute import Client, ComputeError, NodeState, resolve_home
 
@@ -42,7 +48,8 @@ def write_morning_report(result: NightResult, *, home: Home = None) -> Path:
     gpu = {n: sum(t.gpu_seconds for t in ts) / 3600 for n, ts in tonight.items()}
     failures: Counter[str] = Counter()
     for ts in tonight.values():
-        failures.update(t.failure_class.value if t.failure_class else "unknown" for t in ts if t.state is TrialState.failed)
+        failed = [t for t in ts if t.state is TrialState.failed]
+        failures.update(t.failure_class.value if t.failure_class else "unknown" for t in failed)
 
     lines = [
         f"# Nightly report: {result.started_at:%Y-%m-%d %H:%M} to {result.until:%H:%M}",

@@ -222,7 +222,9 @@ class SteeringActions:
 
     # --- waiting for approval answers ------------------------------------------------------
 
-    def wait_for_answer(self, until: datetime | None, on_give_up: Callable[[], None], poll_s: float = 0.3) -> dict[str, Any] | None:
+    def wait_for_answer(
+        self, until: datetime | None, on_give_up: Callable[[], None], poll_s: float = 0.3
+    ) -> dict[str, Any] | None:
         """Block until `/approve` or `/deny` answers an open request (or `/stop` denies them all).
 
         Returns the resume value; None when `until` passed first (`on_give_up` ran).
@@ -234,8 +236,10 @@ class SteeringActions:
             for r in open_requests.values():
                 if r.id not in shown:
                     shown.add(r.id)
-                    self.nodes.display.event(f"waiting for approval #{r.id}: {r.summary} (`/approve {r.id}` or "
-                                             f"`/deny {r.id}` in `autoresearch chat {self.ledger.campaign.name}`)")  # fmt: skip
+                    chat = f"autoresearch chat {self.ledger.campaign.name}"
+                    self.nodes.display.event(
+                        f"waiting for approval #{r.id}: {r.summary} (`/approve {r.id}` or `/deny {r.id}` in `{chat}`)"
+                    )
             if not open_requests:
                 return {"request": None, "approved": False}
             for message in inbox.messages(pending_only=True):

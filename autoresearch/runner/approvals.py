@@ -108,8 +108,10 @@ class ApprovalBook:
 
     def answer(self, request_id: int, approved: bool, by: str, reason: str = "") -> ApprovalRequest:
         """Record a person's answer (the first answer counts)."""
-        return self._update(request_id, open_only=True, status=ApprovalStatus.approved if approved
-                            else ApprovalStatus.denied, answered_by=by, answered_at=time.time(), reason=reason)  # fmt: skip
+        status = ApprovalStatus.approved if approved else ApprovalStatus.denied
+        return self._update(
+            request_id, open_only=True, status=status, answered_by=by, answered_at=time.time(), reason=reason
+        )
 
     def mark_applied(self, request_id: int) -> None:
         self._update(request_id, open_only=False, applied=True)

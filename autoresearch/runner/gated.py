@@ -73,8 +73,8 @@ class SteeredNodes:
                 numbers = [t.number for t in waiting]
                 summary = (f"launch trials beyond {gates.gpu_hours_over:g} GPU-hours (used {used:.3g}); "
                            f"waiting: trials {', '.join(map(str, numbers))}")  # fmt: skip
-                request = self.book.ask(Gate.gpu_hours, f"gpu_hours_over:{gates.gpu_hours_over:g}", summary,
-                                        {"used": used, "threshold": gates.gpu_hours_over, "trials": numbers})  # fmt: skip
+                details = {"used": used, "threshold": gates.gpu_hours_over, "trials": numbers}
+                request = self.book.ask(Gate.gpu_hours, f"gpu_hours_over:{gates.gpu_hours_over:g}", summary, details)
                 if not (request.status is ApprovalStatus.approved or request.applied):
                     due.append(request)
         if gates.code_patches:

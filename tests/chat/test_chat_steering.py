@@ -22,7 +22,8 @@ def test_chat_narrows_the_space_tries_a_trial_pauses_resumes_and_stops(compute_h
 
     chat = ChatProcess(compute_home, name, "--no-llm")
     chat.send("/space x1=0..2 x2=1..3", "/space x1=5..1", "/space nope=1..2", "/try x1=1.5 x2=2.5", "/bogus")
-    assert "search_space.x2: float [0, 15] -> float [1, 3]" in chat.expect("queued #1 search_space.x1: float [-5, 10] -> float [0, 2]")
+    queued = chat.expect("queued #1 search_space.x1: float [-5, 10] -> float [0, 2]")
+    assert "search_space.x2: float [0, 15] -> float [1, 3]" in queued
     chat.expect("error: search_space.x1: high (1.0) must be greater than low (5.0)")
     chat.expect("error: nope is not in the search space")
     chat.expect("queued #2 try x1=1.5 x2=2.5")
