@@ -27,7 +27,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a suite, print its tables, save JSON + PNG")
     run.add_argument("--suite", choices=sorted(SUITES), default="quick")
-    run.add_argument("--only", default="", help=f"comma-separated parts (default all): {', '.join(p.value for p in Part)}")
+    parts = ", ".join(p.value for p in Part)
+    run.add_argument("--only", default="", help=f"comma-separated parts (default all): {parts}")
     run.add_argument("--out", type=Path, default=None, help="results folder (default $AUTORESEARCH_HOME/evals/...)")
     run.add_argument("--llm", default="scripted",
                      help="the LLM arm's model: scripted (default), or openai:MODEL / anthropic:MODEL with its key set")

@@ -90,7 +90,9 @@ def check_end(snap: CampaignSnapshot) -> list[str]:
         best = pick(complete, key=lambda t: t.value)
         reported = by_trial.get(snap.reported_best) if snap.reported_best is not None else None
         if reported is None or reported.value != best.value:
-            problems.append(f"reported best is trial {snap.reported_best}, but the best complete trial is {best.number}")
+            problems.append(
+                f"reported best is trial {snap.reported_best}, but the best complete trial is {best.number}"
+            )
     elif snap.reported_best is not None:
         problems.append(f"reported best trial {snap.reported_best} though no trial completed")
     counted = sum(t.state != "cancelled" for t in snap.trials)

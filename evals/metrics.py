@@ -102,7 +102,9 @@ def paired_wilcoxon(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     return PairedTest(n=len(diffs), median_diff=median_diff, p_value=float(result.pvalue), wins=wins, losses=losses)
 
 
-def time_curve(ends: Sequence[float | None], values: Sequence[float | None], minimum: float) -> list[tuple[float, float]]:
+def time_curve(
+    ends: Sequence[float | None], values: Sequence[float | None], minimum: float
+) -> list[tuple[float, float]]:
     """(seconds since the start, best regret so far) at each trial's end, in time order.
 
     `ends[i]` is when trial i ended (None: never); trials with a value improve the curve."""

@@ -87,7 +87,8 @@ def quality_table(results: Results) -> list[str]:
         pairs = [(r, b) for r, b in pairs if b is not None]
         versus = ""
         if arm != Arm.plain_tpe.value and pairs:
-            test = paired_wilcoxon([regret_at(curve(r), at) for r, _ in pairs], [regret_at(curve(b), at) for _, b in pairs])
+            mine = [regret_at(curve(r), at) for r, _ in pairs]
+            test = paired_wilcoxon(mine, [regret_at(curve(b), at) for _, b in pairs])
             versus = f"vs {pairs[0][1].arm.value}: @{at}: {test_cell(test)}"
         lines.append(f"| {task} | {part} | {arm} | {slots} | {len(runs)} | " + " | ".join(cells) + f" | {versus} |")
     return lines + [""]
@@ -118,7 +119,8 @@ def wallclock_table(results: Results) -> list[str]:
         busy = [utilization(r.busy_s, r.slots, r.wall_s) for r in group if r.busy_s is not None]
         lines.append(
             f"| {task} ({target}) | {arm} | {slots} | {reached}/{len(group)} | {cell(times)} s | "
-            f"{cell([len(r.trials) for r in group])} | {cell(useful) if useful else ''} | {cell(busy) if busy else ''} |"
+            f"{cell([len(r.trials) for r in group])} | {cell(useful) if useful else ''} | "
+            f"{cell(busy) if busy else ''} |"
         )
     lines.append("")
     for (task, target, arm, slots), group in sorted(groups.items()):
@@ -127,8 +129,10 @@ def wallclock_table(results: Results) -> list[str]:
         one = {r.seed: _ttt(r) for r in groups[(task, target, arm, 1)]}
         ratios = [_ttt(r) / one[r.seed] for r in group if _ttt(r) is not None and one.get(r.seed)]
         if ratios:
-            lines.append(f"- {task}, {arm}: 4-slot / 1-slot time to target, median of paired ratios "
-                         f"{statistics.median(ratios):.2f}x over {len(ratios)} seed(s) that reached it both ways")  # fmt: skip
+            lines.append(
+                f"- {task}, {arm}: 4-slot / 1-slot time to target, median of paired ratios "
+                f"{statistics.median(ratios):.2f}x over {len(ratios)} seed(s) that reached it both ways"
+            )
     return lines + [""]
 
 
@@ -219,7 +223,8 @@ def digits_table(results: Results) -> list[str]:
     for arm in sorted({r.arm.value for r in runs}):
         group = [r for r in runs if r.arm.value == arm]
         best = [min((v for v in r.values if v is not None), default=math.inf) for r in group]
-        lines.append(f"| {arm} | {len(group)} | {len(group[0].trials)} | {cell(best)} | {cell([r.wall_s for r in group])} s |")
+        walls = cell([r.wall_s for r in group])
+        lines.append(f"| {arm} | {len(group)} | {len(group[0].trials)} | {cell(best)} | {walls} s |")
     return lines + [""]
 
 
@@ -230,8 +235,8 @@ def markdown(results: Results) -> str:
         "",
         f"Suite **{s.name}**{' (few seeds: indicative numbers, not claims)' if s.name == 'quick' else ''}; "
         f"parts: {', '.join(p.value for p in results.parts)}; LLM arm: {results.llm}; "
-        f"{results.wall_s:.0f} s on {results.machine.get('cpus')} CPUs (load {results.machine.get('load_1min_at_start')} "
-        f"at start), optuna {results.machine.get('optuna')}; started {results.started}.",
+        f"{results.wall_s:.0f} s on {results.machine.get('cpus')} CPUs "
+        f"(load {results.machine.get('load_1min_at_start')} at start), optuna {results.machine.get('optuna')}; started {results.started}.",
         f"Command: `{results.command}`",
         "",
     ]  # fmt: skip

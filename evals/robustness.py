@@ -91,7 +91,12 @@ def run_case(env: EvalEnv, fault: FaultKind, index: int, trials: int, slots: int
             run_campaign(campaign, home=env.home, settings=RUNNER)
     except Exception as exc:  # noqa: BLE001 - a runner error is a robustness failure, recorded
         problems.append(f"the runner raised {type(exc).__name__}: {exc}")
-    snap = snapshot(env, campaign)
+    try:
+        snap = snapshot(env, campaign)
+    except Exception as exc:  # noqa: BLE001 - e.g. no ledger at all: recorded as the problem it is
+        problems.append(f"cannot read the campaign afterwards: {type(exc).__name__}: {exc}")
+        return RobustnessCase(fault=fault, index=index, ok=False, problems=problems, trials=0, faulted=0,
+                              wall_s=time.monotonic() - started)  # fmt: skip
     problems += check_end(snap)
     counted = [t for t in snap.trials if t.state != "cancelled"]
     return RobustnessCase(
