@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autoresearch.campaign import Campaign, CampaignState, Ledger, Proposal, TrialState
+from autoresearch.campaign import Campaign, CampaignState, Ledger, LedgerError, Proposal, TrialState
 from autoresearch.runner.approvals import ApprovalBook, ApprovalStatus, Gate
 from autoresearch.runner.inbox import Inbox, SteeringKind, SteeringMessage
 from autoresearch.runner.nodes import CampaignNodes
@@ -191,7 +191,7 @@ class SteeringActions:
         number = message.payload.get("trial")
         try:
             trial = self.ledger.trial(int(number))  # type: ignore[arg-type]
-        except (TypeError, ValueError, LookupError) as exc:
+        except (TypeError, ValueError, LedgerError) as exc:
             return f"rejected: {exc}"
         if trial.state.final:
             return f"ignored: trial {trial.number} is already {trial.state.value}"
