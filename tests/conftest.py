@@ -24,6 +24,15 @@ from tests.fixtures_tracking import experiment_name, tracking  # noqa: F401  (ML
 FAST_DAEMON = {"gpus": 4, "grace_s": 1.0, "min_runtime_s": 0.2, "tick_s": 0.2}
 
 
+@pytest.fixture(autouse=True)
+def _own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own AUTORESEARCH_HOME, so no test sees another's campaigns or jobs.
+
+    Fixtures that start a daemon point it at their own home afterwards.
+    """
+    monkeypatch.setenv("AUTORESEARCH_HOME", str(tmp_path_factory.mktemp("home")))
+
+
 def _kill_leftovers(home: Path) -> None:
     """SIGKILL attempts still recorded as running (e.g. after a test killed the daemon)."""
     store = Store(ComputePaths.of(home))
