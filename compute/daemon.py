@@ -290,7 +290,7 @@ class Daemon:
         ending = decide_ending(
             number=attempt.number, node=attempt.node, stop=attempt.stop, exit_code=code, classify=classify,
             budget=JobBudget(budget["retries_used"], budget["max_retries"], budget["infra_retries_used"],
-                             self.config.max_infra_retries, budget["backoff_s"], budget["cancel_requested"] is not None),
+                             self.config.max_infra_retries, budget["backoff_s"], budget["cancel_requested"]),
             now=now, jitter=random.uniform(0.5, 1.5),
         )
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)

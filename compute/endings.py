@@ -12,7 +12,8 @@ A pure function, so the rules are testable without processes:
   host's infra budget lasts; user or resource -> failed, retried with exponential
   backoff and jitter while `max_retries` lasts.
 - Preempted, lost and quarantined attempts never spend a retry.
-- A job whose cancel was requested is cancelled instead of being requeued.
+- A job whose cancel was requested is cancelled instead of being requeued; its final
+  reason is the reason given with the request.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class JobBudget:
     infra_retries_used: int
     max_infra_retries: int
     backoff_s: float
-    cancel_requested: bool = False
+    cancel_requested: str | None = None
+    """The reason given with a cancel request; None when no cancel was requested."""
 
 
 def backoff_delay(base_s: float, retries_used: int, jitter: float) -> float:
@@ -79,10 +81,15 @@ def decide_ending(
     jitter: float,
 ) -> Ending:
     ending = _decide(number, node, stop, exit_code, classify, budget, now, jitter)
-    if budget.cancel_requested and ending.job_state == JobState.pending:
-        return Ending(ending.outcome, JobState.cancelled, f"attempt {number} {ending.outcome.value}; cancelled by request",
+    if budget.cancel_requested is not None and ending.job_state == JobState.pending:
+        return Ending(ending.outcome, JobState.cancelled,
+                      f"attempt {number} {ending.outcome.value}; cancelled: {_cancel_reason(budget)}",
                       ending.failure_class)
     return ending
+
+
+def _cancel_reason(budget: JobBudget) -> str:
+    return budget.cancel_requested or "cancelled by request"
 
 
 def _decide(number: int, node: str, stop: StopReason | None, exit_code: int | None,
@@ -92,7 +99,7 @@ def _decide(number: int, node: str, stop: StopReason | None, exit_code: int | No
         why = "preempted for higher-priority work" if stop == StopReason.preempt else "daemon shut down"
         return Ending(AttemptOutcome.preempted, JobState.pending, f"attempt {number} {why}; requeued with its checkpoint dir")
     if stop == StopReason.cancel:
-        return Ending(AttemptOutcome.cancelled, JobState.cancelled, "cancelled by request")
+        return Ending(AttemptOutcome.cancelled, JobState.cancelled, _cancel_reason(budget))
     if stop == StopReason.quarantine:
         return Ending(AttemptOutcome.infra_failed, JobState.pending,
                       f"attempt {number} stopped: node {node} was quarantined; requeued elsewhere",

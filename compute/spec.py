@@ -101,6 +101,10 @@ class JobSpec(BaseModel):
     """Free-form key/value labels (campaign, trial, owner ...); filterable in list_jobs."""
     idempotency_key: Annotated[str | None, Field(min_length=1, max_length=500)] = None
     """Submitting again with the same key returns the existing job instead of a new one."""
+    checkpoint_dir: str | None = None
+    """AR_CHECKPOINT_DIR for every attempt (absolute path). Default: a fresh directory per
+    job under the compute home. Set it to hand a job the checkpoint of an earlier one (a
+    stopped run continued by a new job); the caller owns that directory and its lifetime."""
     image: str | None = None
     """Container image. When set, the command runs through docker or podman with the
     assigned GPUs, the cwd and the checkpoint dir mounted."""
@@ -127,6 +131,14 @@ class JobSpec(BaseModel):
     def _absolute_cwd(cls, value: str | None) -> str | None:
         if value is not None and not Path(value).is_absolute():
             raise ValueError(f"cwd {value!r} must be an absolute path (Client.submit resolves relative ones)")
+        return value
+
+    @field_validator("checkpoint_dir")
+    @classmethod
+    def _absolute_checkpoint_dir(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).is_absolute():
+            raise ValueError(f"checkpoint_dir {value!r} must be an absolute path; leave it unset for a fresh "
+                             "directory per job")
         return value
 
     @field_validator("container_runtime")

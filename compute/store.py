@@ -207,7 +207,7 @@ class Store:
                     now,
                     now,
                     "submitted",
-                    str(self.paths.checkpoint_dir(job_id)),
+                    spec.checkpoint_dir or str(self.paths.checkpoint_dir(job_id)),
                     spec.idempotency_key,
                 ),
             )

@@ -8,7 +8,7 @@ from compute import AttemptOutcome, FailureClass, JobState
 from compute.endings import JobBudget, StopReason, backoff_delay, decide_ending
 
 
-def end(stop=None, exit_code=1, failure=FailureClass.user, retries=(0, 0), infra=(0, 3), cancel=False):
+def end(stop=None, exit_code=1, failure=FailureClass.user, retries=(0, 0), infra=(0, 3), cancel=None):
     return decide_ending(
         number=1, node="local", stop=stop, exit_code=exit_code, classify=lambda: failure,
         budget=JobBudget(retries[0], retries[1], infra[0], infra[1], backoff_s=2.0, cancel_requested=cancel),
@@ -57,6 +57,11 @@ def test_infra_failures_requeue_elsewhere_on_the_infra_budget():
 
 
 def test_a_requested_cancel_wins_over_a_requeue():
-    ending = end(StopReason.preempt, 0, cancel=True)
+    ending = end(StopReason.preempt, 0, cancel="pruned at step 4")
     assert (ending.outcome, ending.job_state) == (AttemptOutcome.preempted, JobState.cancelled)
-    assert end(None, 0, cancel=True).job_state == JobState.succeeded
+    assert ending.reason == "attempt 1 preempted; cancelled: pruned at step 4"
+    assert end(None, 0, cancel="pruned at step 4").job_state == JobState.succeeded
+
+
+def test_a_cancelled_job_keeps_the_reason_given_with_the_request():
+    assert end(StopReason.cancel, -15, cancel="pruned at step 4").reason == "pruned at step 4"

@@ -78,6 +78,25 @@ def test_cancel_pending_and_running_jobs(start_compute, tmp_path):
     assert job.attempts[0].outcome == AttemptOutcome.cancelled and job.attempts[0].exit_code == -signal.SIGTERM
     assert client.get(pending.id).attempts == []
     assert "wrong config" in [e for e in client.events(job_id=running.id) if e.kind == "stop_requested"][0].reason
+    assert job.state_reason == "wrong config"  # the caller's reason, not a generic one
+    assert [e.reason for e in client.events(job_id=running.id) if e.kind == "cancelled"] == ["wrong config"]
+
+
+def test_a_new_job_continues_from_a_cancelled_jobs_checkpoint_dir(compute_client, tmp_path):
+    shared = tmp_path / "trial-1"
+    first = compute_client.submit(counter_job(STEPS, 0.05, checkpoint_dir=str(shared)))
+    wait_until(lambda: "step 5\n" in _log_or_empty(compute_client, first.id), what="first job progress")
+    compute_client.cancel(first.id, reason="window closed")
+    stopped = wait_state(compute_client, first.id, JobState.cancelled)
+    assert stopped.checkpoint_dir == str(shared) and stopped.state_reason == "window closed"
+    saved_at = int(log_text(compute_client, first.id).split("checkpointed at step ")[1].split()[0])
+
+    second = compute_client.submit(counter_job(STEPS, 0.01, checkpoint_dir=str(shared)))
+    done = compute_client.wait(second.id, timeout=90)[0]
+    assert done.state == JobState.succeeded and done.checkpoint_dir == str(shared)
+    resumed = log_text(compute_client, second.id)
+    assert resumed.startswith(f"resumed from step {saved_at}\n") and saved_at >= 5
+    assert f"result: {EXPECTED}" in resumed
 
 
 def test_cancel_escalates_to_sigkill_after_the_grace_period(compute_client):

@@ -18,6 +18,7 @@ from compute import JobSpec
         ({"argv": ["x"], "resources": {"gpus": -1}}, "resources.gpus"),
         ({"argv": ["x"], "resources": {"gpu": 1}}, "resources.gpu"),
         ({"argv": ["x"], "cwd": "relative/dir"}, "must be an absolute path"),
+        ({"argv": ["x"], "checkpoint_dir": "ckpt"}, "checkpoint_dir 'ckpt' must be an absolute path"),
         ({"argv": ["x"], "env": {"A=B": "1"}}, "contain no '='"),
         ({"argv": ["x"], "max_retries": -2}, "max_retries"),
         ({"argv": ["x"], "container_runtime": "lxc"}, "'docker' or 'podman'"),
