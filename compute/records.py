@@ -117,7 +117,7 @@ class Job(_Record):
     infra_retries_used: int = 0
     """Infra-failure retries spent (of the host's infra retry budget)."""
     checkpoint_dir: str
-    """AR_CHECKPOINT_DIR: one directory per job, kept across attempts."""
+    """AR_CHECKPOINT_DIR, kept across attempts: spec.checkpoint_dir, else one directory per job."""
     not_before: float = 0.0
     """Backoff: the job will not start before this Unix time."""
     attempts: list[Attempt] = []
