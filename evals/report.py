@@ -33,6 +33,7 @@ def minimum(task: str) -> float:
 def fmt(x: float) -> str:
     if math.isinf(x):
         return "never"
+    x = x + 0.0  # no "-0"
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
