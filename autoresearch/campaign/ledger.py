@@ -11,7 +11,9 @@ Trial life: `admit` (proposed) -> `mark_launched` (running) -> `complete` | `pru
 have no job yet (launch them again with the same `idempotency_key`), `running()` those
 whose job was submitted but never ended.
 
-One ledger object per process, used from one thread: the runner is the only writer.
+One ledger object per process, used from one thread: the runner is the only writer. The
+runner's ledger (`cache=True`) keeps trials and campaign facts in memory between reads and
+updates them on its own writes; every other ledger reads the store each time.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ class LedgerError(Exception):
 class Ledger:
     """The trials of one campaign, in its Optuna study."""
 
-    def __init__(self, campaign: Campaign, storage: optuna.storages.BaseStorage, path: Path) -> None:
+    def __init__(
+        self, campaign: Campaign, storage: optuna.storages.BaseStorage, path: Path, *, cache: bool = False
+    ) -> None:
         self.campaign = campaign
         self.storage = storage
         """The study's storage; a policy builds its own `optuna.Study` view on it."""
@@ -57,10 +61,17 @@ class Ledger:
         )
         """The ledger's own view of the study; it only asks trials whose parameters are fixed."""
         self._study_id = storage.get_study_id_from_name(campaign.name)
+        self.cache = cache
+        """Keep trials and study attributes in memory (only for the campaign's single writer: every
+        write goes through this object, and trials a policy asks are picked up by `admit`)."""
+        self._records: dict[int, TrialRecord] | None = None
+        self._attrs: dict[str, Any] | None = None
+        self._ids: dict[int, int] = {}
 
     @classmethod
-    def open(cls, campaign: Campaign, home: str | os.PathLike[str] | None = None) -> Ledger:
-        """Open (or create) the ledger of `campaign`, store its config, claim trials left queued."""
+    def open(cls, campaign: Campaign, home: str | os.PathLike[str] | None = None, *, cache: bool = False) -> Ledger:
+        """Open (or create) the ledger of `campaign`, store its config, claim trials left queued.
+        `cache`: the caller is the campaign's single writer (the runner); see `Ledger.cache`."""
         folder = campaign_dir(campaign.name, home)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "optuna.db"
@@ -77,7 +88,7 @@ class Ledger:
         study.set_user_attr("campaign", campaign.model_dump(mode="json"))
         if "started_at" not in study.user_attrs:
             study.set_user_attr("started_at", _now().isoformat())
-        ledger = cls(campaign, storage, path)
+        ledger = cls(campaign, storage, path, cache=cache)
         ledger._claim_waiting()
         ledger._cancel_incomplete()
         return ledger
@@ -132,6 +143,7 @@ class Ledger:
             trial_id = self._trial_id(number)
             for key, value in story.items():
                 self.storage.set_trial_user_attr(trial_id, key, value)
+            self._refresh(number)
         return proposal.model_copy(update={"trial_number": number, "params": self.trial(number).params})
 
     def _claim_waiting(self) -> list[FrozenTrial]:
@@ -145,6 +157,7 @@ class Ledger:
             for name, spec in self.campaign.search_space.items():
                 spec.suggest(trial, name)  # the fixed value; random only for a parameter added since
             claimed.append(self.storage.get_trial(self._trial_id(trial.number)))
+            self._refresh(trial.number)
         return claimed
 
     def _cancel_incomplete(self) -> None:
@@ -160,10 +173,27 @@ class Ledger:
 
     def trials(self) -> list[TrialRecord]:
         """Every trial, by number."""
-        return [_record(t) for t in self.study.get_trials(deepcopy=False)]
+        if self._records is not None:
+            return sorted(self._records.values(), key=lambda t: t.number)
+        records = {}
+        for t in self.study.get_trials(deepcopy=False):
+            self._ids[t.number] = t._trial_id
+            records[t.number] = _record(t)
+        if self.cache:
+            self._records = records
+        return list(records.values())
 
     def trial(self, number: int) -> TrialRecord:
-        return _record(self.frozen_trial(number))
+        if self._records is not None and number in self._records:
+            return self._records[number]
+        return self._refresh(number)
+
+    def _refresh(self, number: int) -> TrialRecord:
+        """Read trial `number` from the store (and keep it, with `cache`)."""
+        record = _record(self.frozen_trial(number))
+        if self._records is not None:
+            self._records[number] = record
+        return record
 
     def frozen_trial(self, number: int) -> FrozenTrial:
         """Optuna's record of trial `number` (what samplers and pruners read)."""
@@ -192,10 +222,18 @@ class Ledger:
         """Record the job that runs trial `number` (the trial is then running)."""
         trial_id = self._trial_id(number)
         self.storage.set_trial_user_attr(trial_id, "job_id", job_id)
-        self.storage.set_trial_user_attr(trial_id, "started_at", _now().isoformat())
+        started = _now().isoformat()
+        self.storage.set_trial_user_attr(trial_id, "started_at", started)
+        self._amend(number, state=TrialState.running, job_id=job_id, started_at=datetime.fromisoformat(started))
 
     def set_mlflow_run(self, number: int, run_id: str) -> None:
         self.storage.set_trial_user_attr(self._trial_id(number), "mlflow_run_id", run_id)
+        self._amend(number, mlflow_run_id=run_id)
+
+    def _amend(self, number: int, **fields: Any) -> None:
+        """With `cache`: apply a write this ledger just made to the kept record (as a read would)."""
+        if self._records is not None and number in self._records:
+            self._records[number] = self._records[number].model_copy(update=fields)
 
     def report(self, number: int, step: int, value: float) -> None:
         """Record an intermediate objective value (what pruners judge). Repeated steps are ignored."""
@@ -203,6 +241,7 @@ class Ledger:
         frozen = self.storage.get_trial(trial_id)
         if frozen.state is OptunaState.RUNNING and step not in frozen.intermediate_values:
             self.storage.set_trial_intermediate_value(trial_id, step, float(value))
+            self._refresh(number)
 
     def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0) -> TrialRecord:
         """End trial `number` with its objective value; a NaN or infinite value fails it instead."""
@@ -230,71 +269,88 @@ class Ledger:
     def _end(self, number: int, state: OptunaState, value: float | None, attrs: dict[str, Any]) -> TrialRecord:
         """Idempotent: a trial that already ended keeps its first verdict."""
         trial_id = self._trial_id(number)
-        if self.storage.get_trial(trial_id).state.is_finished():
-            return self.trial(number)
+        current = self.trial(number) if self._records is not None else self._refresh(number)
+        if current.state.final:
+            return current
         for key, attr in attrs.items():
             self.storage.set_trial_user_attr(trial_id, key, attr)
         self.study.tell(number, value, state=state)
-        return self.trial(number)
+        return self._refresh(number)
 
     def _trial_id(self, number: int) -> int:
-        try:
-            return self.storage.get_trial_id_from_study_id_trial_number(self._study_id, number)
-        except KeyError:
-            raise LedgerError(f"campaign {self.campaign.name!r} has no trial {number}") from None
+        if number not in self._ids:  # a trial's id never changes
+            try:
+                self._ids[number] = self.storage.get_trial_id_from_study_id_trial_number(self._study_id, number)
+            except KeyError:
+                raise LedgerError(f"campaign {self.campaign.name!r} has no trial {number}") from None
+        return self._ids[number]
 
     # --- campaign-level facts ----------------------------------------------------------
 
     @property
     def started_at(self) -> datetime:
         """When the campaign first opened its ledger."""
-        return datetime.fromisoformat(self.study.user_attrs["started_at"])
+        return datetime.fromisoformat(self._study_attrs()["started_at"])
 
     @property
     def state(self) -> CampaignState:
-        return CampaignState(self.study.user_attrs.get("state", CampaignState.running.value))
+        return CampaignState(self._study_attrs().get("state", CampaignState.running.value))
 
     @property
     def state_reason(self) -> str:
-        return self.study.user_attrs.get("state_reason", "")
+        return self._study_attrs().get("state_reason", "")
 
     @property
     def ended_at(self) -> datetime | None:
         """When the campaign reached a final state, if it did."""
-        raw = self.study.user_attrs.get("ended_at")
+        raw = self._study_attrs().get("ended_at")
         return datetime.fromisoformat(raw) if raw else None
 
     def set_state(self, state: CampaignState, reason: str = "") -> None:
-        self.study.set_user_attr("state", state.value)
-        self.study.set_user_attr("state_reason", reason)
+        self._set_attr("state", state.value)
+        self._set_attr("state_reason", reason)
         final = state in (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
-        self.study.set_user_attr("ended_at", _now().isoformat() if final else None)
+        self._set_attr("ended_at", _now().isoformat() if final else None)
 
     @property
     def llm_usd(self) -> float:
         """Dollars spent on LLM calls so far."""
-        return float(self.study.user_attrs.get("llm_usd", 0.0))
+        return float(self._study_attrs().get("llm_usd", 0.0))
 
     def add_llm_cost(self, usd: float) -> float:
         total = self.llm_usd + usd
-        self.study.set_user_attr("llm_usd", total)
+        self._set_attr("llm_usd", total)
         return total
 
     @property
     def mlflow_experiment_id(self) -> str | None:
-        return self.study.user_attrs.get("mlflow_experiment_id")
+        return self._study_attrs().get("mlflow_experiment_id")
 
     def set_mlflow_experiment(self, experiment_id: str) -> None:
-        self.study.set_user_attr("mlflow_experiment_id", experiment_id)
+        self._set_attr("mlflow_experiment_id", experiment_id)
 
     def notes(self) -> list[Note]:
         """The research log, oldest first."""
-        return [Note.model_validate(n) for n in self.study.user_attrs.get("notes", [])]
+        return [Note.model_validate(n) for n in self._study_attrs().get("notes", [])]
 
     def append_note(self, text: str, author: str = "policy") -> Note:
         note = Note(at=_now(), text=text, author=author)
-        self.study.set_user_attr("notes", [*self.study.user_attrs.get("notes", []), note.model_dump(mode="json")])
+        self._set_attr("notes", [*self._study_attrs().get("notes", []), note.model_dump(mode="json")])
         return note
+
+    def _study_attrs(self) -> dict[str, Any]:
+        """The study's user attributes (the campaign-level facts above), kept in memory with `cache`."""
+        if self._attrs is not None:
+            return self._attrs
+        attrs = self.study.user_attrs
+        if self.cache:
+            self._attrs = attrs
+        return attrs
+
+    def _set_attr(self, key: str, value: Any) -> None:
+        self.study.set_user_attr(key, value)
+        if self._attrs is not None:
+            self._attrs[key] = value
 
 
 def _storage(path: Path) -> optuna.storages.RDBStorage:

@@ -69,11 +69,15 @@ class Evaluator:
 
     def check(self, trials: list[TrialRecord]) -> tuple[list[TrialRecord], dict[str, str]]:
         """Look at each running trial's job once: report new values, prune, end finished trials.
+        Stops at the first trial that ends, so its slot is refilled before the next one is judged
+        (jobs started together end together; refilling one by one staggers them).
 
         Returns the trials that ended and the job states seen (for `Client.wait_for_change`).
         """
         ended, seen = [], {}
         for trial in trials:
+            if ended:
+                break
             if trial.job_id is None:
                 continue
             job = self.client.get(trial.job_id)

@@ -98,7 +98,7 @@ def run_campaign(
     display = display or QuietDisplay()
     folder = campaign_dir(campaign.name, home)
     with CampaignLock(campaign.name, folder):
-        ledger = Ledger.open(campaign, home)
+        ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)
         restore_steering(ledger, folder)  # chat's changes (steering.json, budget/space messages) over the config
         ended = _check_ended(ledger, start)
         if ended is not None:
@@ -112,6 +112,8 @@ def run_campaign(
         client = Client(home)
         inbox = Inbox(folder)
         connection = sqlite3.connect(folder / "graph.db", check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
+        connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
         writer = MlflowWriter(on_error=display.event)
         try:
             launcher = Launcher(ledger, client, tracking, mlflow, writer)
