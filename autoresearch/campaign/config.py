@@ -268,9 +268,11 @@ class Campaign(Section):
         """The `{seed}` of a trial."""
         return (self.policy.seed or 0) + trial_number
 
-    def render_command(self, params: Mapping[str, Any], trial_number: int) -> list[str]:
-        """The trial's argv: placeholders replaced by its parameters and the built-ins."""
-        values = {**params, "trial": trial_number, "seed": self.trial_seed(trial_number), "campaign": self.name}
+    def render_command(self, params: Mapping[str, Any], trial_number: int, *, seed_of: int | None = None) -> list[str]:
+        """The trial's argv: placeholders replaced by its parameters and the built-ins. `seed_of`:
+        the trial whose `{seed}` to use (a trial resuming another keeps that one's seed)."""
+        seed = self.trial_seed(trial_number if seed_of is None else seed_of)
+        values = {**params, "trial": trial_number, "seed": seed, "campaign": self.name}
         return [item.format_map(values) for item in self.command]
 
 

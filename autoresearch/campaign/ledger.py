@@ -18,9 +18,12 @@ updates them on its own writes; every other ledger reads the store each time.
 
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,7 @@ from autoresearch.campaign.params import check_params
 from autoresearch.campaign.paths import campaign_dir, campaigns_root
 from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
 
-_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of")
+_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of")
 
 
 class LedgerError(Exception):
@@ -75,19 +78,20 @@ class Ledger:
         folder = campaign_dir(campaign.name, home)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "optuna.db"
-        storage = _storage(path)
-        study = optuna.create_study(
-            storage=storage, study_name=campaign.name, direction=campaign.objective.direction, load_if_exists=True
-        )
-        if study.direction.name.lower() != campaign.objective.direction:
-            raise LedgerError(
-                f"campaign {campaign.name!r} ({path}) was run with the opposite objective mode; "
-                f"the config now says mode: {campaign.objective.mode.value}. Restore the mode, or "
-                f"give the campaign a new name to start over."
+        with _schema_lock(folder, exclusive=True):
+            storage = _storage(path)
+            study = optuna.create_study(
+                storage=storage, study_name=campaign.name, direction=campaign.objective.direction, load_if_exists=True
             )
-        study.set_user_attr("campaign", campaign.model_dump(mode="json"))
-        if "started_at" not in study.user_attrs:
-            study.set_user_attr("started_at", _now().isoformat())
+            if study.direction.name.lower() != campaign.objective.direction:
+                raise LedgerError(
+                    f"campaign {campaign.name!r} ({path}) was run with the opposite objective mode; "
+                    f"the config now says mode: {campaign.objective.mode.value}. Restore the mode, or "
+                    f"give the campaign a new name to start over."
+                )
+            study.set_user_attr("campaign", campaign.model_dump(mode="json"))
+            if "started_at" not in study.user_attrs:
+                study.set_user_attr("started_at", _now().isoformat())
         ledger = cls(campaign, storage, path, cache=cache)
         ledger._claim_waiting()
         ledger._cancel_incomplete()
@@ -104,8 +108,9 @@ class Ledger:
                 f"no campaign named {name!r} in {root}; known campaigns: {', '.join(known) or 'none'}. "
                 f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."
             )
-        storage = _storage(path)
-        attrs = optuna.load_study(study_name=name, storage=storage).user_attrs
+        with _schema_lock(path.parent, exclusive=False):  # `open` may be creating it right now
+            storage = _storage(path)
+            attrs = optuna.load_study(study_name=name, storage=storage).user_attrs
         campaign = Campaign.model_validate(attrs["campaign"], context={"check_paths": False})
         return cls(campaign, storage, path)
 
@@ -115,8 +120,27 @@ class Ledger:
         return f"sqlite:///{self.path}"
 
     def idempotency_key(self, number: int) -> str:
-        """The compute idempotency key of trial `number`: relaunching it never makes a second job."""
-        return f"{self.campaign.name}/{number}"
+        """The compute idempotency key of trial `number`: relaunching it never makes a second job.
+
+        `<campaign>/<number>@<ledger start>`: the same across restarts of this campaign, and new
+        for a campaign started over under the same name (its folder deleted), which must never
+        be handed the old campaign's jobs.
+        """
+        return f"{self.campaign.name}/{number}@{self.started_at.strftime('%Y%m%dT%H%M%S%f')}"
+
+    def checkpoint_dir(self, trial: TrialRecord) -> Path:
+        """AR_CHECKPOINT_DIR of `trial`: `<campaign dir>/checkpoints/trial-N`, where N is the trial
+        it continues (`resume_of`, followed back) or else its own number."""
+        return self.path.parent / "checkpoints" / f"trial-{self.origin(trial).number}"
+
+    def origin(self, trial: TrialRecord) -> TrialRecord:
+        """The trial whose run `trial` continues: `resume_of` followed back to a trial that started
+        from scratch (`trial` itself when it resumes nothing). Its seed and checkpoint are `trial`'s."""
+        seen = {trial.number}
+        while trial.resume_of is not None and trial.resume_of not in seen:
+            seen.add(trial.resume_of)
+            trial = self.trial(trial.resume_of)
+        return trial
 
     # --- entering trials -------------------------------------------------------------
 
@@ -353,6 +377,16 @@ class Ledger:
             self._attrs[key] = value
 
 
+@contextmanager
+def _schema_lock(folder: Path, *, exclusive: bool) -> Iterator[None]:
+    """Creating a ledger (schema, study, config) holds this lock exclusively and loading one holds
+    it shared, so a reader (`autoresearch status` in a campaign's first second) never meets a
+    half-made store nor races to create the schema ("table studies already exists")."""
+    with open(folder / "ledger.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+
+
 def _storage(path: Path) -> optuna.storages.RDBStorage:
     """RDB storage on SQLite in WAL mode: readers (status, dashboard) never block the runner,
     and a commit survives the process being killed."""
@@ -401,6 +435,7 @@ def _record(t: FrozenTrial) -> TrialRecord:
         patch=attrs.get("patch"),
         parent_trial=attrs.get("parent_trial"),
         rerun_of=attrs.get("rerun_of"),
+        resume_of=attrs.get("resume_of"),
         rationale=attrs.get("rationale", ""),
         hypothesis=attrs.get("hypothesis", ""),
         expected_effect=attrs.get("expected_effect", ""),

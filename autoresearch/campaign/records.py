@@ -25,6 +25,9 @@ class Proposal(_Record):
     """Code-edit campaigns: the trial whose code this one starts from (None: the campaign's cwd)."""
     rerun_of: int | None = None
     """A repeat of this trial with another seed, to tell a gain from run-to-run noise."""
+    resume_of: int | None = None
+    """A continuation of this stopped trial (the nightly window ended while it ran): same
+    parameters and seed, started from that trial's checkpoint."""
     rationale: str = ""
     """Why this trial: for people reading the report and for the policy's next turn."""
     hypothesis: str = ""
@@ -99,6 +102,8 @@ class TrialRecord(_Record):
     """Code-edit campaigns: the trial whose code it starts from (None: the campaign's cwd)."""
     rerun_of: int | None = None
     """The trial it repeats with another seed (noise re-runs), if any."""
+    resume_of: int | None = None
+    """The stopped trial it continues from that trial's checkpoint, if any."""
     rationale: str = ""
     """Why the policy proposed it."""
     hypothesis: str = ""

@@ -108,9 +108,10 @@ def _campaign_section(entry: CampaignNight, snap: CampaignSnapshot | None, befor
         f"- GPU-hours: {snap.gpu_hours:.3g} in all",
         "- failures so far: " + (", ".join(f"{k}: {v}" for k, v in sorted(snap.failures.items())) or "none"),
     ]  # fmt: skip
-    queued = [t for t in ledger.trials() if t.state is TrialState.proposed and t.rationale.startswith("nightly re-run")]
+    queued = [t for t in ledger.trials() if t.state is TrialState.proposed and t.resume_of is not None]
     if queued:
-        lines.append(f"- stopped at the window's end and queued for the next night: {len(queued)} trial(s)")
+        lines.append(f"- stopped at the window's end and queued for the next night (to resume from their "
+                     f"checkpoints): {len(queued)} trial(s)")
     if snap.best_number is not None:
         image = f"best-{snap.name}.png"
         plot_best_by_trial(ledger.trials(), ledger.campaign.objective, folder / image)

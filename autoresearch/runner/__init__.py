@@ -15,7 +15,6 @@ from autoresearch.runner.inbox import (
     post,
     read_messages,
 )
-from autoresearch.runner.launch import trial_key
 from autoresearch.runner.lock import CampaignLock, RunnerBusy, holder_pid
 from autoresearch.runner.nodes import CampaignNodes, RunnerSettings
 from autoresearch.runner.overrides import Overrides, SteeringError, effective_campaign, load_overrides
@@ -69,5 +68,4 @@ __all__ = [
     "read_messages",
     "register_policy",
     "run_campaign",
-    "trial_key",
 ]

@@ -203,17 +203,19 @@ class SteeringActions:
 
     def wind_down(self, until: datetime) -> int:
         """At the window's end: pause the campaign, stop running trials (SIGTERM: they save a
-        checkpoint) without a verdict, and queue each again for the next night. Idempotent."""
+        checkpoint) without a verdict, and queue each again for the next night as a trial that
+        resumes it (`resume_of`: same parameters and seed, from its checkpoint). Idempotent."""
         reason = f"{NIGHTLY_PAUSE} at {until:%H:%M}; `autoresearch nightly` (or `autoresearch resume`) continues it"
         if self.ledger.state is CampaignState.running:
             self.ledger.set_state(CampaignState.paused, reason)
-        queued = {t.rationale for t in self.ledger.trials() if t.state is TrialState.proposed}
+        queued = {t.resume_of for t in self.ledger.trials() if t.state is TrialState.proposed}
         stopped = 0
         for trial in self.ledger.running():
-            again = f"nightly re-run of trial {trial.number} (stopped when the window ended)"
-            if again not in queued:
+            again = f"nightly re-run of trial {trial.number} (stopped when the window ended), from its checkpoint"
+            if trial.number not in queued:
                 self.ledger.admit(Proposal(params=trial.params, patch=trial.patch, parent_trial=trial.parent_trial,
-                                           rationale=again, hypothesis=trial.hypothesis))  # fmt: skip
+                                           resume_of=trial.number, rationale=again,
+                                           hypothesis=trial.hypothesis))  # fmt: skip
             self.nodes.evaluator.cancel_trial(trial, f"{NIGHTLY_PAUSE}: re-run queued for the next night")
             stopped += 1
         if stopped:

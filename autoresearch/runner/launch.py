@@ -4,6 +4,9 @@ Order: find or create the run (tagged with campaign, trial and the ledger's star
 rerun finds it) -> `set_mlflow_run` -> `submit` with the trial's idempotency key (compute
 returns the existing job for a key it knows) -> `mark_launched`. The run's job-id tag rides
 on the evaluator's first metric batch (the job's labels name the run from the start).
+Each trial's job gets `<campaign dir>/checkpoints/trial-N` as AR_CHECKPOINT_DIR; a trial
+that resumes a stopped one (`resume_of`) gets that trial's folder and seed, and starts
+once the stopped trial's job has ended (written its checkpoint).
 Killed between any two steps, the next runner redoes the trial's launch
 and ends with the same run and the same job.
 """
@@ -33,12 +36,6 @@ CAMPAIGN_TAG = "autoresearch.campaign"
 TRIAL_TAG = "autoresearch.trial"
 LEDGER_TAG = "autoresearch.campaign_started"
 """Run tag: when the campaign's ledger was created (tells apart campaigns reusing a name)."""
-
-
-def trial_key(ledger: Ledger, number: int) -> str:
-    """The compute idempotency key of a trial: `ledger.idempotency_key(n)` plus the ledger's start,
-    so a campaign started over under the same name never gets an old campaign's jobs."""
-    return f"{ledger.idempotency_key(number)}@{ledger.started_at.strftime('%Y%m%dT%H%M%S%f')}"
 
 
 def job_argv(argv: list[str]) -> list[str]:
@@ -82,7 +79,11 @@ class Launcher:
         run_id = trial.mlflow_run_id or orphan or self._create_run(trial)
         if trial.mlflow_run_id != run_id:
             self.ledger.set_mlflow_run(number, run_id)
-        job = self.client.submit(self._spec(trial, run_id))
+        if trial.resume_of is not None:
+            stopped = self.ledger.trial(trial.resume_of)
+            if stopped.job_id:
+                self.client.wait(stopped.job_id)  # stopped with SIGTERM: its checkpoint is written once it ends
+        job = self.client.submit(self._spec(trial, run_id, self.ledger.origin(trial)))
         crash_point("launch.submitted")
         self.ledger.mark_launched(number, job.id)
         return job
@@ -110,7 +111,7 @@ class Launcher:
         self.writer.submit(log_lineage, self.mlflow, run_id, trial)
         return run_id
 
-    def _spec(self, trial: TrialRecord, run_id: str) -> JobSpec:
+    def _spec(self, trial: TrialRecord, run_id: str, origin: TrialRecord) -> JobSpec:
         campaign = self.ledger.campaign
         settings = campaign.compute
         env = {
@@ -120,7 +121,7 @@ class Launcher:
             "MLFLOW_RUN_ID": run_id,
             "AR_CAMPAIGN": campaign.name,
             "AR_TRIAL": str(trial.number),
-            "AR_SEED": str(campaign.trial_seed(trial.number)),
+            "AR_SEED": str(campaign.trial_seed(origin.number)),
         }
         labels = {
             "campaign": campaign.name,
@@ -130,7 +131,7 @@ class Launcher:
         }
         return JobSpec(
             name=f"{campaign.name}/trial-{trial.number}",
-            argv=job_argv(campaign.render_command(trial.params, trial.number)),
+            argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number)),
             env=env,
             cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd),
             resources=Resources(gpus=settings.gpus),
@@ -139,5 +140,6 @@ class Launcher:
             max_retries=settings.max_retries,
             time_limit_s=settings.time_limit_s,
             labels=labels,
-            idempotency_key=trial_key(self.ledger, trial.number),
+            idempotency_key=self.ledger.idempotency_key(trial.number),
+            checkpoint_dir=str(self.ledger.checkpoint_dir(origin)),
         )

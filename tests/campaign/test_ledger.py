@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import optuna
@@ -38,7 +41,7 @@ def test_admit_numbers_proposals_and_keeps_their_story(home: Path, tmp_path: Pat
     assert (record.rationale, record.hypothesis, record.expected_effect) == ("center", "x near 1 is best", "score > 9")
     assert record.patch == "--- a\n+++ b\n"
     assert ledger.path == home / "campaigns" / "toy" / "optuna.db"
-    assert ledger.idempotency_key(1) == "toy/1"
+    assert ledger.idempotency_key(1) == f"toy/1@{ledger.started_at:%Y%m%dT%H%M%S%f}"
 
 
 def test_admit_rejects_params_outside_the_space(home: Path, tmp_path: Path) -> None:
@@ -103,6 +106,7 @@ def test_reopen_finds_unlaunched_and_unfinished_trials(home: Path, tmp_path: Pat
     launched = ledger.admit(Proposal(params={"x": 0.0, "y": 1, "kind": "c"})).trial_number
     ledger.mark_launched(launched, "job-0000000001")
     ledger.study.enqueue_trial({"x": -1.0, "y": 2, "kind": "a"})  # a crash between enqueue and ask
+    ledger_key = ledger.idempotency_key(asked)
     del ledger
 
     again = Ledger.open(campaign)
@@ -111,7 +115,7 @@ def test_reopen_finds_unlaunched_and_unfinished_trials(home: Path, tmp_path: Pat
     assert unlaunched[0].params == PARAMS and unlaunched[1].params == {"x": -1.0, "y": 2, "kind": "a"}
     (running,) = again.running()
     assert (running.number, running.job_id) == (launched, "job-0000000001")
-    assert again.idempotency_key(asked) == "toy/0"
+    assert again.idempotency_key(asked) == ledger_key  # a restart relaunches with the same key
 
 
 CRASHING_RUNNER = """
@@ -182,3 +186,60 @@ def test_proposal_cut_off_while_drawing_is_cancelled_on_reopen(home: Path, tmp_p
     cut = again.trial(0)
     assert cut.state is TrialState.cancelled and "without y, kind" in cut.log_excerpt
     assert [t.number for t in again.unlaunched()] == [1]
+
+
+def test_a_campaign_started_over_under_the_same_name_gets_new_idempotency_keys(home: Path, tmp_path: Path) -> None:
+    campaign = make_campaign(tmp_path)
+    first = Ledger.open(campaign)
+    old_key = first.idempotency_key(0)
+    assert Ledger.open(campaign).idempotency_key(0) == old_key
+    shutil.rmtree(first.path.parent)  # the campaign's folder deleted; its jobs live on in compute
+    del first
+
+    again = Ledger.open(campaign)
+    assert again.idempotency_key(0) != old_key and again.idempotency_key(0).startswith("toy/0@")
+
+
+def test_resumed_trials_continue_in_the_checkpoint_dir_of_the_trial_they_resume(home: Path, tmp_path: Path) -> None:
+    ledger = Ledger.open(make_campaign(tmp_path))
+    stopped = ledger.admit(Proposal(params=PARAMS)).trial_number
+    ledger.admit(Proposal(params={"x": 0.0, "y": 1, "kind": "c"}))
+    second = ledger.admit(Proposal(params=PARAMS, resume_of=stopped)).trial_number
+    third = ledger.admit(Proposal(params=PARAMS, resume_of=second)).trial_number
+
+    folder = home / "campaigns" / "toy" / "checkpoints"
+    assert ledger.trial(third).resume_of == second
+    assert ledger.origin(ledger.trial(third)).number == stopped
+    assert ledger.checkpoint_dir(ledger.trial(third)) == folder / f"trial-{stopped}"
+    assert ledger.checkpoint_dir(ledger.trial(1)) == folder / "trial-1"
+
+
+def test_loading_while_the_ledger_is_being_created_waits_for_it(home: Path, tmp_path: Path) -> None:
+    """`autoresearch status` in a campaign's first second used to race `open` to create the
+    schema ("table studies already exists") or find a study without its config."""
+    base = make_campaign(tmp_path)
+    for i in range(4):
+        campaign = base.model_copy(update={"name": f"race{i}"})
+        loaded: list[object] = []
+
+        def load(name: str = campaign.name) -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    loaded.append(Ledger.load(name).campaign.name)
+                    return
+                except LedgerError as exc:
+                    if "no campaign named" not in str(exc):
+                        loaded.append(exc)
+                        return
+                except Exception as exc:  # noqa: BLE001 - the race under test
+                    loaded.append(exc)
+                    return
+
+        readers = [threading.Thread(target=load) for _ in range(3)]
+        for reader in readers:
+            reader.start()
+        Ledger.open(campaign)
+        for reader in readers:
+            reader.join(90)
+        assert loaded == [campaign.name] * 3

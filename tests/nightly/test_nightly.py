@@ -4,19 +4,21 @@ and its morning report diffs against the first; an unavailable LLM is retried, n
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState
+from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState, campaign_dir
 from autoresearch.llm import LLMUnavailable
 from autoresearch.nightly import Night, window_end, write_morning_report
 from autoresearch.policy import OptunaPolicy
 from autoresearch.runner import POLICY_BUILDERS, RunnerSettings
 from autoresearch.runner.actions import NIGHTLY_PAUSE
 from tests.chat.conftest import CLI, cli_env
-from tests.runner.conftest import campaign_jobs, synthetic_config, write_config
+from tests.runner.conftest import SYNTHETIC, campaign_jobs, synthetic_config, write_config
 
 PNG = b"\x89PNG\r\n\x1a\n"
 FAST_NIGHT = RunnerSettings(poll_s=0.2, heartbeat_s=1.0)
@@ -101,3 +103,44 @@ def test_an_llm_outage_is_retried_and_does_not_end_the_night(compute_client, tra
     assert entry.final_state == "completed"  # retried within the window, then finished its budget
     assert [t.state for t in Ledger.load(data["name"]).trials()] == [TrialState.complete] * 2
     assert "fault (retried)" in write_morning_report(result).read_text()
+
+
+def _printed(text: str, key: str) -> list[tuple[int, float]]:
+    """(step, value) of every `step: N` line followed by `key: V` in a synthetic job's output."""
+    pairs = re.findall(rf"^step: (\d+)\n{key}: (\S+)$", text, flags=re.M)
+    return [(int(step), float(value)) for step, value in pairs]
+
+
+def test_a_trial_stopped_at_the_window_end_resumes_from_its_checkpoint_the_next_night(
+    compute_client, tracking, tmp_path
+):  # fmt: skip
+    steps = 150
+    data = synthetic_config(tracking, steps=steps, step_seconds=0.1, extra=("--no-mlflow", "--seed", "{seed}"),
+                            budget={"max_trials": 1, "max_parallel": 1})  # fmt: skip
+    name = data["name"]
+    config = write_config(tmp_path, data)
+    first = Night([config], window_end(None, 10), settings=FAST_NIGHT, retry_s=1).run()
+    assert first.jobs_left_running == 0 and first.campaigns[0].faults == []
+    stopped, queued = Ledger.load(name).trials()
+    assert (stopped.state, queued.state, queued.resume_of) == (TrialState.cancelled, TrialState.proposed, 0)
+    folder = campaign_dir(name) / "checkpoints" / "trial-0"
+    stopped_job = compute_client.get(stopped.job_id)
+    assert stopped_job.checkpoint_dir == str(folder) and NIGHTLY_PAUSE in stopped_job.state_reason
+    saved = json.loads((folder / "synthetic-checkpoint.json").read_text())["step"]
+    assert 1 <= saved < steps, "the window must end while trial 0 runs"
+
+    second = Night([config], window_end(None, 120), settings=FAST_NIGHT, retry_s=1).run()
+    assert second.campaigns[0].final_state == "completed" and second.campaigns[0].faults == []
+    resumed = Ledger.load(name).trial(queued.number)
+    assert resumed.state is TrialState.complete
+    job = compute_client.get(resumed.job_id)
+    assert job.checkpoint_dir == str(folder) and job.spec.argv[-1] == "1"  # trial 0's folder and seed
+    printed = _printed(compute_client.log_path(job.id).read_text(), "objective")
+    assert printed[0][0] == saved + 1 > 1 and printed[-1][0] == steps  # it went on where trial 0 stopped
+
+    whole = subprocess.run([sys.executable, "job.py", *job.spec.argv[2:], "--step-seconds", "0"],
+                           cwd=SYNTHETIC, capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    uninterrupted = _printed(whole.stdout, "objective")
+    assert len(uninterrupted) == steps
+    assert printed == uninterrupted[saved:]  # the same values, step for step, as a run never stopped
+    assert resumed.value == uninterrupted[-1][1]

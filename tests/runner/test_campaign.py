@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from typer.testing import CliRunner
 
 from autoresearch import api
-from autoresearch.campaign import CampaignState, Ledger, TrialFailure, TrialState
+from autoresearch.campaign import CampaignState, Ledger, TrialFailure, TrialState, campaign_dir
 from autoresearch.cli import _register, app
 from autoresearch.runner import run_campaign
 from autoresearch.runner.trial_metrics import SOURCE_TAG
@@ -115,3 +116,22 @@ def test_a_job_that_logs_to_mlflow_itself_is_read_from_mlflow(compute_client, tr
     history = mlflow.get_metric_history(trial.mlflow_run_id, "objective")
     assert sorted(m.step for m in history) == [1, 2, 3, 4, 5]  # logged once, by the job
     assert trial.value == max(history, key=lambda m: m.step).value
+
+
+def test_a_campaign_started_over_under_the_same_name_gets_new_jobs(compute_client, tracking, tmp_path):
+    data = synthetic_config(tracking, budget={"max_trials": 2, "max_parallel": 2})
+    first = run_campaign(campaign_of(data), settings=FAST).status.trials
+    folder = campaign_dir(data["name"])
+    for t in first:  # every trial checkpoints into the campaign's folder
+        assert compute_client.get(t.job_id).checkpoint_dir == str(folder / "checkpoints" / f"trial-{t.number}")
+    shutil.rmtree(folder)  # the campaign is deleted; compute still knows its jobs
+
+    again = run_campaign(campaign_of(data), settings=FAST)
+    assert again.state is CampaignState.completed
+    trials = again.status.trials
+    assert [t.state for t in trials] == [TrialState.complete] * 2
+    assert not {t.job_id for t in trials} & {t.job_id for t in first}  # new jobs, not the old campaign's
+    assert len(campaign_jobs(compute_client, data["name"])) == 4
+    ledger = Ledger.load(data["name"])
+    assert [compute_client.get(t.job_id).spec.idempotency_key for t in trials] == [
+        ledger.idempotency_key(t.number) for t in trials]
