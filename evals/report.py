@@ -192,7 +192,7 @@ def robustness_table(results: Results) -> list[str]:
         if not cases:
             continue
         ok = sum(c.ok for c in cases)
-        problem = next((c.problems[0] for c in cases if c.problems), "")
+        problem = " ".join(next((c.problems[0] for c in cases if c.problems), "").split())[:240].replace("|", "/")
         hit = sum(c.faulted for c in cases)
         lines.append(f"| {fault.value} | {ok}/{len(cases)} | {hit} of {sum(c.trials for c in cases)} | {problem} |")
     return lines + [""]

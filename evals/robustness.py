@@ -197,5 +197,6 @@ def _kill_runner_then_resume(env: EvalEnv, data: dict, campaign: Campaign, rng: 
         child.send_signal(signal.SIGKILL)
     _, err = child.communicate(timeout=60)
     if child.returncode not in (0, -signal.SIGKILL):
-        raise RuntimeError(f"the child runner exited {child.returncode}: {err[-500:]}")
+        errors = [line for line in err.splitlines() if "Error" in line] or err.splitlines()[-1:] or [""]
+        raise RuntimeError(f"the child runner exited {child.returncode}: {errors[-1].strip()}")
     run_campaign(campaign, home=env.home, start=Start.resume, settings=RUNNER)
