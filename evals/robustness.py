@@ -172,8 +172,8 @@ def _sigkill(pid: int) -> None:
 
 
 def _ended(client: Client, name: str) -> int:
-    """Jobs of campaign `name` that ended. Asked of compute, not the ledger: opening the ledger
-    while the runner creates it races on the Optuna schema (see docs/benchmarks.md)."""
+    """Jobs of campaign `name` that ended. Asked of compute, so the drill never opens the ledger
+    the child runner is creating (that raced on the Optuna schema before commit 1f12182)."""
     return sum(job.state.final for job in client.list(labels={"campaign": name}, limit=10_000))
 
 
