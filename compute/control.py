@@ -7,8 +7,6 @@ SIGKILL. A second daemon finds the lock held and refuses to start.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import signal
@@ -26,28 +24,14 @@ from compute.daemon_config import DaemonConfig
 from compute.errors import ComputeError, DaemonAlreadyRunning
 from compute.health import FaultInjector, HealthMonitor
 from compute.paths import ComputePaths
+from compute.pidlock import holder_pid, try_lock
 
 _LOCK_TRIES_S = 2.0  # a client probing the lock holds it for microseconds
 
 
 def daemon_pid(paths: ComputePaths) -> int | None:
     """The pid of the daemon serving this home, or None if none runs."""
-    try:
-        fd = os.open(paths.lock, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError as err:
-        if err.errno not in (errno.EAGAIN, errno.EACCES):
-            raise
-        text = os.pread(fd, 32, 0).decode().strip()
-        return int(text) if text.isdigit() else -1
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    return holder_pid(paths.lock)
 
 
 def daemon_info(paths: ComputePaths) -> dict[str, Any] | None:
@@ -160,19 +144,11 @@ def already_running_message(paths: ComputePaths, pid: int) -> str:
 def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
     """Take the lock, bind the socket, run the daemon until it is told to stop."""
     paths.ensure()
-    lock_fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + _LOCK_TRIES_S
-    while True:
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                text = os.pread(lock_fd, 32, 0).decode().strip()
-                raise DaemonAlreadyRunning(already_running_message(paths, int(text) if text.isdigit() else -1)) from None
-            time.sleep(0.05)
-    os.ftruncate(lock_fd, 0)
-    os.pwrite(lock_fd, str(os.getpid()).encode(), 0)
+    while (lock_fd := try_lock(paths.lock)) is None:
+        if time.monotonic() > deadline:
+            raise DaemonAlreadyRunning(already_running_message(paths, holder_pid(paths.lock) or -1)) from None
+        time.sleep(0.05)
     address = paths.socket_address
     if not address.startswith("\0"):
         Path(address).unlink(missing_ok=True)

@@ -6,10 +6,9 @@ process dies (even by SIGKILL), so a killed runner never blocks the next one.
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import os
 from pathlib import Path
+
+from compute.pidlock import holder_pid, release, try_lock
 
 
 class RunnerBusy(Exception):
@@ -35,24 +34,15 @@ class CampaignLock:
 
     def acquire(self) -> CampaignLock:
         """Take the lock or raise `RunnerBusy` naming the holder's pid."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as err:
-            os.close(fd)
-            if err.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-            raise RunnerBusy(self.name, holder_pid(self.path), self.path) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        fd = try_lock(self.path)
+        if fd is None:
+            raise RunnerBusy(self.name, holder_pid(self.path), self.path)
         self._fd = fd
         return self
 
     def release(self) -> None:
         if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
+            release(self._fd)
             self._fd = None
 
     def __enter__(self) -> CampaignLock:
@@ -60,23 +50,3 @@ class CampaignLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
-
-
-def holder_pid(path: Path) -> int | None:
-    """The pid of the live runner holding the lock at `path`, or None when nobody holds it."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError as err:
-        if err.errno not in (errno.EAGAIN, errno.EACCES):
-            raise
-        text = os.pread(fd, 32, 0).decode().strip()
-        return int(text) if text.isdigit() else -1
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
