@@ -1,7 +1,9 @@
-"""`python -m evals run --suite quick|full [--only PART,...] [--out DIR] [--llm scripted|openai:MODEL|anthropic:MODEL]`
+"""`python -m evals run --suite quick|full [--only PART,...] [--out DIR | --resume DIR] [--llm scripted|openai:MODEL|anthropic:MODEL]`
 
 Prints the Markdown tables; saves results.json, summary.md and PNG plots under --out
-(default $AUTORESEARCH_HOME/evals/<suite>-<UTC timestamp>). Exit code 2 on bad arguments.
+(default $AUTORESEARCH_HOME/evals/<suite>-<UTC timestamp>). results.json is rewritten after
+every measurement; `--resume DIR` continues an interrupted run in DIR, running only what is
+missing. Exit code 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m evals", description="Measure autoresearch against baselines.")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a suite, print its tables, save JSON + PNG")
-    run.add_argument("--suite", choices=sorted(SUITES), default="quick")
+    run.add_argument("--suite", choices=sorted(SUITES), default=None,
+                     help="quick (default) or full; with --resume, the resumed run's suite")
     parts = ", ".join(p.value for p in Part)
-    run.add_argument("--only", default="", help=f"comma-separated parts (default all): {parts}")
+    run.add_argument("--only", default="", help=f"comma-separated parts (default all; with --resume, the resumed run's): {parts}")
     run.add_argument("--out", type=Path, default=None, help="results folder (default $AUTORESEARCH_HOME/evals/...)")
+    run.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                     help="continue an interrupted run saved in DIR: keep its measurements, run the missing ones")
     run.add_argument("--llm", default="scripted",
                      help="the LLM arm's model: scripted (default), or openai:MODEL / anthropic:MODEL with its key set")
     args = parser.parse_args(argv)
@@ -39,7 +44,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     unknown = [w for w in wanted if w not in known]
     if unknown:
         parser.error(f"--only: unknown part(s) {unknown}; choose from {sorted(known)}")
-    args.parts = [known[w] for w in wanted] or list(Part)
+    args.parts = [known[w] for w in wanted]
+    if args.resume is not None:
+        if args.out is not None and args.out != args.resume:
+            parser.error("--resume DIR saves into DIR: drop --out, or give the same folder")
+        if not (args.resume / "results.json").is_file():
+            parser.error(f"--resume {args.resume}: no results.json there; start a run with --out {args.resume}")
     if args.llm != "scripted":
         provider, _, model = args.llm.partition(":")
         if provider not in KEY_ENV or not model:
@@ -52,13 +62,25 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # unwinds: the daemon is stopped
-    from evals.report import markdown, save
+    from evals.report import load, markdown, save, save_json
     from evals.run import run_suite
 
-    out = args.out or default_out(args.suite)
+    out = args.resume or args.out or default_out(args.suite or "quick")
     command = "python -m evals " + " ".join(sys.argv[1:] if argv is None else argv)
-    results = run_suite(SUITES[args.suite], out, parts=args.parts, llm=args.llm, command=command,
-                        save=lambda r: save(r, out))
+    try:
+        earlier = load(args.resume) if args.resume else None
+    except ValueError as exc:
+        print(f"--resume {args.resume}: results.json is not a saved evals run ({exc}); start a new --out folder",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    suite = SUITES[args.suite] if args.suite else (earlier.suite if earlier else SUITES["quick"])
+    if earlier is not None and earlier.suite != suite:
+        print(f"--resume {args.resume}: that run is suite {earlier.suite.name!r} with its own counts, not "
+              f"{suite.name!r}; drop --suite, or start a new --out folder", file=sys.stderr)  # fmt: skip
+        return 2
+    parts = args.parts or (earlier.parts if earlier else list(Part))
+    results = run_suite(suite, out, parts=parts, llm=args.llm, command=command,
+                        save=lambda r: save(r, out), checkpoint=lambda r: save_json(r, out), resume=earlier)
     written = save(results, out)
     print(markdown(results))
     print("Saved: " + ", ".join(str(p) for p in written))

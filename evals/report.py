@@ -249,13 +249,25 @@ def markdown(results: Results) -> str:
     return "\n".join(head + body + (["Notes:", *notes, ""] if notes else []))
 
 
+def save_json(results: Results, out: Path) -> Path:
+    """results.json under `out`, replaced atomically (a kill mid-write leaves the previous one)."""
+    out.mkdir(parents=True, exist_ok=True)
+    path, tmp = out / "results.json", out / "results.json.tmp"
+    tmp.write_text(results.model_dump_json(indent=1))
+    tmp.replace(path)
+    return path
+
+
+def load(out: Path) -> Results:
+    """The results.json of an earlier run saved under `out`."""
+    return Results.model_validate_json((out / "results.json").read_text())
+
+
 def save(results: Results, out: Path) -> list[Path]:
     """results.json, summary.md and the PNG plots under `out`; the paths written."""
     from evals.plots import plot_regret_by_trials, plot_regret_by_time
 
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / "results.json", out / "summary.md"]
-    written[0].write_text(results.model_dump_json(indent=1))
+    written = [save_json(results, out), out / "summary.md"]
     written[1].write_text(markdown(results))
     for plot in (plot_regret_by_trials, plot_regret_by_time):
         path = plot(results, out)

@@ -91,3 +91,45 @@ def test_the_cli_rejects_unknown_parts_and_a_provider_without_its_key():
     nokey = subprocess.run([sys.executable, "-m", "evals", "run", "--llm", "anthropic:claude-x"], cwd=REPO, env=env,
                            capture_output=True, text=True)  # fmt: skip
     assert nokey.returncode == 2 and "set ANTHROPIC_API_KEY" in nokey.stderr
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_run_keeps_each_measurement_and_resume_runs_only_the_missing_ones(tmp_path):
+    from evals.report import load, save_json
+
+    out = tmp_path / "out"
+
+    def checkpoint_then_stop_after_three(results: Results) -> None:
+        save_json(results, out)
+        if len(results.runs) == 3:
+            raise _Interrupted  # as if the machine went away after the third measurement
+
+    with pytest.raises(_Interrupted):
+        run_suite(TINY, out, parts=[Part.quality], progress=lambda line: None, checkpoint=checkpoint_then_stop_after_three)
+    earlier = load(out)
+    assert [(r.arm, r.seed) for r in earlier.runs] == [(Arm.random, 0), (Arm.plain_tpe, 0), (Arm.random, 1)]
+
+    lines: list[str] = []
+    resumed = run_suite(TINY, out, parts=[Part.quality], progress=lines.append, resume=earlier)
+    assert resumed.runs[:3] == earlier.runs  # kept as measured, not re-run
+    assert [(r.arm, r.seed) for r in resumed.runs[3:]] == [(Arm.plain_tpe, 1)]
+    assert sum(" quality " in line and " seed " in line for line in lines) == 1
+    assert any(note.startswith("resumed ") for note in resumed.notes)
+    with pytest.raises(ValueError, match="suite 'tiny'"):
+        run_suite(TINY.model_copy(update={"quality_seeds": 3}), out, parts=[Part.quality], resume=earlier)
+
+
+def test_the_cli_refuses_to_resume_a_folder_without_results_or_of_another_suite(tmp_path):
+    from evals.report import save_json
+
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    empty = subprocess.run([sys.executable, "-m", "evals", "run", "--resume", str(tmp_path)], cwd=REPO, env=env,
+                           capture_output=True, text=True)  # fmt: skip
+    assert empty.returncode == 2 and "no results.json there" in empty.stderr
+    save_json(Results(suite=TINY, parts=[Part.quality], llm="scripted", command="test", started="now"), tmp_path)
+    other = subprocess.run([sys.executable, "-m", "evals", "run", "--suite", "quick", "--resume", str(tmp_path)],
+                           cwd=REPO, env=env, capture_output=True, text=True)  # fmt: skip
+    assert other.returncode == 2 and "that run is suite 'tiny'" in other.stderr
