@@ -80,8 +80,9 @@ class SteeredNodes:
         if gates.code_patches:
             for trial in waiting:
                 if trial.patch:
-                    lines = trial.patch.count("\n") + 1
-                    summary = f"launch trial {trial.number} with a {lines}-line code patch: {trial.rationale[:120]}"
+                    lines = len(trial.patch.splitlines())
+                    why = (trial.hypothesis or trial.rationale or "no hypothesis given")[:120]
+                    summary = f"launch trial {trial.number} with a {lines}-line code patch: {why}"
                     request = self.book.ask(Gate.code_patch, f"patch:trial-{trial.number}", summary,
                                             {"trial": trial.number, "patch": trial.patch})  # fmt: skip
                     if not request.applied:
