@@ -11,6 +11,7 @@ from pathlib import Path
 import optuna
 
 from autoresearch.campaign import CampaignStatus, Ledger, TrialRecord, TrialState, campaign_status, tracking_uri
+from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
@@ -65,6 +66,7 @@ def write_report(
     else:
         lines += ["No trial failed.", ""]
 
+    lines += _lineage_section(ledger, trials)
     lines += _trials_table(trials, ledger)
     lines += _mlflow_section(ledger, trials, home)
     notes = ledger.notes()
@@ -132,6 +134,51 @@ def _failure_excerpts(trials: list[TrialRecord]) -> list[str]:
             failure = t.failure_class.value if t.failure_class else "unknown"
             lines += [f"Trial #{t.number} ({failure}):", "", "```", tail, "```", ""]
     return lines
+
+
+def _lineage_section(ledger: Ledger, trials: list[TrialRecord]) -> list[str]:
+    """Code-edit campaigns: the chain of kept patches from the original code to the current
+    parent, and every candidate with its parent, runs, mean and verdict."""
+    campaign = ledger.campaign
+    if campaign.code is None:
+        return []
+    lin = lineage(campaign, trials)
+    by_number = {t.number: t for t in trials}
+    lines = ["## Code lineage", ""]
+    if lin.parent is None:
+        return lines + ["No candidate has a result yet: new code starts from the campaign's folder.", ""]
+    chain, at = [], lin.parent
+    while at is not None and at not in chain:
+        chain.append(at)
+        at = by_number[at].parent_trial if at in by_number else None
+    path = " -> ".join(["original code", *(f"#{n}" for n in reversed(chain))])
+    noise = f"{lin.noise_std:.4g}" if lin.noise_std is not None else "not measured"
+    lines += [f"New code starts from trial #{lin.parent} (mean {campaign.objective.metric} {lin.means[lin.parent]:.4g}).",
+              f"Kept patches, oldest first: {path}. Run-to-run noise (std of the baseline's runs): {noise}.", "",
+              "| # | parent | patch | runs | mean | verdict | hypothesis |", "|" + " --- |" * 7]  # fmt: skip
+    runs: dict[int, int] = {}
+    for t in trials:
+        if t.rerun_of is not None and t.state is TrialState.complete:
+            runs[t.rerun_of] = runs.get(t.rerun_of, 0) + 1
+    for t in trials:
+        if t.rerun_of is not None:
+            continue
+        mean = lin.means.get(t.number)
+        if t.number == lin.parent:
+            verdict = "current parent"
+        elif t.number in lin.kept:
+            verdict = "kept"
+        elif mean is None:
+            verdict = t.state.value
+        else:
+            verdict = "not kept"
+        patch = f"{len(t.patch.splitlines())} lines" if t.patch else "none"
+        parent = f"#{t.parent_trial}" if t.parent_trial is not None else "original"
+        count = runs.get(t.number, 0) + (t.state is TrialState.complete)
+        lines.append(f"| {t.number} | {parent} | {patch} | {count} | {'' if mean is None else f'{mean:.4g}'} "
+                     f"| {verdict} | {_one_line(t.hypothesis or t.rationale, 120)} |")  # fmt: skip
+    return lines + ["", "Each trial's patch is in its MLflow run (artifact `patch/trial-N.patch`) and its "
+                    "workspace (`campaigns/NAME/workspaces/trial-N`).", ""]  # fmt: skip
 
 
 def _trials_table(trials: list[TrialRecord], ledger: Ledger) -> list[str]:

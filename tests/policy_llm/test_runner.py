@@ -14,6 +14,7 @@ from autoresearch import api
 from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState
 from autoresearch.llm import FakeLLMServer, FakeRequest, FaultKind, Reply, Role, ToolCall
 from autoresearch.policy import build_llm_policy, lineage
+from autoresearch.report import write_report
 from autoresearch.runner import POLICY_BUILDERS, run_campaign
 from skills import mlflow_client
 from tests.runner.conftest import FAST as RUNNER_FAST
@@ -156,4 +157,11 @@ def test_code_edit_campaign_patch_becomes_parent(llm_env: Path, toy_project: Pat
     assert run.tags["autoresearch.parent_trial"] == "1"
     artifact = Path(client.download_artifacts(t2.mlflow_run_id, "patch/trial-2.patch", str(llm_env)))
     assert artifact.read_text() == rate_patch("3.0", "3.5")
+
+    report = write_report(ledger, llm_env / "report").read_text()
+    section = report.split("## Code lineage", 1)[1].split("\n## ", 1)[0]
+    assert "New code starts from trial #1 (mean loss 0" in section
+    assert "Kept patches, oldest first: original code -> #0 -> #1." in section
+    assert "| 1 | #0 | 6 lines | 1 |" in section and "| current parent | the optimum is RATE 3 |" in section
+    assert "| 2 | #1 | 6 lines | 1 | 0.25" in section and "| not kept | a little past the optimum |" in section
     assert_no_secret(llm_env, tracking, campaign.experiment)
