@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoresearch.cli import app
-from autoresearch.cli._common import fail
-from autoresearch.cli.skills_cmds import HOME_OPTION, MAX_BYTES_OPTION, TRACKING_OPTION, cli_registry
-from skills import SkillContext
+from autoresearch.cli.skills_cmds import (
+    CAMPAIGN_OPTION,
+    HOME_OPTION,
+    MAX_BYTES_OPTION,
+    TRACKING_OPTION,
+    cli_context,
+    cli_registry,
+)
 from skills.mcp_server import build_mcp_server
 
 
@@ -16,13 +21,12 @@ def mcp(
     home: Path | None = HOME_OPTION,
     tracking_uri: str | None = TRACKING_OPTION,
     max_bytes: int = MAX_BYTES_OPTION,
+    campaign: str | None = CAMPAIGN_OPTION,
 ) -> None:
-    """Serve the skills over MCP (stdio). Add to a coding agent as: autoresearch mcp"""
+    """Serve the skills over MCP (stdio). Add to a coding agent as: autoresearch mcp
+    (with --campaign NAME, also that campaign's read-only trial skills)."""
+    ctx = cli_context(home, tracking_uri, max_bytes, campaign)
     try:
-        ctx = SkillContext.create(home=home, tracking_uri=tracking_uri, max_output_bytes=max_bytes)
-    except ValueError as exc:
-        fail(str(exc))
-    try:
-        build_mcp_server(cli_registry(), ctx).run("stdio")
+        build_mcp_server(cli_registry(campaign), ctx).run("stdio")
     finally:
         ctx.close()

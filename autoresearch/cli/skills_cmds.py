@@ -32,18 +32,50 @@ MAX_BYTES_OPTION = typer.Option(DEFAULT_MAX_OUTPUT_BYTES, "--max-bytes", help="B
 _CALLER_ERRORS = {ErrorCode.invalid_json, ErrorCode.invalid_arguments, ErrorCode.unknown_skill, ErrorCode.not_found}
 
 
-def cli_registry() -> SkillRegistry:
-    """The skills the CLI and `autoresearch mcp` expose: the one place to add the agent's own."""
-    return builtin_registry()
+CAMPAIGN_OPTION = typer.Option(
+    None, "--campaign", metavar="NAME",
+    help="Add the campaign's read-only skills (list_trials, best_trials, trial_details, read_trial_logs, "
+    "suggest_with_optuna), answering about campaign NAME.",
+)  # fmt: skip
+
+
+def cli_registry(campaign: str | None = None) -> SkillRegistry:
+    """The skills the CLI and `autoresearch mcp` expose; with a campaign, its read-only skills too."""
+    if campaign is None:
+        return builtin_registry()
+    from autoresearch.policy.agent_skills import campaign_registry
+
+    return campaign_registry()
+
+
+def cli_context(home: Path | None, tracking_uri: str | None, max_bytes: int, campaign: str | None) -> SkillContext:
+    """The context skills run with; with a campaign, its ledger and (unless given) its MLflow store.
+    Bad options exit 2 with the reason."""
+    try:
+        if campaign is None:
+            return SkillContext.create(home=home, tracking_uri=tracking_uri, max_output_bytes=max_bytes)
+        from autoresearch.campaign import Ledger, LedgerError
+        from autoresearch.policy.agent_skills import AgentContext
+
+        try:
+            ledger = Ledger.load(campaign, home)
+        except LedgerError as exc:
+            fail(str(exc))
+        base = SkillContext.create(home=home, tracking_uri=tracking_uri or ledger.campaign.tracking.uri,
+                                   max_output_bytes=max_bytes)  # fmt: skip
+    except ValueError as exc:
+        fail(str(exc))
+    return AgentContext(home=base.home, tracking=base.tracking, max_output_bytes=base.max_output_bytes, ledger=ledger)
 
 
 @skills_app.command("list")
 def list_skills(
     as_json: bool = JSON_OPTION,
     fmt: str = typer.Option("tooldef", "--format", help="With --json: tooldef, openai or anthropic."),
+    campaign: str | None = CAMPAIGN_OPTION,
 ) -> None:
     """List the skills with their descriptions (--json: full tool definitions)."""
-    tools = cli_registry().tooldefs()
+    tools = cli_registry(campaign).tooldefs()
     if as_json:
         formats = {"tooldef": lambda: tools, "openai": lambda: openai_tools(tools), "anthropic": lambda: anthropic_tools(tools)}
         if fmt not in formats:
@@ -62,17 +94,15 @@ def call_skill(
     home: Path | None = HOME_OPTION,
     tracking_uri: str | None = TRACKING_OPTION,
     max_bytes: int = MAX_BYTES_OPTION,
+    campaign: str | None = CAMPAIGN_OPTION,
 ) -> None:
     """Call a skill and print its output as JSON. A failed call prints the typed error and exits 2
     (bad arguments, unknown id) or 1 (service unavailable, internal error)."""
     if arguments == "-":
         arguments = sys.stdin.read()
+    ctx = cli_context(home, tracking_uri, max_bytes, campaign)
     try:
-        ctx = SkillContext.create(home=home, tracking_uri=tracking_uri, max_output_bytes=max_bytes)
-    except ValueError as exc:
-        fail(str(exc))
-    try:
-        output = cli_registry().call(name, arguments, ctx)
+        output = cli_registry(campaign).call(name, arguments, ctx)
     finally:
         ctx.close()
     print_json(output)

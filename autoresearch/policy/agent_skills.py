@@ -344,9 +344,9 @@ def write_research_log(ctx: SkillContext, args: ResearchLogInput) -> ResearchLog
     return ResearchLogOutput(recorded=True)
 
 
-AGENT_SKILLS = (
-    list_trials, best_trials, trial_details, suggest_with_optuna, read_trial_logs, propose_trials, write_research_log,
-)  # fmt: skip
+CAMPAIGN_SKILLS = (list_trials, best_trials, trial_details, suggest_with_optuna, read_trial_logs)
+"""The read-only campaign skills; also served by `skills ... --campaign NAME` and `mcp --campaign NAME`."""
+AGENT_SKILLS = (*CAMPAIGN_SKILLS, propose_trials, write_research_log)
 READ_TOOLS = (
     "list_trials", "best_trials", "trial_details", "read_trial_logs", "suggest_with_optuna",
     "job_status", "fetch_metrics",
@@ -356,7 +356,16 @@ READ_TOOLS = (
 
 def agent_registry() -> SkillRegistry:
     """The built-in compute skills and the policy's own."""
+    return _with(AGENT_SKILLS)
+
+
+def campaign_registry() -> SkillRegistry:
+    """The built-in compute skills and the read-only campaign skills (for people and outside agents)."""
+    return _with(CAMPAIGN_SKILLS)
+
+
+def _with(extra: tuple[Any, ...]) -> SkillRegistry:
     registry = builtin_registry()
-    for fn in AGENT_SKILLS:
+    for fn in extra:
         registry.add(fn)
     return registry
