@@ -31,9 +31,10 @@ Rules, in order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
 import heapq
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -130,7 +131,9 @@ class _Pass:
     """Mutable bookkeeping of one scheduling pass; slots only ever shrink within it.
 
     Nodes are bucketed by their count of free slots (a heap of names per count), so
-    best fit and "does anything fit" cost O(slots per node), not O(nodes).
+    best fit and "does anything fit" cost O(slots per node), not O(nodes). Nodes with
+    victims are kept in `by_spare`: per count of spare slots, a sorted list of
+    (lowest victim priority, name), the order in which a preemption search visits them.
     """
 
     def __init__(self, running: Sequence[RunningAttempt], nodes: Sequence[NodeView],
@@ -147,10 +150,12 @@ class _Pass:
                 self.soon.setdefault(a.node, []).extend(a.gpus)
             elif a.preemptible and now - a.started_at >= config.min_runtime_s:
                 self.victims.setdefault(a.node, []).append(a)
-        for vs in self.victims.values():
+        self.steps: dict[str, list[tuple[int, int]]] = {}
+        for name, vs in self.victims.items():
             vs.sort(key=lambda a: (a.priority, -a.started_at))
-        self._lowest: int | None = None
+            self._step(name)
         self.victim_count = Counter(a.priority for vs in self.victims.values() for a in vs)
+        self._priorities = sorted(self.victim_count, reverse=True)
         self.widest_victim = max((len(a.gpus) for vs in self.victims.values() for a in vs), default=1) or 1
         self.avail = {name: [g for g in n.gpus if g not in held.get(name, ())] for name, n in self.nodes.items()}
         self.largest = max((len(n.gpus) for n in self.nodes.values()), default=0)
@@ -159,9 +164,10 @@ class _Pass:
             self.buckets[len(free)].append(name)
         for b in self.buckets:
             heapq.heapify(b)
+        self.top = self.largest  # no node has more free slots (slots only shrink, so it only falls)
         self.config = config
-        self.by_spare: dict[int, dict[int, set[str]]] = {}
-        self.where: dict[str, tuple[int, int]] = {}
+        self.by_spare: dict[int, list[tuple[int, str]]] = {}
+        self.where: dict[str, tuple[int, tuple[int, str]]] = {}
         for name in self.victims:
             self._index(name)
 
@@ -177,14 +183,13 @@ class _Pass:
             fits = [(len(f) - job.gpus, n) for n, f in self.avail.items()
                     if len(f) >= job.gpus and n not in job.excluded_nodes]
             return min(fits)[1] if fits else None
-        for count in range(job.gpus, self.largest + 1):
+        while self.top > 0 and self._bucket_head(self.top) is None:
+            self.top -= 1
+        for count in range(job.gpus, self.top + 1):
             name = self._bucket_head(count)
             if name is not None:
                 return name
         return None
-
-    def _max_bucket(self) -> int:
-        return next((c for c in range(self.largest, -1, -1) if self._bucket_head(c) is not None), 0)
 
     def claim(self, node: str, n: int) -> tuple[int, ...]:
         taken, self.avail[node] = self.avail[node][:n], self.avail[node][n:]
@@ -196,34 +201,37 @@ class _Pass:
     def claim_soon(self, node: str, n: int) -> None:
         if n > 0 and self.soon.get(node):
             self.soon[node] = self.soon[node][n:]
+            if not self.soon[node]:
+                del self.soon[node]
             self._reindex(node)
 
     def covered_by_stopping(self, job: PendingJob) -> str | None:
         for name in sorted(self.soon):
-            spare = self.soon[name]
-            if spare and name not in job.excluded_nodes and len(self.avail[name]) + len(spare) >= job.gpus:
+            if name not in job.excluded_nodes and len(self.avail[name]) + len(self.soon[name]) >= job.gpus:
                 return name
         return None
 
     def _spare(self, node: str) -> int:
         return len(self.avail[node]) + len(self.soon.get(node, ()))
 
+    def _step(self, node: str) -> None:
+        """`steps[node][m - 1]`: (victims needed, priority of the last one) to free m slots."""
+        self.steps[node] = [(i + 1, v.priority) for i, v in enumerate(self.victims[node]) for _ in v.gpus]
+
     def _index(self, node: str) -> None:
         if self.victims.get(node):
-            key = (self._spare(node), self.victims[node][0].priority)
-            self.where[node] = key
-            self.by_spare.setdefault(key[0], {}).setdefault(key[1], set()).add(node)
+            spare, entry = self._spare(node), (self.victims[node][0].priority, node)
+            self.where[node] = (spare, entry)
+            bisect.insort(self.by_spare.setdefault(spare, []), entry)
 
     def _reindex(self, node: str) -> None:
         """Keep `by_spare` (nodes that have victims, by spare slots, then lowest victim priority) current."""
         old = self.where.pop(node, None)
         if old is not None:
             group = self.by_spare[old[0]]
-            group[old[1]].discard(node)
-            if not group[old[1]]:
-                del group[old[1]]
-                if not group:
-                    del self.by_spare[old[0]]
+            del group[bisect.bisect_left(group, old[1])]
+            if not group:
+                del self.by_spare[old[0]]
         self._index(node)
 
     def preemption_plan(self, job: PendingJob) -> tuple[str, list[RunningAttempt]] | None:
@@ -237,50 +245,43 @@ class _Pass:
         looks at no more than `config.preempt_scan` nodes, which keeps a pass over
         thousands of busy nodes within milliseconds.
         """
-        best: tuple[tuple[int, int, str], list[RunningAttempt]] | None = None
+        best: tuple[int, int, str] | None = None
         workable = scanned = 0
+        candidates, scan, prio = self.config.preempt_candidates, self.config.preempt_scan, job.priority
         for spare in sorted(self.by_spare, reverse=True):
-            bound = max(1, -(-(job.gpus - spare) // self.widest_victim))
-            if best is not None and bound > best[0][0]:
+            missing = job.gpus - spare
+            if best is not None and max(1, -(-missing // self.widest_victim)) > best[0]:
                 break
-            if workable >= self.config.preempt_candidates or scanned >= self.config.preempt_scan:
+            if workable >= candidates or scanned >= scan:
                 break
-            for name in (n for low in sorted(self.by_spare[spare]) if low < job.priority
-                         for n in sorted(self.by_spare[spare][low])):
+            for low, name in self.by_spare[spare]:
+                if low >= prio:
+                    break
                 scanned += 1
-                if scanned > self.config.preempt_scan:
+                if scanned > scan:
                     break
-                victims = self.victims[name]
-                if name in job.excluded_nodes:
+                steps = self.steps[name]
+                if not 0 < missing <= len(steps) or steps[missing - 1][1] >= prio:
+                    continue  # its victims below the job's priority free too few slots
+                if name in job.excluded_nodes or len(self.nodes[name].gpus) < job.gpus:
                     continue
-                if len(self.nodes[name].gpus) < job.gpus:
-                    continue
-                missing = job.gpus - spare
-                chosen: list[RunningAttempt] = []
-                for v in victims:
-                    if missing <= 0 or v.priority >= job.priority:
-                        break
-                    chosen.append(v)
-                    missing -= len(v.gpus)
-                if missing > 0 or not chosen:
-                    continue
-                key = (len(chosen), chosen[-1].priority, name)
-                if best is None or key < best[0]:
-                    best = (key, chosen)
+                key = (*steps[missing - 1], name)
+                if best is None or key < best:
+                    best = key
                 workable += 1
-                if workable >= self.config.preempt_candidates:
+                if workable >= candidates:
                     break
-        return (best[0][2], best[1]) if best else None
+        return (best[2], self.victims[best[2]][: best[0]]) if best else None
 
     def lowest_victim_priority(self) -> int:
-        if self._lowest is None:
-            self._lowest = min((prio for prio, n in self.victim_count.items() if n), default=101)
-        return self._lowest
+        while self._priorities and not self.victim_count[self._priorities[-1]]:
+            self._priorities.pop()  # victims are only ever taken, so the lowest only rises
+        return self._priorities[-1] if self._priorities else 101
 
     def take_victims(self, node: str, victims: list[RunningAttempt]) -> None:
         self.victim_count.subtract(v.priority for v in victims)
-        self._lowest = None
         del self.victims[node][: len(victims)]
+        self._step(node)
         self._reindex(node)
 
     def reserve_for(self, job: PendingJob) -> None:
@@ -303,11 +304,13 @@ def schedule(
     """Decide which pending jobs start where and which attempts to preempt (see module doc)."""
     p = _Pass(running, nodes, now, config)
     decision = Decision()
-    order = sorted(pending, key=lambda j: (-effective_priority(j, now, config), j.seq))
+    # Two stable sorts (FIFO, then effective priority) compare floats, not tuples: faster.
+    order = sorted(sorted(pending, key=lambda j: j.seq), key=lambda j: -effective_priority(j, now, config))
     head_reserved = False
     # Slots only shrink within a pass, so once a need of k GPUs failed to find victims
     # below priority q, any later job needing >= k at priority <= q fails too.
-    failed_preempt: dict[int, int] = {}
+    # failed_below[g]: the highest such q over all k <= g.
+    failed_below = [-1] * (p.largest + 1)
     for job in order:
         if job.gpus == 0:
             node = min((n for n in p.nodes if n not in job.excluded_nodes), default=None)
@@ -320,14 +323,13 @@ def schedule(
         if node is not None:
             decision.start.append(Placement(job.job_id, node, p.claim(node, job.gpus)))
             continue
-        node = p.covered_by_stopping(job)
+        node = p.covered_by_stopping(job) if p.soon else None
         if node is not None:
             have = len(p.avail[node])
             p.claim(node, job.gpus)
             p.claim_soon(node, job.gpus - have)
             continue
-        hopeless = not job.excluded_nodes and any(
-            k <= job.gpus and q >= job.priority for k, q in failed_preempt.items())
+        hopeless = not job.excluded_nodes and failed_below[job.gpus] >= job.priority
         plan = None if hopeless or p.lowest_victim_priority() >= job.priority else p.preemption_plan(job)
         if plan is not None:
             node, victims = plan
@@ -337,8 +339,9 @@ def schedule(
             p.claim(node, job.gpus)
             p.claim_soon(node, job.gpus - have - sum(len(v.gpus) for v in victims))
             continue
-        if not job.excluded_nodes:
-            failed_preempt[job.gpus] = max(failed_preempt.get(job.gpus, -1), job.priority)
+        if not job.excluded_nodes and failed_below[job.gpus] < job.priority:
+            for k in range(job.gpus, p.largest + 1):
+                failed_below[k] = max(failed_below[k], job.priority)
         if not head_reserved:
             head_reserved = True
             p.reserve_for(job)
