@@ -164,7 +164,8 @@ class _Pass:
             self.buckets[len(free)].append(name)
         for b in self.buckets:
             heapq.heapify(b)
-        self.top = self.largest  # no node has more free slots (slots only shrink, so it only falls)
+        # The most free slots of any node; slots only shrink, so it only falls.
+        self.top = max((c for c, b in enumerate(self.buckets) if b), default=0)
         self.config = config
         self.by_spare: dict[int, list[tuple[int, str]]] = {}
         self.where: dict[str, tuple[int, tuple[int, str]]] = {}
@@ -179,12 +180,12 @@ class _Pass:
 
     def best_fit(self, job: PendingJob) -> str | None:
         """The node whose free slots fit the job with the least left over (then by name)."""
+        if job.gpus > self.top:
+            return None
         if job.excluded_nodes:
             fits = [(len(f) - job.gpus, n) for n, f in self.avail.items()
                     if len(f) >= job.gpus and n not in job.excluded_nodes]
             return min(fits)[1] if fits else None
-        while self.top > 0 and self._bucket_head(self.top) is None:
-            self.top -= 1
         for count in range(job.gpus, self.top + 1):
             name = self._bucket_head(count)
             if name is not None:
@@ -195,6 +196,8 @@ class _Pass:
         taken, self.avail[node] = self.avail[node][:n], self.avail[node][n:]
         if taken:
             heapq.heappush(self.buckets[len(self.avail[node])], node)
+            while self.top > 0 and self._bucket_head(self.top) is None:
+                self.top -= 1
             self._reindex(node)
         return tuple(taken)
 
@@ -279,7 +282,8 @@ class _Pass:
         return self._priorities[-1] if self._priorities else 101
 
     def take_victims(self, node: str, victims: list[RunningAttempt]) -> None:
-        self.victim_count.subtract(v.priority for v in victims)
+        for v in victims:
+            self.victim_count[v.priority] -= 1
         del self.victims[node][: len(victims)]
         self._step(node)
         self._reindex(node)

@@ -219,3 +219,30 @@ def test_a_lone_pending_job_that_could_fit_by_preempting_starts_or_gets_victims(
                 n = next(x for x in nodes if x.name == d.preempt[0].node)
                 free = len(n.gpus) - sum(len(a.gpus) for a in running if a.node == n.name)
                 assert free + freed >= j.gpus
+
+
+def test_multi_gpu_victims_count_by_the_slots_they_free():
+    nodes = [node("a", 4), node("b", 4)]
+    running = [run("a-pair", "a", [0, 1], prio=10, started=100), run("a-one", "a", [2], prio=0, started=100),
+               run("a-mid", "a", [3], prio=60, started=100),
+               run("b-1", "b", [0], prio=0), run("b-2", "b", [1], prio=0), run("b-3", "b", [2], prio=0),
+               run("b-4", "b", [3], prio=70)]
+    # Three slots below priority 50: two victims on a (one of them a 2-GPU attempt), three on b.
+    d = schedule([job("h", 50, gpus=3)], running, nodes, NOW, CFG)
+    assert [(p.job_id, p.node) for p in d.preempt] == [("a-one", "a"), ("a-pair", "a")]
+    # Below priority 5 node a frees one slot only, so a 2-GPU job takes two of b's.
+    d = schedule([job("l", 5, gpus=2)], running, nodes, NOW, CFG)
+    assert {p.node for p in d.preempt} == {"b"} and len(d.preempt) == 2
+
+
+def test_a_job_no_node_can_free_enough_for_preempts_nothing_and_smaller_jobs_still_do():
+    nodes = [node("a", 4), node("b", 4)]
+    running = [run("a-low", "a", [0, 1], prio=0), run("a-pin", "a", [2, 3], prio=0, preemptible=False),
+               run("b-low", "b", [0], prio=0), run("b-high", "b", [1, 2, 3], prio=90)]
+    pending = [job("big", 80, gpus=4, seq=0), job("big2", 70, gpus=4, seq=1),
+               job("pair", 60, gpus=2, seq=2), job("one", 50, gpus=1, seq=3)]
+    d = schedule(pending, running, nodes, NOW, CFG)
+    # No node frees 4 slots below priority 80 (a has a pinned pair, b a priority-90 triple),
+    # so neither 4-GPU job preempts anything; the smaller jobs still find their victims.
+    assert [(p.job_id, p.node, p.for_job) for p in d.preempt] == [("a-low", "a", "pair"), ("b-low", "b", "one")]
+    assert d.start == []
