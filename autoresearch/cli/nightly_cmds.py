@@ -4,7 +4,9 @@ morning report. Run it from cron or a systemd timer (docs/nightly.md)."""
 from __future__ import annotations
 
 import logging
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import Optional
 
 import typer
@@ -23,7 +25,8 @@ def nightly(
     priority: str = typer.Option("low", "--priority", help="Compute priority of the night's jobs (preemptible)."),
     retry_s: float = typer.Option(30.0, "--retry-s", help="Pause before retrying after a compute or LLM fault."),
 ) -> None:
-    """Run campaigns unattended until the window ends; resume them next night; write a morning report."""
+    """Run campaigns unattended until the window ends; resume them next night; write a morning report.
+    SIGTERM or Ctrl-C ends the window early the same way (trials stopped and queued, report written)."""
     try:
         end = window_end(until, duration)
     except WindowError as exc:
@@ -35,6 +38,17 @@ def nightly(
         logging.getLogger(name).setLevel(logging.WARNING)
     night = Night(configs, end, priority=priority, retry_s=retry_s)
     night.say(f"nightly: {len(configs)} campaign(s) until {end:%Y-%m-%d %H:%M:%S}, priority {priority}")
-    result = night.run()
+
+    def cut_short(signum: int, frame: FrameType | None) -> None:
+        if night.result.ended_early and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # a second Ctrl-C: leave now (`autoresearch resume` tidies up)
+        night.stop("SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
+
+    previous = {sig: signal.signal(sig, cut_short) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        result = night.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     path = write_morning_report(result)
     console.print(f"morning report: {path}", highlight=False, soft_wrap=True)

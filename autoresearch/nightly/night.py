@@ -68,6 +68,8 @@ class NightResult(BaseModel):
     campaigns: list[CampaignNight] = Field(default_factory=list)
     jobs_left_running: int = 0
     """Jobs of tonight's campaigns still pending or running when the night ended (should be 0)."""
+    ended_early: str = ""
+    """Why the window was cut short (SIGTERM, Ctrl-C); empty when it ran to `until`."""
 
 
 def nightly_campaign(campaign: Campaign, priority: int | str) -> Campaign:
@@ -104,6 +106,20 @@ class Night:
         self.result = NightResult(night=self.started_at.strftime("%Y-%m-%dT%H-%M-%S"), started_at=self.started_at,
                                   until=until)  # fmt: skip
         self._lock = threading.Lock()
+        self._cut: datetime | None = None
+
+    @property
+    def end(self) -> datetime:
+        """When the window ends: `until`, or earlier after `stop()`."""
+        return min(self.until, self._cut) if self._cut else self.until
+
+    def stop(self, why: str) -> None:
+        """End the window now: the runners wind down as at `until` (running trials stopped with
+        SIGTERM and queued for the next night), then the night ends. Safe in a signal handler:
+        it only sets fields (no locks); the night's loops poll them."""
+        if self._cut is None:
+            self._cut = datetime.now().astimezone()
+            self.result.ended_early = f"{why} at {self._cut:%H:%M:%S}"
 
     def say(self, text: str) -> None:
         line = f"{datetime.now():%H:%M:%S} {text}"
@@ -136,14 +152,17 @@ class Night:
         """Until the window ends (or every campaign is done): resume, after `retry_s`, a live
         campaign the runner paused because its LLM provider was down. Then wake the runners."""
         paused_since: dict[str, float] = {}
-        while datetime.now().astimezone() < self.until and any(t.is_alive() for t, _ in threads):
+        while datetime.now().astimezone() < self.end and any(t.is_alive() for t, _ in threads):
             for thread, entry in threads:
                 if thread.is_alive() and entry.name:
                     self._resume_after_outage(entry, paused_since)
-            time.sleep(min(1.0, max(0.0, (self.until - datetime.now().astimezone()).total_seconds())))
+            self._nap(1.0)
+        if self._cut is not None:
+            self.say(f"the window was cut short ({self.result.ended_early}): winding the campaigns down")
+        payload = {"at": self._cut.isoformat()} if self._cut else None
         for thread, entry in threads:
             if thread.is_alive() and entry.name:
-                self._post(entry.name, ActionKind.window_end.value)
+                self._post(entry.name, ActionKind.window_end.value, payload)
 
     def _resume_after_outage(self, entry: CampaignNight, paused_since: dict[str, float]) -> None:
         name = entry.name or ""
@@ -161,15 +180,15 @@ class Night:
             self._post(name, SteeringKind.resume.value)
             paused_since.pop(name, None)
 
-    def _post(self, name: str, kind: str) -> None:
+    def _post(self, name: str, kind: str, payload: dict[str, str] | None = None) -> None:
         try:
-            post(name, kind, author="nightly", home=self.home)
+            post(name, kind, payload, author="nightly", home=self.home)
         except Exception as exc:  # noqa: BLE001 - best effort; the runner's heartbeat and the next night cover it
             self.say(f"{name}: could not post {kind} ({exc})")
 
     def _supervise(self, campaign: Campaign, entry: CampaignNight) -> None:
         name = campaign.name
-        while datetime.now().astimezone() < self.until:
+        while datetime.now().astimezone() < self.end:
             entry.skipped = _skip_reason(name, self.home)
             if entry.skipped:
                 self.say(f"{name}: skipped: {entry.skipped}")
@@ -195,9 +214,15 @@ class Night:
 
     def _fault(self, entry: CampaignNight, text: str) -> None:
         entry.faults.append(text)
-        left = (self.until - datetime.now().astimezone()).total_seconds()
+        left = (self.end - datetime.now().astimezone()).total_seconds()
         self.say(f"{entry.name}: fault, retrying in {min(self.retry_s, max(left, 0)):.0f} s: {text}")
-        time.sleep(max(0.0, min(self.retry_s, left)))
+        self._nap(min(self.retry_s, left))
+
+    def _nap(self, seconds: float) -> None:
+        """Sleep up to `seconds`, never past the window's end, waking within 0.2 s of `stop()`."""
+        deadline = time.monotonic() + seconds
+        while (left := min(deadline - time.monotonic(), (self.end - datetime.now().astimezone()).total_seconds())) > 0:
+            time.sleep(min(0.2, left))
 
     def _settle(self, names: list[str]) -> int:
         """Wait for the stopped jobs to end (SIGTERM, grace, SIGKILL); return how many did not."""

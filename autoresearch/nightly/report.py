@@ -55,7 +55,8 @@ def write_morning_report(result: NightResult, *, home: Home = None) -> Path:
         f"# Nightly report: {result.started_at:%Y-%m-%d %H:%M} to {result.until:%H:%M}",
         "",
         f"Window {result.started_at:%Y-%m-%d %H:%M:%S} -> {result.until:%Y-%m-%d %H:%M:%S}; "
-        f"ended {result.ended_at:%H:%M:%S}." if result.ended_at else "",
+        f"ended {result.ended_at:%H:%M:%S}" + (f" (early: {result.ended_early})" if result.ended_early else "") + "."
+        if result.ended_at else "",
         f"Jobs still pending or running after the window: {result.jobs_left_running}.",
         f"Compared with: {'night ' + before.night if before else 'nothing (first night)'}.",
         "",

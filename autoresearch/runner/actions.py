@@ -57,7 +57,8 @@ class ActionKind(str, enum.Enum):
     deny = "deny"
     """payload {"request": ID, "reason": "..."}: no to an approval request."""
     window_end = "window_end"
-    """Posted by `autoresearch nightly` at the end of its window, to wake the runner."""
+    """Posted by `autoresearch nightly` at the end of its window, to wake the runner; payload
+    {"at": ISO datetime} ends the window early (nightly got SIGTERM or Ctrl-C)."""
 
 
 def restore_steering(ledger: Ledger, folder: Path) -> None:
@@ -117,6 +118,8 @@ class SteeringActions:
         self.folder = folder
         self.environ = environ
         self.book = ApprovalBook(folder)
+        self.window_cut: datetime | None = None
+        """An earlier end of the nightly window, from a `window_end` message with "at"."""
 
     def handlers(self) -> dict[str, Handler]:
         return {
@@ -125,7 +128,7 @@ class SteeringActions:
             ActionKind.priority.value: self._priority,
             ActionKind.try_.value: self._try,
             ActionKind.cancel.value: self._cancel,
-            ActionKind.window_end.value: lambda ctx, message: "the nightly window ended",
+            ActionKind.window_end.value: lambda ctx, message: self.cut_window(message),
         }
 
     # --- handing the runner a changed campaign --------------------------------------------
@@ -201,6 +204,20 @@ class SteeringActions:
 
     # --- the nightly window -----------------------------------------------------------------
 
+    def cut_window(self, message: SteeringMessage) -> str:
+        """A `window_end` message: with "at", the window ends then (if earlier)."""
+        at = message.payload.get("at")
+        if not at:
+            return "the nightly window ended"
+        try:
+            cut = datetime.fromisoformat(str(at))
+        except ValueError:
+            return f'rejected: "at" must be an ISO datetime, not {at!r}'
+        if cut.tzinfo is None:
+            cut = cut.astimezone()
+        self.window_cut = cut if self.window_cut is None else min(self.window_cut, cut)
+        return f"the nightly window ends early, at {cut:%H:%M:%S}"
+
     def wind_down(self, until: datetime) -> int:
         """At the window's end: pause the campaign, stop running trials (SIGTERM: they save a
         checkpoint) without a verdict, and queue each again for the next night as a trial that
@@ -253,7 +270,10 @@ class SteeringActions:
                     answer = self._answer(message, open_requests)
                     if answer is not None:
                         return answer
-            if until is not None and datetime.now().astimezone() >= until:
+                if message.kind == ActionKind.window_end.value:
+                    inbox.mark_handled(message.id, self.cut_window(message))
+            ends = [end for end in (until, self.window_cut) if end is not None]
+            if ends and datetime.now().astimezone() >= min(ends):
                 on_give_up()
                 return None
             time.sleep(poll_s)

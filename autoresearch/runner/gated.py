@@ -23,11 +23,18 @@ class SteeredNodes:
     def __init__(self, inner: CampaignNodes, actions: SteeringActions, until: datetime | None = None) -> None:
         self.inner = inner
         self.actions = actions
-        self.until = until
+        self._until = until
         self.book = actions.book
 
+    @property
+    def until(self) -> datetime | None:
+        """The window's end: the one given, or an earlier one nightly posted (SIGTERM)."""
+        ends = [end for end in (self._until, self.actions.window_cut) if end is not None]
+        return min(ends) if ends else None
+
     def _past_window(self) -> bool:
-        return self.until is not None and datetime.now().astimezone() >= self.until
+        until = self.until
+        return until is not None and datetime.now().astimezone() >= until
 
     def propose(self, state: RunnerState) -> RunnerState:
         return {} if self._past_window() else self.inner.propose(state)
@@ -52,9 +59,10 @@ class SteeredNodes:
         return update
 
     def wind_down(self) -> None:
-        assert self.until is not None
-        stopped = self.actions.wind_down(self.until)
-        self.inner.display.event(f"the window ended at {self.until:%H:%M}: {stopped} running trial(s) stopped")
+        until = self.until
+        assert until is not None
+        stopped = self.actions.wind_down(until)
+        self.inner.display.event(f"the window ended at {until:%H:%M}: {stopped} running trial(s) stopped")
 
     # --- gates ------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 from datetime import datetime, timedelta
@@ -18,7 +19,7 @@ from autoresearch.policy import OptunaPolicy
 from autoresearch.runner import POLICY_BUILDERS, RunnerSettings
 from autoresearch.runner.actions import NIGHTLY_PAUSE
 from tests.chat.conftest import CLI, cli_env
-from tests.runner.conftest import SYNTHETIC, campaign_jobs, synthetic_config, write_config
+from tests.runner.conftest import SYNTHETIC, campaign_jobs, synthetic_config, wait_until, write_config
 
 PNG = b"\x89PNG\r\n\x1a\n"
 FAST_NIGHT = RunnerSettings(poll_s=0.2, heartbeat_s=1.0)
@@ -144,3 +145,35 @@ def test_a_trial_stopped_at_the_window_end_resumes_from_its_checkpoint_the_next_
     assert len(uninterrupted) == steps
     assert printed == uninterrupted[saved:]  # the same values, step for step, as a run never stopped
     assert resumed.value == uninterrupted[-1][1]
+
+
+def test_sigterm_ends_the_night_early_the_way_the_window_end_does(compute_client, tracking, tmp_path):
+    data = synthetic_config(tracking, steps=400, step_seconds=0.1, extra=("--no-mlflow", "--seed", "{seed}"),
+                            budget={"max_trials": 4, "max_parallel": 2})  # fmt: skip
+    name = data["name"]
+    config = write_config(tmp_path, data)
+    night = subprocess.Popen([*CLI, "nightly", str(config), "--duration", "3600", "--retry-s", "1"],
+                             env=cli_env(compute_client.home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)  # fmt: skip
+    try:
+        wait_until(lambda: len([j for j in _active(compute_client, name) if j.state.value == "running"]) == 2,
+                   timeout=120, what="two running trials")  # fmt: skip
+        night.send_signal(signal.SIGTERM)
+        out, _ = night.communicate(timeout=120)
+    finally:
+        if night.poll() is None:
+            night.kill()
+    assert night.returncode == 0, out
+    assert "the window was cut short (SIGTERM at" in out and "morning report:" in out
+    report = Path(re.search(r"morning report: (\S+)", out).group(1)).read_text()
+    assert "(early: SIGTERM at" in report
+
+    assert _active(compute_client, name) == []  # nothing left pending or running
+    ledger = Ledger.load(name)
+    assert ledger.state is CampaignState.paused and ledger.state_reason.startswith(NIGHTLY_PAUSE)
+    trials = ledger.trials()
+    stopped = [t for t in trials if t.state is TrialState.cancelled]
+    queued = [t for t in trials if t.state is TrialState.proposed]
+    assert len(stopped) == 2 and sorted(t.resume_of for t in queued) == sorted(t.number for t in stopped)
+    for trial in stopped:  # each saved a checkpoint on its SIGTERM for the next night
+        assert (campaign_dir(name) / "checkpoints" / f"trial-{trial.number}" / "synthetic-checkpoint.json").is_file()
