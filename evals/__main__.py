@@ -1,4 +1,8 @@
-"""`python -m evals run --suite quick|full [--only PART,...] [--out DIR | --resume DIR] [--llm scripted|openai:MODEL|anthropic:MODEL]`
+"""`python -m evals run --suite quick|full [--only PART,...] [--out DIR | --resume DIR] [--llm auto|scripted|openai:MODEL|anthropic:MODEL]`
+
+The LLM arm (`--llm auto`, the default) uses a real provider when its key is set
+(ANTHROPIC_API_KEY first, then OPENAI_API_KEY, with the model in DEFAULT_MODELS), else the
+scripted model; `--llm scripted` never calls a paid API.
 
 Prints the Markdown tables; saves results.json, summary.md and PNG plots under --out
 (default $AUTORESEARCH_HOME/evals/<suite>-<UTC timestamp>). results.json is rewritten after
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 import signal
 import sys
 from datetime import datetime, timezone
@@ -17,7 +22,15 @@ from pathlib import Path
 
 from evals.suites import SUITES, Part
 
-KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5-mini"}
+"""The model `--llm auto` uses with a provider's key set."""
+
+
+def auto_llm(environ: Mapping[str, str] = os.environ) -> str:
+    """`provider:model` for the first provider whose key is set, else "scripted"."""
+    provider = next((p for p, key in KEY_ENV.items() if environ.get(key)), None)
+    return f"{provider}:{DEFAULT_MODELS[provider]}" if provider else "scripted"
 
 
 def default_out(suite: str) -> Path:
@@ -36,8 +49,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     run.add_argument("--out", type=Path, default=None, help="results folder (default $AUTORESEARCH_HOME/evals/...)")
     run.add_argument("--resume", type=Path, default=None, metavar="DIR",
                      help="continue an interrupted run saved in DIR: keep its measurements, run the missing ones")
-    run.add_argument("--llm", default="scripted",
-                     help="the LLM arm's model: scripted (default), or openai:MODEL / anthropic:MODEL with its key set")
+    run.add_argument("--llm", default="auto",
+                     help="the LLM arm's model: auto (default: a real provider when its key is set, else scripted), "
+                     "scripted, or openai:MODEL / anthropic:MODEL with its key set")
     args = parser.parse_args(argv)
     known = {p.value: p for p in Part}
     wanted = [w.strip() for w in args.only.split(",") if w.strip()]
@@ -50,6 +64,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
             parser.error("--resume DIR saves into DIR: drop --out, or give the same folder")
         if not (args.resume / "results.json").is_file():
             parser.error(f"--resume {args.resume}: no results.json there; start a run with --out {args.resume}")
+    if args.llm == "auto":
+        args.llm = auto_llm()
+        if args.llm != "scripted" and (not args.only or "llm" in args.only):
+            print(f"LLM arm: {args.llm} (its key is set; --llm scripted avoids API costs)", file=sys.stderr)
     if args.llm != "scripted":
         provider, _, model = args.llm.partition(":")
         if provider not in KEY_ENV or not model:

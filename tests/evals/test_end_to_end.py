@@ -133,3 +133,12 @@ def test_the_cli_refuses_to_resume_a_folder_without_results_or_of_another_suite(
     other = subprocess.run([sys.executable, "-m", "evals", "run", "--suite", "quick", "--resume", str(tmp_path)],
                            cwd=REPO, env=env, capture_output=True, text=True)  # fmt: skip
     assert other.returncode == 2 and "that run is suite 'tiny'" in other.stderr
+
+
+def test_the_llm_arm_uses_a_real_provider_only_when_its_key_is_set():
+    from evals.__main__ import auto_llm
+
+    assert auto_llm({}) == "scripted"
+    assert auto_llm({"OPENAI_API_KEY": ""}) == "scripted"
+    assert auto_llm({"OPENAI_API_KEY": "sk-x"}) == "openai:gpt-5-mini"
+    assert auto_llm({"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant"}) == "anthropic:claude-sonnet-4-5"
