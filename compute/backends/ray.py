@@ -184,7 +184,8 @@ class RayBackend:
             return None
         except GetTimeoutError:
             return None
-        except RayError:  # the agent died, likely with its node: nobody knows how the attempt ended
+        except RayError as err:  # the agent died, likely with its node: nobody knows how the attempt ended
+            log.warning("attempt %s lost, its Ray agent died: %s", key, err)
             self._suspect_node(self._agent_of[key][0])
             return AttemptExit(None)
         return AttemptExit(code)

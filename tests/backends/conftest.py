@@ -2,8 +2,9 @@
 
 `ray_cluster` starts a head node with 2 logical GPUs (ray.cluster_utils.Cluster) in a
 private RAY_TMPDIR, so no other Ray user on this machine finds it by `ray.init()`, and
-daemons reach it by its address. Multi-node tests add worker nodes to it and remove
-them again. `start(**settings)` starts a daemon on the backend of the `backend` param:
+daemons reach it by its address; the head also serves Ray Client (`ray_client_address`,
+as `ray start --head` does). Multi-node tests add worker nodes to it and remove them
+again. `start(**settings)` starts a daemon on the backend of the `backend` param:
 `local` (node `local`, 2 GPU slots) or `ray` (the cluster's head, 2 logical GPUs).
 """
 
@@ -11,19 +12,30 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from compute import Client
 
+_REPO = str(Path(__file__).resolve().parents[2])
 BACKENDS = ["local", pytest.param("ray", marks=pytest.mark.ray)]
 
 
 @pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[Any]:
+def ray_client_port() -> int:
+    """A free port for the session head's Ray Client server."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(ray_client_port: int) -> Iterator[Any]:
     """A one-node Ray cluster (head: 2 CPUs, 2 logical GPUs) for the whole session."""
     tmp = tempfile.mkdtemp(prefix="array-", dir="/tmp")
     saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_ADDRESS")}
@@ -31,8 +43,19 @@ def ray_cluster() -> Iterator[Any]:
     os.environ.pop("RAY_ADDRESS", None)
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 2, "num_gpus": 2, "include_dashboard": False, "object_store_memory": 80 * 1024 * 1024})
+    # The head's processes can import `compute`, as on nodes with autoresearch installed: a
+    # Ray Client driver does not pass the daemon's sys.path on to the workers.
+    saved_path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_REPO, saved_path]))
+    try:
+        cluster = Cluster(initialize_head=True, head_node_args={
+            "num_cpus": 2, "num_gpus": 2, "include_dashboard": False, "object_store_memory": 80 * 1024 * 1024,
+            "ray_client_server_port": ray_client_port})
+    finally:
+        if saved_path is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = saved_path
     try:
         yield cluster
     finally:
@@ -43,6 +66,12 @@ def ray_cluster() -> Iterator[Any]:
             else:
                 os.environ[key] = value
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def ray_client_address(ray_cluster: Any, ray_client_port: int) -> str:
+    """`ray://HOST:PORT` of the session head's Ray Client server (as `ray start --head` serves it)."""
+    return f"ray://{ray_cluster.head_node.node_ip_address}:{ray_client_port}"
 
 
 @pytest.fixture(params=BACKENDS)
