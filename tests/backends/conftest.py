@@ -88,3 +88,25 @@ def start(backend: str, start_compute: Callable[..., Client], request: pytest.Fi
     else:
         base = {"gpus": 2}
     return lambda **settings: start_compute(**{**base, **settings})
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Iterator[Any]:
+    """`autoresearch ARGS...` in-process on a private home (`.home`); its daemon is stopped after."""
+    from typer.testing import CliRunner
+
+    from autoresearch.cli import _register, app
+    from compute import ComputePaths
+    from compute.control import daemon_pid, stop_daemon
+
+    _register()
+    runner = CliRunner()
+    home = tmp_path / "home"
+
+    def run(*args: str) -> Any:
+        return runner.invoke(app, list(args), env={"AUTORESEARCH_HOME": str(home)})
+
+    run.home = home  # type: ignore[attr-defined]
+    yield run
+    if daemon_pid(ComputePaths.of(home)) is not None:
+        stop_daemon(home, stop_jobs=True)

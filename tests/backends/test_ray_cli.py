@@ -6,28 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from autoresearch.cli import _register, app
 from compute import ComputeError, ComputePaths
 from compute.backends import resolve_ray_address
-from compute.control import daemon_pid, stop_daemon
-
-_register()
-
-
-@pytest.fixture
-def cli(tmp_path):
-    runner = CliRunner()
-    home = tmp_path / "home"
-
-    def run(*args: str):
-        return runner.invoke(app, list(args), env={"AUTORESEARCH_HOME": str(home)})
-
-    run.home = home
-    yield run
-    if daemon_pid_of(home) is not None:
-        stop_daemon(home, stop_jobs=True)
+from compute.control import daemon_pid
 
 
 def daemon_pid_of(home):

@@ -8,33 +8,15 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from autoresearch.cli import _register, app
 from compute import Client, ComputePaths
-from compute.control import daemon_pid, stop_daemon
-
-_register()
+from compute.control import daemon_pid
 
 _LONG_JOB = (
     'echo $$ > "$0"; trap "echo leader got TERM; wait; exit 3" TERM; '
     '(trap "echo child got TERM; exit 0" TERM; while :; do sleep 0.1; done) & echo $! >> "$0"; echo running; wait'
 )
 """Writes its pid and its child's pid to $0; on SIGTERM each says so, the leader after its child ends."""
-
-
-@pytest.fixture
-def cli(tmp_path):
-    runner = CliRunner()
-    home = tmp_path / "home"
-
-    def run(*args: str):
-        return runner.invoke(app, list(args), env={"AUTORESEARCH_HOME": str(home)})
-
-    run.home = home
-    yield run
-    if daemon_pid(ComputePaths.of(home)) is not None:
-        stop_daemon(home, stop_jobs=True)
 
 
 def _wait_for(predicate, what: str, timeout: float = 90.0) -> None:
