@@ -86,19 +86,25 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+TIE = 1e-8
+"""Paired differences this small are ties: subprocess jobs print their metric with 10
+significant digits, so the same trial read from a job log and computed in-process differ by
+up to ~1e-10."""
+
+
 def paired_wilcoxon(a: Sequence[float], b: Sequence[float]) -> PairedTest:
-    """Wilcoxon signed-rank test (two-sided, zero differences dropped) of a against b, paired
+    """Wilcoxon signed-rank test (two-sided, ties within `TIE` dropped) of a against b, paired
     by position (same seed). Raises ValueError on unequal lengths or non-finite values."""
     if len(a) != len(b):
         raise ValueError(f"paired test needs equal lengths (one value per seed), got {len(a)} and {len(b)}")
     if not all(math.isfinite(x) for x in (*a, *b)):
         raise ValueError("paired test needs finite values: a run without any completed trial has no regret")
-    diffs = [x - y for x, y in zip(a, b)]
+    diffs = [0.0 if abs(x - y) <= TIE else x - y for x, y in zip(a, b)]
     wins, losses = sum(d < 0 for d in diffs), sum(d > 0 for d in diffs)
     median_diff = statistics.median(diffs) if diffs else 0.0
     if wins + losses == 0:
         return PairedTest(n=len(diffs), median_diff=median_diff, p_value=1.0, wins=0, losses=0)
-    result = stats.wilcoxon(a, b, zero_method="wilcox", alternative="two-sided")
+    result = stats.wilcoxon(diffs, zero_method="wilcox", alternative="two-sided")
     return PairedTest(n=len(diffs), median_diff=median_diff, p_value=float(result.pvalue), wins=wins, losses=losses)
 
 

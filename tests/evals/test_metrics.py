@@ -56,6 +56,12 @@ def test_paired_wilcoxon_on_a_clear_win_an_even_split_and_a_tie():
     same = paired_wilcoxon([1.0, 2.0], [1.0, 2.0])
     assert (same.p_value, same.wins, same.losses, same.median_diff) == (1.0, 0, 0, 0.0)
 
+    # A job log's 10 significant digits against the in-process value: ties, not 2 wins and 1 loss.
+    printed = paired_wilcoxon([0.4278880392, -3.03455974, 1.5], [0.4278880392302913, -3.034559739823, 1.5 + 3e-11])
+    assert (printed.p_value, printed.wins, printed.losses, printed.median_diff) == (1.0, 0, 0, 0.0)
+    near = paired_wilcoxon([1.0, 2.0, 3.0 - 1e-11, 4.0 - 0.5], [1.5, 2.5, 3.0, 4.0])
+    assert (near.wins, near.losses) == (3, 0)  # the tie is dropped, real differences count
+
 
 def test_paired_wilcoxon_refuses_unpaired_or_infinite_values():
     with pytest.raises(ValueError, match="equal lengths"):
