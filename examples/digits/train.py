@@ -6,7 +6,7 @@ run on a CPU, no download. It follows the contract every autoresearch training j
 - prints `key: value` lines, one metric per line, each group after an `epoch: N` line;
   the last line is the final result, `val_accuracy: X`;
 - logs params and per-epoch metrics to MLflow when MLFLOW_RUN_ID is set (mlflow is imported
-  only then);
+  only then; `--no-mlflow` skips it, and the runner reads the printed metrics instead);
 - on SIGTERM saves a checkpoint into AR_CHECKPOINT_DIR (when set) and exits with code 143;
   a later run with the same AR_CHECKPOINT_DIR resumes at the saved batch and ends with the
   same result as an uninterrupted run (everything random is derived from --seed);
@@ -48,6 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seeds the initialisation and the shuffling")
     parser.add_argument("--epoch-delay", type=float, default=0.0,
                         help="seconds to sleep after each epoch, to make runs long enough to watch or preempt")
+    parser.add_argument("--no-mlflow", action="store_true",
+                        help="do not log to MLflow even with MLFLOW_RUN_ID set (the printed lines still carry the metrics)")
     args = parser.parse_args(argv)
     for name in ("lr", "hidden", "epochs", "batch_size"):
         if getattr(args, name) <= 0:
@@ -167,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"resumed from {ckpt_path} at epoch {state['epoch']} batch {state['batch']}", file=sys.stderr)
 
     mlflow = None
-    if os.environ.get("MLFLOW_RUN_ID"):
+    if os.environ.get("MLFLOW_RUN_ID") and not args.no_mlflow:
         import mlflow  # only when a run was handed to us: a plain run stays import-light
 
         mlflow.start_run(run_id=os.environ["MLFLOW_RUN_ID"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.examples._jobs import EXAMPLES, job_env, last_line, metrics, run_job, series, start_job, terminate_after
 
 TRAIN = EXAMPLES / "digits" / "train.py"
@@ -105,10 +107,12 @@ def test_logs_params_and_per_epoch_metrics_to_the_given_mlflow_run(mlflow_run):
     assert {m.step for m in client.get_metric_history(run_id, "val_loss")} == {1, 2, 3, 4}
 
 
-def test_without_a_run_id_mlflow_is_never_imported():
-    code = ("import sys; sys.path.insert(0, '.'); import train; rc = train.main(['--epochs', '1']);"
+@pytest.mark.parametrize("env", [{}, {"MLFLOW_RUN_ID": "0123456789abcdef"}], ids=["no run id", "--no-mlflow"])
+def test_without_a_run_id_or_with_no_mlflow_mlflow_is_never_imported(env):
+    args = "['--epochs', '1', '--no-mlflow']" if env else "['--epochs', '1']"
+    code = (f"import sys; sys.path.insert(0, '.'); import train; rc = train.main({args});"
             "print('mlflow imported:', 'mlflow' in sys.modules)")
-    result = subprocess.run([sys.executable, "-c", code], cwd=TRAIN.parent, env=job_env(),
+    result = subprocess.run([sys.executable, "-c", code], cwd=TRAIN.parent, env=job_env(**env),
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "mlflow imported: False" in result.stdout
+    assert "mlflow imported: False" in result.stdout and "val_accuracy: " in result.stdout
