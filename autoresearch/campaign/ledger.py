@@ -167,7 +167,7 @@ class Ledger:
             trial_id = self._trial_id(number)
             for key, value in story.items():
                 self.storage.set_trial_user_attr(trial_id, key, value)
-            self._refresh(number)
+            self._amend(number, **story)
         return proposal.model_copy(update={"trial_number": number, "params": self.trial(number).params})
 
     def _claim_waiting(self) -> list[FrozenTrial]:
@@ -261,11 +261,10 @@ class Ledger:
 
     def report(self, number: int, step: int, value: float) -> None:
         """Record an intermediate objective value (what pruners judge). Repeated steps are ignored."""
-        trial_id = self._trial_id(number)
-        frozen = self.storage.get_trial(trial_id)
-        if frozen.state is OptunaState.RUNNING and step not in frozen.intermediate_values:
-            self.storage.set_trial_intermediate_value(trial_id, step, float(value))
-            self._refresh(number)
+        current = self.trial(number) if self._records is not None else self._refresh(number)
+        if not current.state.final and step not in current.intermediate_values:
+            self.storage.set_trial_intermediate_value(self._trial_id(number), step, float(value))
+            self._amend(number, intermediate_values={**current.intermediate_values, step: float(value)})
 
     def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0) -> TrialRecord:
         """End trial `number` with its objective value; a NaN or infinite value fails it instead."""
@@ -298,7 +297,11 @@ class Ledger:
             return current
         for key, attr in attrs.items():
             self.storage.set_trial_user_attr(trial_id, key, attr)
-        self.study.tell(number, value, state=state)
+        if state is OptunaState.PRUNED and current.intermediate_values:  # as `Study.tell` does
+            last = current.intermediate_values[max(current.intermediate_values)]
+            value = None if math.isnan(last) else last
+        # `Study.tell` would read the trial twice more; what it checks is in `current` already
+        self.storage.set_trial_state_values(trial_id, state, None if value is None else [float(value)])
         return self._refresh(number)
 
     def _trial_id(self, number: int) -> int:
