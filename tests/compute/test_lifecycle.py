@@ -126,6 +126,8 @@ def test_sigkill_of_the_daemon_loses_no_job(start_compute, tmp_path):
     victim = client.submit(gate_job(gate, name="victim", resources={"gpus": 1}))
     for job in (survivor, finisher, victim):
         wait_state(client, job.id, JobState.running)
+        # running is committed before the spawn, the pid just after it: wait for the pid too
+        wait_until(lambda job=job: client.get(job.id).attempts[0].pid, what=f"{job.spec.name}'s pid")
     os.kill(daemon_pid(client.paths), signal.SIGKILL)
     wait_until(lambda: daemon_pid(client.paths) is None, what="daemon gone")
     queued = client.submit(quick_job(name="queued-while-down"))
