@@ -6,11 +6,11 @@ import pytest
 
 from compute import (
     AttemptOutcome, Client, ComputeError, DaemonAlreadyRunning, DaemonConfig, DaemonNotRunning, JobSpec, JobState,
-    start_daemon, stop_daemon,
+    LaunchRequest, LocalBackend, plan_nodes, start_daemon, stop_daemon,
 )
 from compute.control import daemon_info, daemon_pid
 from tests.conftest import FAST_DAEMON
-from tests.compute.helpers import env_job, gate_job, log_text, wait_state
+from tests.compute.helpers import env_job, gate_job, log_text, wait_state, wait_until
 
 
 def test_a_second_daemon_refuses_to_start(compute_client):
@@ -83,3 +83,24 @@ def test_wait_for_change_and_log_path(compute_client, tmp_path):
 def test_a_missing_cwd_is_refused_at_submit(compute_client, tmp_path):
     with pytest.raises(ComputeError, match="is not a directory"):
         compute_client.submit(JobSpec(argv=["true"], cwd=str(tmp_path / "gone")))
+
+
+def test_an_attempt_whose_handle_was_never_recorded_is_adopted_from_its_pid_file(tmp_path):
+    """The daemon commits `running` before the spawn and the pid just after: a daemon killed in
+    between leaves no handle in the store. The next one finds the live process by its pid file."""
+    from compute import LaunchRequest, LocalBackend, plan_nodes
+
+    nodes = plan_nodes(virtual_nodes=1, gpus_per_node=1, detected=[])
+    gate = tmp_path / "open"
+    request = LaunchRequest(key="job-0000000001.1", argv=["sh", "-c", f"while [ ! -e {gate} ]; do sleep 0.02; done; exit 7"],
+                            env={}, cwd=str(tmp_path), node=nodes[0].name, gpus=(0,), log_path=tmp_path / "a.log")  # fmt: skip
+    first = LocalBackend(nodes, tmp_path / "run")
+    first.launch(request)  # ... and the daemon dies before record_handle
+    pid_file = tmp_path / "run" / f"{request.key}.pid"
+    wait_until(pid_file.exists, what="the attempt's pid file")
+
+    second = LocalBackend(nodes, tmp_path / "run")
+    assert second.adopt(request.key, None) is None  # alive: adopted, not lost
+    gate.touch()
+    ended = wait_until(lambda: second.poll(request.key), what="the adopted attempt's exit")
+    assert ended.exit_code == 7
