@@ -327,7 +327,7 @@ def schedule(
         if node is not None:
             decision.start.append(Placement(job.job_id, node, p.claim(node, job.gpus)))
             continue
-        node = p.covered_by_stopping(job) if p.soon else None
+        node = p.covered_by_stopping(job)
         if node is not None:
             have = len(p.avail[node])
             p.claim(node, job.gpus)

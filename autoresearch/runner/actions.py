@@ -204,6 +204,11 @@ class SteeringActions:
 
     # --- the nightly window -----------------------------------------------------------------
 
+    def window_end(self, until: datetime | None) -> datetime | None:
+        """The window's end: `until`, or the earlier end nightly posted (SIGTERM)."""
+        ends = [end for end in (until, self.window_cut) if end is not None]
+        return min(ends) if ends else None
+
     def cut_window(self, message: SteeringMessage) -> str:
         """A `window_end` message: with "at", the window ends then (if earlier)."""
         at = message.payload.get("at")
@@ -272,8 +277,8 @@ class SteeringActions:
                         return answer
                 if message.kind == ActionKind.window_end.value:
                     inbox.mark_handled(message.id, self.cut_window(message))
-            ends = [end for end in (until, self.window_cut) if end is not None]
-            if ends and datetime.now().astimezone() >= min(ends):
+            end = self.window_end(until)
+            if end is not None and datetime.now().astimezone() >= end:
                 on_give_up()
                 return None
             time.sleep(poll_s)

@@ -29,8 +29,7 @@ class SteeredNodes:
     @property
     def until(self) -> datetime | None:
         """The window's end: the one given, or an earlier one nightly posted (SIGTERM)."""
-        ends = [end for end in (self._until, self.actions.window_cut) if end is not None]
-        return min(ends) if ends else None
+        return self.actions.window_end(self._until)
 
     def _past_window(self) -> bool:
         until = self.until

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from autoresearch.campaign import Campaign, Ledger
+from autoresearch.campaign import Campaign, Ledger, PolicyKind
 from autoresearch.llm import (
     AnthropicProvider,
     FakeLLMServer,
@@ -24,6 +24,8 @@ from autoresearch.llm import (
     SDKProvider,
     ToolCall,
 )
+from autoresearch.policy import build_llm_policy
+from autoresearch.runner import POLICY_BUILDERS
 
 KEY = "sk-test-policy-9c1d7e3a5b"
 """The key the fake server wants; must never show up in logs, MLflow or reports."""
@@ -190,3 +192,18 @@ def complete_all(ledger: Ledger, value: Callable[[dict[str, Any]], float]) -> No
     for trial in ledger.unlaunched():
         ledger.mark_launched(trial.number, f"job-{trial.number}")
         ledger.complete(trial.number, value(trial.params))
+
+
+@pytest.fixture
+def llm_env(compute_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The compute daemon's home, the key in the environment, and the LLM policy with fast retries."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    monkeypatch.setitem(POLICY_BUILDERS, PolicyKind.llm, lambda c, ledger: build_llm_policy(c, ledger, retry=FAST))
+    return compute_home
+
+
+def llm_policy(server: FakeLLMServer, provider: str) -> dict[str, Any]:
+    url = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+    model = "gpt-4.1-mini" if provider == "openai" else "claude-sonnet-4-5"
+    return {"kind": "auto", "provider": provider, "model": model, "base_url": url, "api_key_env": KEY_ENV,
+            "pruner": "none"}  # fmt: skip

@@ -15,10 +15,7 @@ from autoresearch.runner.approvals import ApprovalBook, ApprovalStatus, Gate
 from tests.runner.conftest import FAST as RUNNER_FAST
 from tests.runner.conftest import Background, campaign_jobs, wait_until
 
-from .conftest import KEY, first_user, rate_patch, toy_campaign
-from .test_runner import llm_env, llm_policy  # noqa: F401 - llm_env is a fixture
-
-__all__ = ["llm_env"]
+from .conftest import KEY, first_user, llm_policy, rate_patch, toy_campaign
 
 
 class PatchingResearcher:

@@ -6,38 +6,22 @@ campaign whose improving patch becomes the parent while a patch to the fixed fil
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState
 from autoresearch.llm import FakeLLMServer, FakeRequest, FaultKind, Reply, Role, ToolCall
-from autoresearch.policy import build_llm_policy, lineage
+from autoresearch.policy import lineage
 from autoresearch.report import write_report
-from autoresearch.runner import POLICY_BUILDERS, run_campaign
+from autoresearch.runner import run_campaign
 from skills import mlflow_client
 from tests.runner.conftest import FAST as RUNNER_FAST
 from tests.runner.conftest import Background, wait_until
 
-from .conftest import FAST, KEY, KEY_ENV, Researcher, branin, first_user, rate_patch, toy_campaign
+from .conftest import FAST, KEY, Researcher, branin, first_user, llm_policy, rate_patch, toy_campaign
 
 POINTS = [{"x1": 3.0, "x2": 2.5}, {"x1": 9.0, "x2": 2.0}, {"x1": -3.0, "x2": 12.0}, {"x1": 3.2, "x2": 2.3}]
-
-
-@pytest.fixture
-def llm_env(compute_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The compute daemon's home, the key in the environment, and the LLM policy with fast retries."""
-    monkeypatch.setenv(KEY_ENV, KEY)
-    monkeypatch.setitem(POLICY_BUILDERS, PolicyKind.llm, lambda c, ledger: build_llm_policy(c, ledger, retry=FAST))
-    return compute_home
-
-
-def llm_policy(server: FakeLLMServer, provider: str) -> dict[str, Any]:
-    url = server.openai_base_url if provider == "openai" else server.anthropic_base_url
-    model = "gpt-4.1-mini" if provider == "openai" else "claude-sonnet-4-5"
-    return {"kind": "auto", "provider": provider, "model": model, "base_url": url, "api_key_env": KEY_ENV,
-            "pruner": "none"}  # fmt: skip
 
 
 def assert_no_secret(home: Path, tracking, experiment: str) -> None:
