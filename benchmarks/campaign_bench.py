@@ -40,7 +40,7 @@ from autoresearch.campaign import Campaign, load_campaign  # noqa: E402
 from autoresearch.runner import RunnerSettings, run_campaign  # noqa: E402
 from compute import DaemonConfig, start_daemon, stop_daemon  # noqa: E402
 from examples.synthetic.functions import regret  # noqa: E402
-from skills.tracking import mlflow_client, resolve_tracking  # noqa: E402
+from tracking import mlflow_client, resolve_tracking  # noqa: E402
 
 CONFIG = ROOT / "examples" / "synthetic" / "hartmann6.yaml"
 
@@ -53,7 +53,7 @@ def campaign_for(seed: int, trials: int, parallel: int, home: Path, step_seconds
     data["name"] = f"hartmann6-bench-{seed}-{uuid.uuid4().hex[:6]}"
     data["budget"].update(max_trials=trials, max_parallel=parallel)
     data["policy"].update(kind="optuna", sampler="tpe", pruner="none", seed=seed)
-    data["tracking"]["uri"] = f"sqlite:///{home / 'mlflow.db'}"
+    data["tracking"]["uri"] = resolve_tracking(str(home / "mlflow.db")).tracking_uri
     return Campaign.model_validate(data, context={"base_dir": CONFIG.parent})
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 
 from compute import Client, DaemonConfig, start_daemon, stop_daemon
-from skills.tracking import mlflow_client, resolve_tracking
+from tracking import mlflow_client, resolve_tracking
 
 SLOTS = 4
 """Virtual GPU slots of the eval daemon: the most trials any eval runs at once."""
@@ -22,7 +22,8 @@ class EvalEnv:
 
     def __init__(self, folder: Path) -> None:
         self.home = folder / "home"
-        self.tracking_uri = f"sqlite:///{self.home / 'mlflow.db'}"
+        self.tracking = resolve_tracking(str(self.home / "mlflow.db"))
+        self.tracking_uri = self.tracking.tracking_uri
         self.client: Client | None = None
         self._saved_home: str | None = None
 
@@ -33,7 +34,7 @@ class EvalEnv:
         start_daemon(self.home, DAEMON)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            mlflow_client(resolve_tracking(self.tracking_uri)).search_experiments()  # the schema, once
+            mlflow_client(self.tracking).search_experiments()  # the schema, once
         self.client = Client(self.home, autostart=False)
         return self
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from skills.cluster import cluster_status
 from skills.jobs import cancel_job, job_status, list_jobs, submit_job, wait_for_jobs
 from skills.logs import read_logs
+from skills.metric_sync import sync_metrics
 from skills.metrics import fetch_metrics
 from skills.registry import SkillRegistry
 
 BUILTIN_SKILLS = (
-    submit_job, job_status, list_jobs, cancel_job, wait_for_jobs, read_logs, fetch_metrics, cluster_status,
+    submit_job, job_status, list_jobs, cancel_job, wait_for_jobs, read_logs, fetch_metrics, sync_metrics,
+    cluster_status,
 )  # fmt: skip
 
 

@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compute.paths import resolve_home
-from skills.tracking import TrackingConfig, mlflow_client, resolve_tracking
+from tracking import MlflowTracker, Tracker, TrackingConfig, resolve_tracking
 
 if TYPE_CHECKING:
-    from mlflow.tracking import MlflowClient
-
     from compute import Client
 
 DEFAULT_MAX_OUTPUT_BYTES = 16_000
@@ -24,7 +22,7 @@ DEFAULT_MAX_OUTPUT_BYTES = 16_000
 class SkillContext:
     """Shared by all calls of one session (CLI command, MCP server, agent run).
 
-    The compute client and the MLflow client are made on first use, so skills that need
+    The compute client and the tracker are made on first use, so skills that need
     neither (and `skills list`) start fast and never start the compute daemon.
     """
 
@@ -37,7 +35,9 @@ class SkillContext:
     client_factory: Callable[[], Client] | None = None
     """Makes the compute client; default `compute.Client(home=home)` (starts the daemon if absent)."""
     _client: Client | None = field(default=None, init=False, repr=False)
-    _mlflow: MlflowClient | None = field(default=None, init=False, repr=False)
+    tracker_factory: Callable[[TrackingConfig], Tracker] | None = None
+    """Makes the tracker; default `MlflowTracker(tracking)`."""
+    _tracker: Tracker | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def create(
@@ -66,11 +66,12 @@ class SkillContext:
         return self._client
 
     @property
-    def mlflow(self) -> MlflowClient:
-        """The MLflow client on `tracking`, made on first use."""
-        if self._mlflow is None:
-            self._mlflow = mlflow_client(self.tracking)
-        return self._mlflow
+    def tracker(self) -> Tracker:
+        """The tracker on `tracking`, made on first use."""
+        if self._tracker is None:
+            factory = self.tracker_factory or MlflowTracker
+            self._tracker = factory(self.tracking)
+        return self._tracker
 
     def close(self) -> None:
         """Close the compute client if one was made."""

@@ -12,8 +12,8 @@ from compute.records import JobState
 from compute.spec import JobSpec, Resources
 from skills.context import SkillContext
 from skills.models import SkillFailure, SkillInput, SkillOutput
-from skills.tracking import EXPERIMENT_LABEL, RUN_LABEL, create_job_run, tag_run_with_job
 from skills.views import AttemptView, JobSummary, compute_errors, tracking_errors
+from tracking import EXPERIMENT_LABEL, RUN_LABEL, create_job_run, tag_run_with_job
 
 JobId = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -57,7 +57,7 @@ class SubmitJobInput(SkillInput):
     mlflow: MlflowRunRequest | None = None
     """Create an MLflow run for the job: it gets MLFLOW_TRACKING_URI/EXPERIMENT_ID/RUN_ID, so
     `mlflow.start_run()` in the script logs into that run, and `key: value` lines it prints
-    can be read into the run by fetch_metrics."""
+    are read by fetch_metrics (and logged into the run by sync_metrics)."""
 
 
 class SubmitJobOutput(SkillOutput):
@@ -91,7 +91,7 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
     if args.mlflow is not None:
         request = args.mlflow
         with tracking_errors(ctx):
-            binding = create_job_run(ctx.mlflow, ctx.tracking, request.experiment, request.run_name or args.name)
+            binding = create_job_run(ctx.tracker, request.experiment, request.run_name or args.name)
         env.update(binding.env)
         labels.update(binding.labels)
     submitted_at = time.time()
@@ -100,15 +100,17 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
             job = ctx.client.submit(JobSpec(**spec_fields, env=env, labels=labels))
     except SkillFailure:
         if binding is not None:
-            ctx.mlflow.delete_run(binding.run_id)  # no job will log into it
+            with tracking_errors(ctx):
+                ctx.tracker.delete_run(binding.run_id)  # no job will log into it
         raise
     # An idempotency_key hit returns a job created before this call (same host clock).
     existing = job.created_at < submitted_at
     if binding is not None:
-        if existing and job.spec.labels.get(RUN_LABEL) != binding.run_id:
-            ctx.mlflow.delete_run(binding.run_id)  # the earlier submission has its own run
-        else:
-            tag_run_with_job(ctx.mlflow, binding.run_id, job.id)
+        with tracking_errors(ctx):
+            if existing and job.spec.labels.get(RUN_LABEL) != binding.run_id:
+                ctx.tracker.delete_run(binding.run_id)  # the earlier submission has its own run
+            else:
+                tag_run_with_job(ctx.tracker, binding.run_id, job.id)
     return SubmitJobOutput(
         job=JobSummary.of(job),
         existing=existing,

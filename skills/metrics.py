@@ -1,23 +1,27 @@
-"""The fetch_metrics skill: latest, best and a downsampled history of a run's metrics."""
+"""The fetch_metrics skill: latest, best and a downsampled history of a run's metrics.
+
+fetch_metrics is a read tool and never writes: a job's printed metrics the run lacks are
+parsed from its log in memory (`from_log`). Writing them into the run is `sync_metrics`
+(skills/metric_sync.py), a separate skill never offered to the LLM policy: a read that
+wrote would make a campaign with `objective.source: auto` read a stale value from MLflow.
+"""
 
 from __future__ import annotations
 
 import enum
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skills.context import SkillContext
 from skills.jobs import JobId
-from skills.logmetrics import ParserState, sync_log_metrics
 from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
-from skills.tracking import RUN_LABEL, finish_run
 from skills.views import compute_errors, tracking_errors
+from tracking import RUN_LABEL, LoggedMetric, read_log_points
 
-if TYPE_CHECKING:
-    from mlflow.entities import Metric, Run
+from compute import Job
 
 _LOWER_IS_BETTER = ("loss", "err", "bpb", "bpc", "perplexity", "ppl", "mse", "mae", "rmse", "nll", "regret",
                     "latency", "time", "wer", "cer")  # fmt: skip
@@ -42,9 +46,6 @@ class MetricsInput(SkillInput):
     """Metrics where lower is better; default guessed from the name (loss, error, bpb ... are minimized)."""
     maximize: list[str] | None = None
     """Metrics where higher is better."""
-    sync_logs: bool = True
-    """With job_id: first log the `key: value` and JSON lines the job printed since the last sync into the
-    run, and end the run (FINISHED, FAILED or KILLED) if the job has ended and its script did not."""
 
 
 class MetricValue(BaseModel):
@@ -80,29 +81,33 @@ class FetchMetricsOutput(SkillOutput):
     status: str
     """MLflow run status: RUNNING, FINISHED, FAILED, KILLED."""
     job_id: str | None = None
+    job_state: str | None = None
+    """With job_id: the job's state (a run its script never ended stays RUNNING after the job ends)."""
     metrics: list[MetricSummary]
     missing: list[str] = []
     """Requested keys the run has no values for (yet)."""
     params: dict[str, str] = {}
     """The run's parameters."""
-    log_points_added: int = 0
-    """Points read from the job's log into the run by this call."""
+    from_log: list[str] = []
+    """Metrics the run has none of, read from the `key: value` / JSON lines the job printed (not written
+    to the run)."""
 
 
 def fetch_metrics(ctx: SkillContext, args: MetricsInput) -> FetchMetricsOutput:
     """Read metrics of an MLflow run (or of a job tied to one): latest, best and a downsampled history."""
     if (args.run_id is None) == (args.job_id is None):
         raise SkillFailure(ErrorCode.invalid_arguments, "give exactly one of run_id or job_id", field="run_id")
-    run_id, added = args.run_id, 0
+    job = run_of_job(ctx, args.job_id) if args.job_id is not None else None
+    run_id = job.spec.labels[RUN_LABEL] if job is not None else args.run_id
+    assert run_id is not None
     with tracking_errors(ctx):
-        if args.job_id is not None:
-            run_id, added = _run_of_job(ctx, args.job_id, args.sync_logs)
-        run = _get_run(ctx, run_id)
-        keys = args.keys if args.keys is not None else sorted(run.data.metrics)[:MAX_KEYS]
+        run = ctx.tracker.get_run(run_id)
+        printed = _printed(job, run.metrics) if job is not None else {}
+        keys = args.keys if args.keys is not None else sorted({*run.metrics, *printed})[:MAX_KEYS]
         minimize, maximize = set(args.minimize or []), set(args.maximize or [])
         summaries, missing = [], []
         for key in keys:
-            history = ctx.mlflow.get_metric_history(run_id, key)
+            history = ctx.tracker.metric_history(run_id, key) or printed.get(key, [])
             if not history:
                 missing.append(key)
                 continue
@@ -110,59 +115,40 @@ def fetch_metrics(ctx: SkillContext, args: MetricsInput) -> FetchMetricsOutput:
             summaries.append(_summary(key, goal, history, args.max_points))
     return FetchMetricsOutput(
         run_id=run_id,
-        run_name=run.info.run_name,
-        experiment_id=run.info.experiment_id,
-        status=run.info.status,
+        run_name=run.name,
+        experiment_id=run.experiment_id,
+        status=run.status.value,
         job_id=args.job_id,
+        job_state=job.state.value if job is not None else None,
         metrics=summaries,
         missing=missing,
-        params=dict(run.data.params),
-        log_points_added=added,
+        params=run.params,
+        from_log=sorted(key for key in printed if key in {s.key for s in summaries}),
     )
 
 
-def _get_run(ctx: SkillContext, run_id: str) -> Run:
-    from mlflow.exceptions import MlflowException
-
-    try:
-        return ctx.mlflow.get_run(run_id)
-    except MlflowException as exc:
-        if exc.error_code != "RESOURCE_DOES_NOT_EXIST":
-            raise
-        raise SkillFailure(
-            ErrorCode.not_found,
-            f"no MLflow run {run_id!r} in {ctx.tracking.tracking_uri}: check the id, or the tracking URI "
-            "(--tracking-uri / MLFLOW_TRACKING_URI)",
-            field="run_id",
-        ) from exc
-
-
-def _run_of_job(ctx: SkillContext, job_id: str, sync: bool) -> tuple[str, int]:
+def run_of_job(ctx: SkillContext, job_id: str) -> Job:
+    """The job, checked to be tied to a run (its `mlflow_run_id` label)."""
     with compute_errors():
         job = ctx.client.get(job_id)
-    run_id = job.spec.labels.get(RUN_LABEL)
-    if run_id is None:
+    if RUN_LABEL not in job.spec.labels:
         raise SkillFailure(
             ErrorCode.not_found,
             f"job {job_id} is not tied to an MLflow run (submit_job with mlflow: {{experiment: ...}} ties one); "
             "give run_id instead",
             field="job_id",
         )
-    added, state = 0, None
-    if sync:
-        for attempt in job.attempts:
-            state, logged = sync_log_metrics(
-                ctx.mlflow,
-                run_id,
-                Path(attempt.log_path),
-                f"attempt-{attempt.number}",
-                previous=state or ParserState(),
-                final=attempt.ended_at is not None,
-            )
-            added += logged
-        if job.state.final:
-            finish_run(ctx.mlflow, run_id, job.state.value)
-    return run_id, added
+    return job
+
+
+def _printed(job: Job, logged: dict[str, float]) -> dict[str, list[LoggedMetric]]:
+    """The metrics the job printed that the run has no values of, parsed from its logs in memory."""
+    logs = {a.number: Path(a.log_path) for a in job.attempts}
+    found: dict[str, list[LoggedMetric]] = {}
+    for order, p in enumerate(read_log_points(logs, final=job.state.final)):
+        if p.key not in logged:
+            found.setdefault(p.key, []).append(LoggedMetric(key=p.key, value=p.value, step=p.step, timestamp=order))
+    return found
 
 
 def _guess_goal(key: str) -> Goal:
@@ -170,14 +156,14 @@ def _guess_goal(key: str) -> Goal:
     return Goal.min if any(word in name for word in _LOWER_IS_BETTER) else Goal.max
 
 
-def _value(metric: Metric) -> MetricValue:
+def _value(metric: LoggedMetric) -> MetricValue:
     value = metric.value
     if math.isfinite(value):
         return MetricValue(value=value, step=metric.step)
     return MetricValue(value=None, step=metric.step, nonfinite="nan" if math.isnan(value) else "inf" if value > 0 else "-inf")
 
 
-def _summary(key: str, goal: Goal, history: list[Metric], max_points: int) -> MetricSummary:
+def _summary(key: str, goal: Goal, history: list[LoggedMetric], max_points: int) -> MetricSummary:
     points = sorted(history, key=lambda m: (m.step, m.timestamp))
     finite = [i for i, m in enumerate(points) if math.isfinite(m.value)]
     best_index = None

@@ -11,7 +11,7 @@ from compute.records import AttemptOutcome, FailureClass, Job, JobState
 from compute.spec import priority_name
 from skills.context import SkillContext
 from skills.models import ErrorCode, SkillFailure
-from skills.tracking import RUN_LABEL
+from tracking import RUN_LABEL, RunNotFound, TrackingError
 
 JOB_ID_HINT = "Job ids look like job-3f9a2c1b7d; list_jobs shows them"
 
@@ -104,14 +104,14 @@ def compute_errors(field: str = "job_id") -> Iterator[None]:
 
 @contextmanager
 def tracking_errors(ctx: SkillContext) -> Iterator[None]:
-    """Turn a failing tracking store into a typed `unavailable` failure naming the store."""
-    from mlflow.exceptions import MlflowException
-
+    """Turn an unknown run into `not_found` and a failing tracking store into `unavailable` naming the store."""
     try:
         yield
-    except MlflowException as exc:
+    except RunNotFound as exc:
+        raise SkillFailure(ErrorCode.not_found, str(exc), field="run_id") from exc
+    except TrackingError as exc:
         raise SkillFailure(
             ErrorCode.unavailable,
-            f"the MLflow tracking store {ctx.tracking.tracking_uri} failed: {exc.message}; check that it is "
+            f"the MLflow tracking store {ctx.tracking.tracking_uri} failed: {exc}; check that it is "
             "reachable, or pass another one (--tracking-uri / MLFLOW_TRACKING_URI)",
         ) from exc

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from skills.tracking import TrackingConfig, mlflow_client, resolve_tracking
+from tracking import TrackingConfig, mlflow_client, resolve_tracking
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ from autoresearch.campaign.policy_settings import (
     SamplerKind,
     resolve_policy_kind,
 )
-from autoresearch.campaign.paths import campaign_dir, campaigns_root, tracking_uri
+from autoresearch.campaign.paths import campaign_dir, campaigns_root
 from autoresearch.campaign.records import (
     CampaignState,
     Note,
@@ -85,5 +85,4 @@ __all__ = [
     "load_campaign",
     "resolve_policy_kind",
     "stop_reason",
-    "tracking_uri",
 ]

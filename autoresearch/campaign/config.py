@@ -17,6 +17,7 @@ from typing import Annotated, Any, Union
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from compute.spec import parse_priority
+from tracking import MetricSource
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
@@ -37,16 +38,6 @@ class Mode(str, enum.Enum):
 
     max = "max"
     min = "min"
-
-
-class MetricSource(str, enum.Enum):
-    """Where a trial's objective metric is read from."""
-
-    auto = "auto"
-    """The trial run's MLflow metrics if the job logged any, else its log."""
-    mlflow = "mlflow"
-    log = "log"
-    """`key: value` lines or JSON lines in the job's log."""
 
 
 class Objective(Section):

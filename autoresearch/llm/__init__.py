@@ -32,8 +32,8 @@ from autoresearch.llm.usage import (
     UsageMeter,
     UsageReport,
     UsageTotals,
-    log_llm_params,
-    log_usage_to_mlflow,
+    log_llm_settings,
+    log_usage,
 )
 
 __all__ = [
@@ -72,8 +72,8 @@ __all__ = [
     "UsageTotals",
     "anthropic_tool",
     "has_api_key",
-    "log_llm_params",
-    "log_usage_to_mlflow",
+    "log_llm_settings",
+    "log_usage",
     "make_provider",
     "openai_tool",
     "parse_llm_settings",

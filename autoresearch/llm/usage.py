@@ -1,4 +1,4 @@
-"""Token use and cost per call, per graph node and per campaign; the LLM budget; MLflow.
+"""Token use and cost per call, per graph node and per campaign; the LLM budget; logging it to a tracker.
 
 `UsageMeter` accumulates; `MeteredProvider` wraps any Provider so every call is checked
 against the budget first and recorded after. A resumed campaign starts its meter from the
@@ -7,11 +7,8 @@ report it saved, so the budget spans restarts.
 
 from __future__ import annotations
 
-import re
 import threading
-import time
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,6 +18,7 @@ from autoresearch.llm.provider import Provider
 from autoresearch.llm.secrets import redact
 from autoresearch.llm.settings import LLMSettings
 from skills.tooldef import ToolDef
+from tracking import CALL_FIELDS, Tracker, log_llm_params, log_llm_usage
 
 
 class CallRecord(BaseModel):
@@ -178,45 +176,30 @@ class MeteredProvider:
         return response
 
 
-def _key(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_\-]", "_", text) or "unnamed"
-
-
-def log_usage_to_mlflow(client: Any, run_id: str, meter: UsageMeter) -> int:
-    """Log calls not logged before (step = call index) and the running totals, per node too.
-
-    `client` is an `mlflow.MlflowClient`. Metric names: `llm.call.*` per call, `llm.*` for the
-    campaign, `llm.node.<node>.*` per node. Returns the number of new calls logged.
-    """
-    from mlflow.entities import Metric
-
-    now = int(time.time() * 1000)
+def log_usage(tracker: Tracker, run_id: str, meter: UsageMeter) -> int:
+    """Log the calls not logged before and the running totals (campaign and per node) to run
+    `run_id`, in one batch (names: `tracking.usage`). Returns the number of new calls logged;
+    calls whose write failed are logged again next time."""
     fresh = meter.unflushed()
-    metrics: list[Metric] = []
-    for index, call in fresh:
-        for name in ("input_tokens", "output_tokens", "cost_usd", "latency_s", "attempts"):
-            metrics.append(Metric(f"llm.call.{name}", float(getattr(call, name)), now, index))
     report = meter.report()
-    step = report.total.calls
-    groups = [("llm", report.total)] + [(f"llm.node.{_key(n)}", t) for n, t in report.by_node.items()]
-    for prefix, totals in groups:
-        for name, value in totals.model_dump().items():
-            metrics.append(Metric(f"{prefix}.{name}", float(value), now, step))
-    for start in range(0, len(metrics), 1000):  # MLflow's per-batch limit
-        client.log_batch(run_id, metrics=metrics[start : start + 1000])
+    log_llm_usage(
+        tracker, run_id,
+        calls=[(index, call.model_dump(include=set(CALL_FIELDS))) for index, call in fresh],
+        totals=report.total.model_dump(),
+        by_node={node: totals.model_dump() for node, totals in report.by_node.items()},
+        step=report.total.calls,
+    )  # fmt: skip
     if fresh:
         meter.mark_flushed(fresh[-1][0] + 1)
     return len(fresh)
 
 
-def log_llm_params(client: Any, run_id: str, settings: LLMSettings) -> None:
+def log_llm_settings(tracker: Tracker, run_id: str, settings: LLMSettings) -> None:
     """Log which model the policy uses: provider, model, base_url and the key's *variable name*."""
-    from mlflow.entities import Param
-
     values = {
-        "llm.provider": settings.provider.value,
-        "llm.model": settings.model,
-        "llm.base_url": settings.base_url or "",
-        "llm.api_key_env": settings.key_env(),
+        "provider": settings.provider.value,
+        "model": settings.model,
+        "base_url": settings.base_url or "",
+        "api_key_env": settings.key_env(),
     }
-    client.log_batch(run_id, params=[Param(k, redact(v)) for k, v in values.items()])
+    log_llm_params(tracker, run_id, {k: redact(v) for k, v in values.items()})

@@ -41,8 +41,8 @@ from autoresearch.llm import (
     RetryPolicy,
     UsageMeter,
     UsageReport,
-    log_llm_params,
-    log_usage_to_mlflow,
+    log_llm_settings,
+    log_usage,
     make_provider,
 )
 from autoresearch.policy.agent_skills import READ_TOOLS, AgentContext, agent_registry
@@ -61,7 +61,8 @@ from autoresearch.policy.lineage import Lineage, lineage
 from autoresearch.policy.optuna_policy import OptunaPolicy, build_pruner
 from autoresearch.policy.toolloop import LoopOutcome, run_tool_loop
 from autoresearch.workspace import Workspaces
-from skills import SkillContext, ensure_experiment
+from skills import SkillContext
+from tracking import llm_usage_run
 
 log = logging.getLogger("autoresearch.policy")
 
@@ -227,20 +228,18 @@ class LLMPolicy:
         """Log the calls not logged yet to the campaign's `llm-policy` MLflow run (made on first use).
         Tracking trouble is logged and skipped: it must not stop the research."""
         try:
-            client = self._base.mlflow
+            tracker = self._base.tracker
             run_id = self.ledger.study.user_attrs.get(USAGE_RUN_ATTR)
             if run_id is None:
-                experiment = ensure_experiment(client, self._base.tracking, self.campaign.experiment)
-                tags = {"autoresearch.campaign": self.campaign.name, "autoresearch.role": "llm-policy"}
-                run_id = client.create_run(experiment, run_name="llm-policy", tags=tags).info.run_id
+                run_id = llm_usage_run(tracker, self.campaign.experiment, self.campaign.name)
                 self.ledger.study.set_user_attr(USAGE_RUN_ATTR, run_id)
                 settings = self.settings
                 if settings.provider is not None:
-                    log_llm_params(client, run_id, LLMSettings(
+                    log_llm_settings(tracker, run_id, LLMSettings(
                         provider=settings.provider.value, model=settings.model or self.provider.model,
                         base_url=settings.base_url, api_key_env=settings.api_key_env,
                     ))  # fmt: skip
-            log_usage_to_mlflow(client, run_id, self.meter)
+            log_usage(tracker, run_id, self.meter)
         except Exception as exc:  # noqa: BLE001 - usage logging is best effort
             log.warning("could not log LLM usage to MLflow: %s", exc)
 

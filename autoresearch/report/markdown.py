@@ -10,9 +10,10 @@ from pathlib import Path
 
 import optuna
 
-from autoresearch.campaign import CampaignStatus, Ledger, TrialRecord, TrialState, campaign_status, tracking_uri
+from autoresearch.campaign import CampaignStatus, Ledger, TrialRecord, TrialState, campaign_status
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
+from tracking import resolve_tracking
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
 """Complete trials needed before parameter importances mean anything."""
@@ -193,7 +194,7 @@ def _trials_table(trials: list[TrialRecord], ledger: Ledger) -> list[str]:
 
 def _mlflow_section(ledger: Ledger, trials: list[TrialRecord], home: str | os.PathLike[str] | None) -> list[str]:
     campaign = ledger.campaign
-    uri = tracking_uri(campaign.tracking.uri, home)
+    uri = resolve_tracking(campaign.tracking.uri, home).tracking_uri
     experiment_id = ledger.mlflow_experiment_id
     experiment = f"- Experiment: `{campaign.experiment}`" + (f" (id {experiment_id})" if experiment_id else "")
     lines = ["## MLflow", "", f"- Tracking URI: `{uri}`", experiment]

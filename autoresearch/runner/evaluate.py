@@ -9,24 +9,16 @@ job went on (a runner killed in between).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
 from autoresearch.policy import Policy, PruneDecision, Pruning
 from autoresearch.runner.crash import crash_point
-from autoresearch.runner.launch import CAMPAIGN_TAG
-from autoresearch.runner.mlflow_writer import MlflowWriter
-from autoresearch.runner.trial_metrics import MetricReader, log_tail
-from skills.tracking import JOB_TAG, tag_run_with_job
-
 from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
-
-if TYPE_CHECKING:
-    from mlflow.tracking import MlflowClient
+from tracking import CAMPAIGN_TAG, JOB_TAG, MetricReader, RunStatus, Tracker, tag_run_with_job
 
 _FAILURE = {FailureClass.user: TrialFailure.user, FailureClass.resource: TrialFailure.resource,
             FailureClass.infra: TrialFailure.infra}  # fmt: skip
-_RUN_STATUS = {TrialState.complete: "FINISHED", TrialState.failed: "FAILED"}
+_RUN_STATUS = {TrialState.complete: RunStatus.FINISHED, TrialState.failed: RunStatus.FAILED}
 
 
 def gpu_seconds(job: Job, now: float | None = None) -> float:
@@ -43,17 +35,17 @@ class Evaluator:
         ledger: Ledger,
         client: Client,
         policy: Policy,
-        mlflow: MlflowClient,
-        writer: MlflowWriter,
+        tracker: Tracker,
         *,
         live_sync_s: float = 10.0,
     ) -> None:
         self.ledger = ledger
         self.client = client
         self.policy = policy
-        self.mlflow = mlflow
-        self.writer = writer
-        self.reader = MetricReader(mlflow, ledger.campaign.objective, writer)
+        self.tracker = tracker
+        """Writes may be queued (a `QueuedTracker`): nothing here waits for them."""
+        objective = ledger.campaign.objective
+        self.reader = MetricReader(tracker, objective.metric, objective.source)
         self.live_sync_s = live_sync_s
         """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
         self._reported: dict[int, set[int]] = {}
@@ -117,7 +109,7 @@ class Evaluator:
         self._flush(trial, job)
         self.ledger.prune(trial.number, gpu_seconds=gpu_seconds(job))
         self.client.cancel(job.id, reason=f"trial {trial.number} pruned at step {step}")
-        self._close_run(current.mlflow_run_id, "KILLED")
+        self._close_run(current.mlflow_run_id, RunStatus.KILLED)
         self._forget(trial.number)
         return True
 
@@ -152,8 +144,8 @@ class Evaluator:
             record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", gpu_seconds=used)
         crash_point("evaluate.ended")
         if job.state is JobState.cancelled and trial.mlflow_run_id:
-            self.writer.submit(tag_run_with_job, self.mlflow, trial.mlflow_run_id, job.id)  # reads tag the others
-        self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(record.state, "KILLED"))
+            tag_run_with_job(self.tracker, trial.mlflow_run_id, job.id)  # reads tag the others
+        self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(record.state, RunStatus.KILLED))
         self._forget(number)
         return record
 
@@ -162,9 +154,9 @@ class Evaluator:
         if trial.mlflow_run_id and job.attempts:
             self.reader.read(trial.number, trial.mlflow_run_id, job, final=True, tags={JOB_TAG: job.id})
 
-    def _close_run(self, run_id: str | None, status: str) -> None:
+    def _close_run(self, run_id: str | None, status: RunStatus) -> None:
         if run_id:
-            self.writer.submit(self.mlflow.set_terminated, run_id, status=status)
+            self.tracker.set_status(run_id, status)
 
     def _forget(self, number: int) -> None:
         self.reader.forget(number)
@@ -179,15 +171,15 @@ class Evaluator:
         self.ledger.cancel(trial.number, reason, gpu_seconds=gpu_seconds(job) if job else 0.0)
         if job and not job.state.final:
             self.client.cancel(job.id, reason=reason)
-        self._close_run(trial.mlflow_run_id, "KILLED")
+        self._close_run(trial.mlflow_run_id, RunStatus.KILLED)
         self._forget(trial.number)
 
     def reconcile(self, experiment_id: str) -> None:
         """Repair what a killed runner left half done: cancel jobs still going for trials that
         ended (pruned, cancelled), and finish the MLflow runs of ended trials still RUNNING
         (their last metrics and end status were queued when it died)."""
-        query = f"attributes.status = 'RUNNING' and tags.`{CAMPAIGN_TAG}` = '{self.ledger.campaign.name}'"
-        open_runs = {r.info.run_id for r in self.mlflow.search_runs([experiment_id], filter_string=query)}
+        tags = {CAMPAIGN_TAG: self.ledger.campaign.name}
+        open_runs = set(self.tracker.find_runs(experiment_id, tags, status=RunStatus.RUNNING, limit=100_000))
         for trial in self.ledger.trials():
             if not trial.state.final or not trial.job_id:
                 continue
@@ -196,7 +188,7 @@ class Evaluator:
                 self.client.cancel(job.id, reason=f"trial {trial.number} is {trial.state.value}")
             if job and trial.mlflow_run_id in open_runs:
                 self._flush(trial, job)
-                self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(trial.state, "KILLED"))
+                self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(trial.state, RunStatus.KILLED))
                 self._forget(trial.number)
 
     def _job(self, job_id: str | None) -> Job | None:
@@ -206,3 +198,17 @@ class Evaluator:
             return self.client.get(job_id)
         except ComputeError:
             return None
+
+
+def log_tail(path: str | None, limit: int = 2000) -> str:
+    """The last `limit` characters of a log (empty when there is none)."""
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""

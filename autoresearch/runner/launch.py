@@ -1,4 +1,4 @@
-"""Launching a trial: its MLflow run, then its compute job. Safe to repeat after a crash.
+"""Launching a trial: its tracked run, then its compute job. Safe to repeat after a crash.
 
 Order: find or create the run (tagged with campaign, trial and the ledger's start, so a
 rerun finds it) -> `set_mlflow_run` -> `submit` with the trial's idempotency key (compute
@@ -14,28 +14,12 @@ and ends with the same run and the same job.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
-
-from skills.tracking import (
-    EXPERIMENT_LABEL,
-    RUN_LABEL,
-    TrackingConfig,
-    ensure_experiment,
-)
 
 from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
-from autoresearch.runner.mlflow_writer import MlflowWriter
 from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
-
-if TYPE_CHECKING:
-    from mlflow.tracking import MlflowClient
-
-CAMPAIGN_TAG = "autoresearch.campaign"
-TRIAL_TAG = "autoresearch.trial"
-LEDGER_TAG = "autoresearch.campaign_started"
-"""Run tag: when the campaign's ledger was created (tells apart campaigns reusing a name)."""
+from tracking import CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, TRIAL_TAG, Tracker, run_env, run_labels
 
 
 def job_argv(argv: list[str]) -> list[str]:
@@ -49,14 +33,11 @@ def job_argv(argv: list[str]) -> list[str]:
 class Launcher:
     """Turns proposed trials of one campaign into MLflow runs and compute jobs."""
 
-    def __init__(
-        self, ledger: Ledger, client: Client, tracking: TrackingConfig, mlflow: MlflowClient, writer: MlflowWriter
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: Client, tracker: Tracker) -> None:
         self.ledger = ledger
-        self.writer = writer
         self.client = client
-        self.tracking = tracking
-        self.mlflow = mlflow
+        self.tracker = tracker
+        """Runs are created at once; params and lineage may be queued (a `QueuedTracker`)."""
         self.experiment_id = self._experiment()
         self._started = ledger.started_at.isoformat()
         self._known_at_start = max((t.number for t in ledger.trials()), default=-1)
@@ -65,7 +46,7 @@ class Launcher:
         """Code-edit campaigns: each trial runs in its own workspace (its parent's code + its patch)."""
 
     def _experiment(self) -> str:
-        experiment_id = ensure_experiment(self.mlflow, self.tracking, self.ledger.campaign.experiment)
+        experiment_id = self.tracker.experiment(self.ledger.campaign.experiment)
         if self.ledger.mlflow_experiment_id != experiment_id:
             self.ledger.set_mlflow_experiment(experiment_id)
         return experiment_id
@@ -89,26 +70,19 @@ class Launcher:
         return job
 
     def _tags(self, number: int) -> dict[str, str]:
-        return {CAMPAIGN_TAG: self.ledger.campaign.name, TRIAL_TAG: str(number), LEDGER_TAG: self._started}
+        return {CAMPAIGN_TAG: self.ledger.campaign.name, TRIAL_TAG: str(number), CAMPAIGN_STARTED_TAG: self._started}
 
     def _find_run(self, number: int) -> str | None:
         """A run made for this trial by a runner killed before it recorded the run id
         (a trial this runner proposed cannot have one: it would have died with it)."""
-        tags = self._tags(number)
-        query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
-        runs = self.mlflow.search_runs([self.experiment_id], filter_string=query, max_results=1)
-        return runs[0].info.run_id if runs else None
+        runs = self.tracker.find_runs(self.experiment_id, self._tags(number), limit=1)
+        return runs[0] if runs else None
 
     def _create_run(self, trial: TrialRecord) -> str:
-        from mlflow.entities import Param
-
-        run_id = self.mlflow.create_run(
-            self.experiment_id, run_name=f"trial-{trial.number}", tags=self._tags(trial.number)
-        ).info.run_id
-        params = [Param(key, str(value)) for key, value in trial.params.items()]
-        if params:
-            self.writer.submit(self.mlflow.log_batch, run_id, params=params)
-        self.writer.submit(log_lineage, self.mlflow, run_id, trial)
+        run_id = self.tracker.create_run(self.experiment_id, name=f"trial-{trial.number}", tags=self._tags(trial.number))
+        if trial.params:
+            self.tracker.log(run_id, params={key: str(value) for key, value in trial.params.items()})
+        log_lineage(self.tracker, run_id, trial)
         return run_id
 
     def _spec(self, trial: TrialRecord, run_id: str, origin: TrialRecord) -> JobSpec:
@@ -116,19 +90,12 @@ class Launcher:
         settings = campaign.compute
         env = {
             **campaign.env,
-            "MLFLOW_TRACKING_URI": self.tracking.tracking_uri,
-            "MLFLOW_EXPERIMENT_ID": self.experiment_id,
-            "MLFLOW_RUN_ID": run_id,
+            **run_env(self.tracker, self.experiment_id, run_id),
             "AR_CAMPAIGN": campaign.name,
             "AR_TRIAL": str(trial.number),
             "AR_SEED": str(campaign.trial_seed(origin.number)),
         }
-        labels = {
-            "campaign": campaign.name,
-            "trial": str(trial.number),
-            RUN_LABEL: run_id,
-            EXPERIMENT_LABEL: self.experiment_id,
-        }
+        labels = {"campaign": campaign.name, "trial": str(trial.number), **run_labels(self.experiment_id, run_id)}
         return JobSpec(
             name=f"{campaign.name}/trial-{trial.number}",
             argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number)),

@@ -18,7 +18,6 @@ import optuna
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
-from skills.tracking import mlflow_client, resolve_tracking
 
 from autoresearch.campaign import (
     Campaign,
@@ -38,12 +37,12 @@ from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
 from autoresearch.runner.inbox import Inbox
 from autoresearch.runner.launch import Launcher
 from autoresearch.runner.lock import CampaignLock
-from autoresearch.runner.mlflow_writer import MlflowWriter
 from autoresearch.runner.nodes import CampaignNodes, RunnerSettings
 from autoresearch.runner.policies import build_policy
 from autoresearch.runner.steering import DEFAULT_HANDLERS, Handler
 from autoresearch.policy import PolicyError
 from compute import Client, ComputeError
+from tracking import MlflowTracker, QueuedTracker, resolve_tracking
 
 
 class RunnerError(Exception):
@@ -107,17 +106,15 @@ def run_campaign(
             policy, kind = build_policy(ledger.campaign, ledger, environ=environ)
         except PolicyError as exc:
             raise RunnerError(str(exc)) from None
-        tracking = resolve_tracking(campaign.tracking.uri, home)
-        mlflow = mlflow_client(tracking)
         client = Client(home)
         inbox = Inbox(folder)
         connection = sqlite3.connect(folder / "graph.db", check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
         connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
-        writer = MlflowWriter(on_error=display.event)
+        tracker = QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event)
         try:
-            launcher = Launcher(ledger, client, tracking, mlflow, writer)
-            evaluator = Evaluator(ledger, client, policy, mlflow, writer)
+            launcher = Launcher(ledger, client, tracker)
+            evaluator = Evaluator(ledger, client, policy, tracker)
             evaluator.reconcile(launcher.experiment_id)
             nodes = CampaignNodes(
                 ledger, policy, client, launcher, evaluator, inbox, display,
@@ -138,7 +135,7 @@ def run_campaign(
             _fail(ledger, exc)
             raise
         finally:
-            writer.close()
+            tracker.close()
             display.close()
             connection.close()
             inbox.close()

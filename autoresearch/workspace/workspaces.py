@@ -18,10 +18,10 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.workspace.patches import ParsedPatch, PatchError, apply_patch, check_paths, parse_patch
+from tracking import PARENT_TRIAL_TAG, RERUN_OF_TAG, Tracker
 
 _SKIP = {".git"}
 _TEXT_LIMIT = 200_000
@@ -147,14 +147,16 @@ def _copy(origin: Path, target: Path) -> None:
         shutil.copy2(origin, target)
 
 
-def log_lineage(client: Any, run_id: str, trial: TrialRecord) -> None:
-    """Record a trial's place in the lineage tree in its MLflow run: tags
-    `autoresearch.parent_trial` / `autoresearch.rerun_of`, and its patch as the artifact
-    `patch/trial-N.patch`. `client` is an `mlflow.MlflowClient`."""
+def log_lineage(tracker: Tracker, run_id: str, trial: TrialRecord) -> None:
+    """Record a trial's place in the lineage tree in its run: tags `PARENT_TRIAL_TAG` /
+    `RERUN_OF_TAG`, and its patch as the artifact `patch/trial-N.patch`."""
+    tags = {}
     if trial.parent_trial is not None:
-        client.set_tag(run_id, "autoresearch.parent_trial", str(trial.parent_trial))
+        tags[PARENT_TRIAL_TAG] = str(trial.parent_trial)
     if trial.rerun_of is not None:
-        client.set_tag(run_id, "autoresearch.rerun_of", str(trial.rerun_of))
+        tags[RERUN_OF_TAG] = str(trial.rerun_of)
+    if tags:
+        tracker.log(run_id, tags=tags)
     if trial.patch:
-        client.log_text(run_id, trial.patch, f"patch/trial-{trial.number}.patch")
+        tracker.log_text(run_id, trial.patch, f"patch/trial-{trial.number}.patch")
 

@@ -25,7 +25,7 @@ def test_trains_past_90_percent_and_prints_one_metric_per_line_per_epoch():
 
 
 def test_the_framework_log_parser_assigns_each_metric_to_its_epoch():
-    from skills.logmetrics import parse_metrics
+    from tracking import parse_metrics
 
     result = run_job(TRAIN, "--epochs", "3")
     points = parse_metrics(result.stdout.encode(), final=True).points

@@ -12,7 +12,8 @@ import pytest
 from autoresearch.campaign import Ledger
 from autoresearch.llm import FaultKind, LLMUnavailable, Role
 from autoresearch.policy import LLMPolicy, PolicyContext, ReplanAction
-from skills import SkillContext, mlflow_client
+from skills import SkillContext
+from tracking import mlflow_client
 
 from .conftest import FAST, KEY, Researcher, branin, complete_all
 

@@ -15,7 +15,7 @@ from autoresearch.llm import FakeLLMServer, FakeRequest, FaultKind, Reply, Role,
 from autoresearch.policy import lineage
 from autoresearch.report import write_report
 from autoresearch.runner import run_campaign
-from skills import mlflow_client
+from tracking import mlflow_client
 from tests.runner.conftest import FAST as RUNNER_FAST
 from tests.runner.conftest import Background, wait_until
 

@@ -8,7 +8,7 @@ import pytest
 
 from autoresearch.campaign import Ledger, Proposal
 from autoresearch.workspace import PatchError, Workspaces, log_lineage
-from skills import ensure_experiment, mlflow_client
+from tracking import MlflowTracker
 
 from .conftest import rate_patch, toy_campaign
 
@@ -51,10 +51,11 @@ def test_lineage_goes_to_mlflow(home: Path, toy_project: Path, tracking) -> None
     ledger = Ledger.open(toy_campaign(toy_project, name="toy-mlflow"), home)
     parent = ledger.admit(Proposal()).trial_number
     child = ledger.trial(ledger.admit(Proposal(patch=rate_patch("1.0", "2.0"), parent_trial=parent)).trial_number)
-    client = mlflow_client(tracking)
-    run = client.create_run(ensure_experiment(client, tracking, "toy-mlflow")).info.run_id
+    tracker = MlflowTracker(tracking)
+    client = tracker.client
+    run = tracker.create_run(tracker.experiment("toy-mlflow"))
 
-    log_lineage(client, run, child)
+    log_lineage(tracker, run, child)
 
     tags = client.get_run(run).data.tags
     assert tags["autoresearch.parent_trial"] == str(parent) and "autoresearch.rerun_of" not in tags

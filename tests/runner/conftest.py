@@ -15,7 +15,7 @@ import yaml
 from autoresearch.campaign import Campaign, Ledger
 from autoresearch.runner import RunnerSettings
 from compute import Client
-from skills.tracking import TrackingConfig
+from tracking import TrackingConfig
 
 REPO = Path(__file__).resolve().parents[2]
 SYNTHETIC = REPO / "examples" / "synthetic"

@@ -11,8 +11,7 @@ from autoresearch import api
 from autoresearch.campaign import CampaignState, Ledger, TrialFailure, TrialState, campaign_dir
 from autoresearch.cli import _register, app
 from autoresearch.runner import run_campaign
-from autoresearch.runner.trial_metrics import SOURCE_TAG
-from skills.tracking import JOB_TAG, mlflow_client
+from tracking import JOB_TAG, SOURCE_TAG, mlflow_client
 from tests.runner.conftest import FAST, campaign_jobs, campaign_of, synthetic_config, write_config
 
 _register()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autoresearch.campaign import TrialState
 from autoresearch.runner import run_campaign
-from skills.tracking import mlflow_client
+from tracking import mlflow_client
 from tests.runner.conftest import FAST, campaign_of, synthetic_config
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from autoresearch.campaign import Ledger, TrialState
 from autoresearch.runner.crash import ENV
-from skills.tracking import mlflow_client
+from tracking import mlflow_client
 from tests.runner.conftest import REPO, campaign_jobs, synthetic_config, wait_until, write_config
 
 RUNNER = (

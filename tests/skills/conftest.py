@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from compute import Client
-from skills import SkillContext, TrackingConfig
+from skills import SkillContext
+from tracking import TrackingConfig
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import autoresearch.cli.skills_cmds  # noqa: F401 - registers `skills` (only ours: other groups may be mid-edit)
 from autoresearch.cli import app
 from compute import Client
-from skills import TrackingConfig
+from tracking import TrackingConfig
 from skills.builtin import builtin_registry
 
 runner = CliRunner()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from skills import ErrorCode, SkillContext, SkillError
 from skills.builtin import builtin_registry
+from tracking import mlflow_client
 
 SKILLS = builtin_registry()
 
@@ -120,5 +121,5 @@ def test_idempotent_submit_returns_the_first_job_and_its_run(
     assert second.mlflow_run_id == first.mlflow_run_id
     refused = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path / "nowhere"), mlflow=tied)
     assert refused.error is ErrorCode.failed and "not a directory" in refused.message
-    runs = ctx.mlflow.search_runs([first.mlflow_experiment_id])  # the runs made for the 2nd and 3rd are deleted
+    runs = mlflow_client(ctx.tracking).search_runs([first.mlflow_experiment_id])  # the runs made for the 2nd and 3rd are deleted
     assert [run.info.run_id for run in runs] == [first.mlflow_run_id]

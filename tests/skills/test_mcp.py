@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from compute import Client as ComputeClient
-from skills import TrackingConfig
+from tracking import TrackingConfig
 from skills.builtin import builtin_registry
 
 REPO = Path(__file__).resolve().parents[2]

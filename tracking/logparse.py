@@ -7,8 +7,7 @@ their own running count as step. ANSI colours and `\\r` progress-bar rewrites ar
 
 `parse_metrics` is pure and incremental: it takes the bytes of a growing log from
 `state.offset`, consumes whole lines only, and returns the points and the state to pass
-next time. `log_points` writes points with `log_batch` (never one call per metric).
-`sync_log_metrics` ties the two to a log file and remembers its state in a run tag.
+next time. `tracking.logsync` ties it to log files and a tracker.
 """
 
 from __future__ import annotations
@@ -16,14 +15,10 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-if TYPE_CHECKING:
-    from mlflow.tracking import MlflowClient
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
 DEFAULT_PATTERN = (
@@ -37,23 +32,23 @@ STEP_KEYS = ("step", "epoch", "iter")
 """Keys that set the step, in order of precedence; they are not logged as metrics."""
 MAX_LINE_BYTES = 1 << 20
 """A line longer than this (no newline in sight) is skipped rather than waited for."""
-STATE_TAG = "autoresearch.log_parser"
-"""Run tag prefix holding the parser state of each synced log (`<prefix>.<name>`)."""
 
 _STEP = re.compile(STEP_PATTERN, re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _BAD_KEY_CHARS = re.compile(r"[^\w\-. /:]")
-_MLFLOW_BATCH = 1000
 
 
 class MetricPoint(BaseModel):
-    """One parsed metric value."""
+    """One metric value at a step (parsed from a log, or to be logged)."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     key: str
+    """The metric name (characters MLflow refuses are replaced by `_`)."""
     value: float
+    """The value; NaN and infinities are kept."""
     step: int
+    """The step it was logged at."""
 
 
 class ParserState(BaseModel):
@@ -70,10 +65,14 @@ class ParserState(BaseModel):
 
 
 class ParseResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    """What one call of `parse_metrics` found."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     points: list[MetricPoint]
+    """The metric values of the lines consumed, in log order."""
     state: ParserState
+    """Where the next call goes on."""
 
 
 def parse_metrics(
@@ -146,58 +145,3 @@ def _step_key(pairs: list[tuple[str, float]]) -> str | None:
     """The key that sets the step on this line: `step` if present, else `epoch`, else `iter`."""
     present = {key.lower() for key, value in pairs if _is_step(value)}
     return next((key for key in STEP_KEYS if key in present), None)
-
-
-def log_points(client: MlflowClient, run_id: str, points: list[MetricPoint]) -> int:
-    """Log `points` to run `run_id` with `log_batch`, 1000 per call. Returns how many."""
-    from mlflow.entities import Metric
-
-    now = int(time.time() * 1000)
-    metrics = [Metric(p.key, p.value, now, p.step) for p in points]
-    for start in range(0, len(metrics), _MLFLOW_BATCH):
-        client.log_batch(run_id, metrics=metrics[start : start + _MLFLOW_BATCH])
-    return len(metrics)
-
-
-def sync_log_metrics(
-    client: MlflowClient,
-    run_id: str,
-    log: Path,
-    name: str,
-    *,
-    previous: ParserState | None = None,
-    pattern: str | None = None,
-    final: bool = False,
-    skip_logged: bool = True,
-    max_bytes: int = 64 << 20,
-) -> tuple[ParserState, int]:
-    """Log the metrics in the new bytes of `log` to `run_id`; returns (state, points logged).
-
-    The state is kept in the run tag `autoresearch.log_parser.<name>`, so repeated calls
-    (from any process) log each line once. `previous` seeds a log seen for the first time
-    (e.g. the state of the attempt before, so steps carry over); its offset is ignored.
-    With `skip_logged`, points whose (step, value) the run already has for that key are
-    skipped: a script that logs to MLflow itself and prints the same values is not doubled.
-    """
-    tag = f"{STATE_TAG}.{name}"
-    stored = client.get_run(run_id).data.tags.get(tag)
-    if stored:
-        state = ParserState.model_validate_json(stored)
-    else:
-        state = (previous or ParserState()).model_copy(update={"offset": 0})
-    if not log.exists():
-        return state, 0
-    with log.open("rb") as f:
-        f.seek(state.offset)
-        data = f.read(max_bytes)
-    result = parse_metrics(data, state, pattern=pattern, final=final and len(data) < max_bytes)
-    points = result.points
-    if skip_logged and points:
-        logged_before = {
-            key: {(m.step, m.value) for m in client.get_metric_history(run_id, key)} for key in {p.key for p in points}
-        }
-        points = [p for p in points if (p.step, p.value) not in logged_before[p.key]]
-    logged = log_points(client, run_id, points)
-    if result.state != state:
-        client.set_tag(run_id, tag, result.state.model_dump_json())
-    return result.state, logged

@@ -1,11 +1,8 @@
-"""The log-metrics parser on tricky input, incremental parsing, and logging into a real run."""
+"""The log-metrics parser on tricky input, and incremental parsing."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from skills import MetricPoint, ParserState, TrackingConfig, mlflow_client, parse_metrics, sync_log_metrics
-from skills.tracking import ensure_experiment
+from tracking import MetricPoint, parse_metrics
 
 TRICKY = (
     b"starting at 12:30:01 on localhost:8080, see http://x:5000/a\n"
@@ -70,26 +67,3 @@ def test_custom_pattern() -> None:
     pattern = r"(?P<key>loss|time)\s+(?P<value>[\d.]+)"
     result = parse_metrics(b"iter 10: loss 2.3000, time 30.00ms\niter 20: loss 2.1000, time 29.00ms\n", pattern=pattern)
     assert _triples(result.points) == [("loss", 2.3, 10), ("time", 30.0, 10), ("loss", 2.1, 20), ("time", 29.0, 20)]
-
-
-def test_sync_logs_each_line_once_and_skips_values_already_logged(
-    tracking: TrackingConfig, experiment_name: str, tmp_path: Path
-) -> None:
-    client = mlflow_client(tracking)
-    run_id = client.create_run(ensure_experiment(client, tracking, experiment_name)).info.run_id
-    client.log_metric(run_id, "loss", 2.0, step=2)  # the script logged this one itself
-    log = tmp_path / "attempt-1.log"
-    log.write_bytes(b"step: 1\nloss: 3.0\nstep: 2\nloss: 2.0\nlo")
-
-    state, logged = sync_log_metrics(client, run_id, log, "attempt-1")
-    assert logged == 1 and state.offset == len(b"step: 1\nloss: 3.0\nstep: 2\nloss: 2.0\n")
-    assert sync_log_metrics(client, run_id, log, "attempt-1")[1] == 0  # nothing new
-
-    with log.open("ab") as f:
-        f.write(b"ss: 1.0\nstep: 3\nloss: 0.5\n")
-    state, logged = sync_log_metrics(client, run_id, log, "attempt-1")
-    assert logged == 2
-    history = sorted((m.step, m.value) for m in client.get_metric_history(run_id, "loss"))
-    assert history == [(1, 3.0), (2, 1.0), (2, 2.0), (3, 0.5)]
-    stored = client.get_run(run_id).data.tags["autoresearch.log_parser.attempt-1"]
-    assert ParserState.model_validate_json(stored) == state

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-import skills
-from skills import TrackingConfig, create_job_run, mlflow_client, resolve_tracking
+import tracking as tracking_pkg
+from tracking import MlflowTracker, RunStatus, TrackingConfig, create_job_run, finish_run, resolve_tracking
 
 
 def test_default_store_lives_under_the_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,8 +32,9 @@ def test_shorthands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_create_job_run_gives_env_and_labels(tracking: TrackingConfig, experiment_name: str) -> None:
-    client = mlflow_client(tracking)
-    binding = create_job_run(client, tracking, experiment_name, run_name="trial-3", tags={"campaign": "c1"})
+    tracker = MlflowTracker(tracking)
+    client = tracker.client
+    binding = create_job_run(tracker, experiment_name, run_name="trial-3", tags={"campaign": "c1"})
     assert binding.env == {
         "MLFLOW_TRACKING_URI": tracking.tracking_uri,
         "MLFLOW_EXPERIMENT_ID": binding.experiment_id,
@@ -44,16 +45,27 @@ def test_create_job_run_gives_env_and_labels(tracking: TrackingConfig, experimen
     assert (run.info.run_name, run.info.status, run.data.tags["campaign"]) == ("trial-3", "RUNNING", "c1")
     experiment = client.get_experiment(binding.experiment_id)
     assert experiment.name == experiment_name and experiment.artifact_location == tracking.artifact_location
-    again = create_job_run(client, tracking, experiment_name)
+    again = create_job_run(tracker, experiment_name)
     assert again.experiment_id == binding.experiment_id and again.run_id != binding.run_id
 
 
+def test_finish_run_ends_only_a_running_run_with_the_jobs_state(tracking: TrackingConfig, experiment_name: str) -> None:
+    tracker = MlflowTracker(tracking)
+    run_id = create_job_run(tracker, experiment_name).run_id
+    assert not finish_run(tracker, run_id, "running")
+    assert finish_run(tracker, run_id, "failed") and tracker.get_run(run_id).status is RunStatus.FAILED
+    assert not finish_run(tracker, run_id, "succeeded")  # already ended: left alone
+    assert tracker.get_run(run_id).status is RunStatus.FAILED
+
+
 def test_public_names_are_exported() -> None:
+    modules = [getattr(tracking_pkg, name) for name in ("base", "binding", "config", "logparse", "logsync", "memory",
+                                                         "mlflow_tracker", "queued", "sources", "tags", "usage")]  # fmt: skip
     public = {
         name
-        for module in (skills.bounds, skills.builtin, skills.context, skills.exporters, skills.logmetrics, skills.models,
-                       skills.registry, skills.schema, skills.tooldef, skills.tracking)  # fmt: skip
+        for module in modules
         for name, value in vars(module).items()
-        if not name.startswith("_") and getattr(value, "__module__", None) == module.__name__
+        if not name.startswith("_") and getattr(value, "__module__", module.__name__) == module.__name__
+        and not isinstance(value, type(tracking_pkg)) and name not in ("annotations", "TYPE_CHECKING")
     }
-    assert public - set(skills.__all__) == set()
+    assert public - set(tracking_pkg.__all__) == set()

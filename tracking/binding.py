@@ -1,0 +1,76 @@
+"""Tying a compute job to a run: what goes in the job's env and labels, and ending the run with it.
+
+The run gets a `JOB_TAG` tag once the job exists, so the MLflow UI links back to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from tracking.base import RunStatus, Tracker
+from tracking.tags import EXPERIMENT_LABEL, JOB_TAG, RUN_LABEL
+
+
+class RunBinding(BaseModel):
+    """A new run for a job: what to put in the job's env and labels."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    run_id: str
+    """The run the job logs into."""
+    experiment_id: str
+    """Its experiment."""
+    env: dict[str, str]
+    """MLFLOW_TRACKING_URI, MLFLOW_EXPERIMENT_ID, MLFLOW_RUN_ID for the job's environment."""
+    labels: dict[str, str]
+    """`mlflow_run_id` and `mlflow_experiment_id` labels for the job."""
+
+
+def run_env(tracker: Tracker, experiment_id: str, run_id: str) -> dict[str, str]:
+    """The env that makes `mlflow.start_run()` in a job's script log into `run_id`."""
+    return {
+        "MLFLOW_TRACKING_URI": tracker.config.tracking_uri,
+        "MLFLOW_EXPERIMENT_ID": experiment_id,
+        "MLFLOW_RUN_ID": run_id,
+    }
+
+
+def run_labels(experiment_id: str, run_id: str) -> dict[str, str]:
+    """The job labels naming the run a job logs into."""
+    return {RUN_LABEL: run_id, EXPERIMENT_LABEL: experiment_id}
+
+
+def create_job_run(
+    tracker: Tracker, experiment: str, run_name: str | None = None, tags: Mapping[str, str] | None = None
+) -> RunBinding:
+    """Create a run in `experiment` (by name; created if absent) for a job about to be submitted."""
+    experiment_id = tracker.experiment(experiment)
+    run_id = tracker.create_run(experiment_id, name=run_name, tags=tags)
+    return RunBinding(
+        run_id=run_id,
+        experiment_id=experiment_id,
+        env=run_env(tracker, experiment_id, run_id),
+        labels=run_labels(experiment_id, run_id),
+    )
+
+
+def tag_run_with_job(tracker: Tracker, run_id: str, job_id: str) -> None:
+    """Record on the run which job logs into it."""
+    tracker.log(run_id, tags={JOB_TAG: job_id})
+
+
+JOB_RUN_STATUS = {"succeeded": RunStatus.FINISHED, "failed": RunStatus.FAILED, "cancelled": RunStatus.KILLED}
+"""The run status matching a job's final state."""
+
+
+def finish_run(tracker: Tracker, run_id: str, job_state: str) -> bool:
+    """End a still-RUNNING run with the status matching its job's final state
+    (succeeded -> FINISHED, failed -> FAILED, cancelled -> KILLED). A run the script
+    ended itself is left alone. Returns whether the run was ended here."""
+    status = JOB_RUN_STATUS.get(job_state)
+    if status is None or tracker.get_run(run_id).status is not RunStatus.RUNNING:
+        return False
+    tracker.set_status(run_id, status)
+    return True

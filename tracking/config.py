@@ -1,0 +1,59 @@
+"""Where runs are tracked: the one resolver of the tracking shorthand.
+
+compute/ knows nothing of MLflow. A job is tied to a run by what the caller puts in its
+spec: the env (`MLFLOW_TRACKING_URI`, `MLFLOW_EXPERIMENT_ID`, `MLFLOW_RUN_ID`, so that
+`mlflow.start_run()` inside the script resumes that run) and labels (`tracking.tags`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from compute.paths import resolve_home
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+class TrackingConfig(BaseModel):
+    """Where MLflow runs are stored."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    tracking_uri: str
+    """An MLflow tracking URI (`sqlite:///...`, `http://host:5000`, `databricks`, ...)."""
+    artifact_location: str | None = None
+    """Artifact root for experiments this config creates; None lets the tracking server decide."""
+
+
+def resolve_tracking(uri: str | None = None, home: str | os.PathLike[str] | None = None) -> TrackingConfig:
+    """The one place the tracking shorthand is resolved (runner, skills, report links, evals).
+
+    - None or "": $MLFLOW_TRACKING_URI if set, else `sqlite:///$AUTORESEARCH_HOME/mlflow.db`
+      with artifacts in `$AUTORESEARCH_HOME/mlartifacts`;
+    - a path to a `.db` file: a SQLite store there, artifacts in `mlartifacts/` beside it;
+    - anything with a scheme (`sqlite:///`, `http://`, `postgresql://`, `databricks`): as is.
+    """
+    uri = (uri or "").strip() or os.environ.get("MLFLOW_TRACKING_URI", "").strip()
+    if not uri:
+        root = resolve_home(home)
+        return _sqlite(root / "mlflow.db", root / "mlartifacts")
+    if _SCHEME.match(uri) or uri in ("databricks", "databricks-uc"):
+        if uri.startswith("sqlite:///"):
+            db = Path(uri.removeprefix("sqlite:///")).resolve()  # absolute: jobs run in other dirs
+            return _sqlite(db, db.parent / "mlartifacts")
+        return TrackingConfig(tracking_uri=uri)
+    path = Path(uri).expanduser().resolve()
+    if path.suffix != ".db":
+        raise ValueError(
+            f"tracking store {uri!r} is neither a URI nor a .db file: use sqlite:///path/to/mlflow.db, "
+            "a path ending in .db, or a server URI like http://host:5000 (the ./mlruns file store is not supported)"
+        )
+    return _sqlite(path, path.parent / "mlartifacts")
+
+
+def _sqlite(db: Path, artifacts: Path) -> TrackingConfig:
+    return TrackingConfig(tracking_uri=f"sqlite:///{db}", artifact_location=artifacts.as_uri())

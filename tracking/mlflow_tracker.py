@@ -1,0 +1,153 @@
+"""`MlflowTracker`: the `Tracker` over an `MlflowClient` (any MLflow tracking URI).
+
+mlflow is imported lazily: importing it costs ~1 s, and most callers never track.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, TrackingError
+from tracking.config import TrackingConfig
+from tracking.logparse import MetricPoint
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
+BATCH = 1000
+"""MLflow's limit of metrics in one `log_batch`."""
+
+
+def mlflow_client(config: TrackingConfig) -> MlflowClient:
+    """An MlflowClient on the configured store (creates a local SQLite store's directory)."""
+    # mlflow's SQLAlchemy store triggers SQLAlchemy deprecation warnings on first use.
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"mlflow\.store")
+    from mlflow.tracking import MlflowClient
+
+    if config.tracking_uri.startswith("sqlite:///"):
+        Path(config.tracking_uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    return MlflowClient(tracking_uri=config.tracking_uri)
+
+
+class MlflowTracker:
+    """A `Tracker` on an MLflow store; MLflow's errors come out as `TrackingError` / `RunNotFound`."""
+
+    def __init__(self, config: TrackingConfig, client: MlflowClient | None = None) -> None:
+        self._config = config
+        self.client = client or mlflow_client(config)
+        """The underlying MlflowClient (for what the protocol does not cover)."""
+
+    def __repr__(self) -> str:
+        return f"MlflowTracker({self._config.tracking_uri!r})"
+
+    @property
+    def config(self) -> TrackingConfig:
+        return self._config
+
+    @contextmanager
+    def _errors(self, call: str, run_id: str | None = None) -> Iterator[None]:
+        from mlflow.exceptions import MlflowException
+
+        try:
+            yield
+        except MlflowException as exc:
+            if run_id is not None and exc.error_code == "RESOURCE_DOES_NOT_EXIST":
+                raise RunNotFound(run_id, self._config.tracking_uri) from exc
+            raise TrackingError(f"MLflow {call} on {self._config.tracking_uri} failed: {exc.message}") from exc
+
+    def experiment(self, name: str) -> str:
+        from mlflow.exceptions import MlflowException
+
+        with self._errors("get_experiment_by_name"):
+            found = self.client.get_experiment_by_name(name)
+            if found is not None:
+                return found.experiment_id
+            try:
+                return self.client.create_experiment(name, artifact_location=self._config.artifact_location)
+            except MlflowException:  # created concurrently by another client
+                found = self.client.get_experiment_by_name(name)
+                if found is None:
+                    raise
+                return found.experiment_id
+
+    def create_run(self, experiment_id: str, *, name: str | None = None, tags: Mapping[str, str] | None = None) -> str:
+        with self._errors("create_run"):
+            return self.client.create_run(experiment_id, run_name=name, tags=dict(tags or {})).info.run_id
+
+    def get_run(self, run_id: str) -> RunView:
+        with self._errors("get_run", run_id):
+            run = self.client.get_run(run_id)
+        return RunView(
+            run_id=run.info.run_id, experiment_id=run.info.experiment_id, name=run.info.run_name,
+            status=RunStatus(run.info.status), tags=dict(run.data.tags), params=dict(run.data.params),
+            metrics=dict(run.data.metrics),
+        )  # fmt: skip
+
+    def find_runs(
+        self, experiment_id: str, tags: Mapping[str, str], *, status: RunStatus | None = None, limit: int = 1000
+    ) -> list[str]:
+        terms = [f"tags.`{key}` = {_quoted(value)}" for key, value in tags.items()]
+        if status is not None:
+            terms.append(f"attributes.status = '{status.value}'")
+        with self._errors("search_runs"):
+            runs = self.client.search_runs([experiment_id], filter_string=" and ".join(terms), max_results=limit)
+        return [r.info.run_id for r in runs]
+
+    def log(
+        self,
+        run_id: str,
+        *,
+        metrics: Sequence[MetricPoint] = (),
+        params: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        from mlflow.entities import Metric, Param, RunTag
+
+        now = int(time.time() * 1000)
+        entries = [Metric(p.key, p.value, now, p.step) for p in metrics]
+        first = {
+            "params": [Param(k, str(v)) for k, v in (params or {}).items()],
+            "tags": [RunTag(k, v) for k, v in (tags or {}).items()],
+        }
+        if not entries and not first["params"] and not first["tags"]:
+            return
+        with self._errors("log_batch", run_id):
+            for start in range(0, max(len(entries), 1), BATCH):
+                extra = first if start == 0 else {}
+                self.client.log_batch(run_id, metrics=entries[start : start + BATCH], **extra)
+
+    def log_text(self, run_id: str, text: str, path: str) -> None:
+        with self._errors("log_text", run_id):
+            self.client.log_text(run_id, text, path)
+
+    def metric_history(self, run_id: str, key: str) -> list[LoggedMetric]:
+        with self._errors("get_metric_history", run_id):
+            history = self.client.get_metric_history(run_id, key)
+            if not history:
+                self.client.get_run(run_id)  # MLflow answers [] for an unknown run too
+        return [LoggedMetric(key=m.key, value=m.value, step=m.step, timestamp=m.timestamp) for m in history]
+
+    def set_status(self, run_id: str, status: RunStatus) -> None:
+        if not status.final:
+            raise ValueError(f"set_status ends a run: give FINISHED, FAILED or KILLED, not {status.value}")
+        with self._errors("set_terminated", run_id):
+            self.client.set_terminated(run_id, status=status.value)
+
+    def delete_run(self, run_id: str) -> None:
+        with self._errors("delete_run", run_id):
+            self.client.delete_run(run_id)
+
+
+def _quoted(value: str) -> str:
+    """A search-filter string literal: single quotes, or double quotes around a value with a `'`."""
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' in value:
+        raise TrackingError(f"cannot search runs by a tag value with both quote characters: {value!r}")
+    return f'"{value}"'
+

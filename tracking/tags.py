@@ -1,0 +1,50 @@
+"""Every MLflow tag and job label name autoresearch writes or reads, in one place.
+
+Run tags are set on MLflow runs; job labels are set on compute jobs (their spec) so that a job
+names the run it logs into. Nothing else spells these strings.
+"""
+
+from __future__ import annotations
+
+import re
+
+RUN_LABEL = "mlflow_run_id"
+"""Job label holding the id of the MLflow run the job logs into."""
+EXPERIMENT_LABEL = "mlflow_experiment_id"
+"""Job label holding the experiment id of that run."""
+
+JOB_TAG = "autoresearch.job_id"
+"""Run tag holding the id of the job that logs into the run."""
+CAMPAIGN_TAG = "autoresearch.campaign"
+"""Run tag: the name of the campaign the run belongs to."""
+TRIAL_TAG = "autoresearch.trial"
+"""Run tag: the trial number (a string) of a trial's run."""
+CAMPAIGN_STARTED_TAG = "autoresearch.campaign_started"
+"""Run tag: when the campaign's ledger was created (tells apart campaigns reusing a name)."""
+ROLE_TAG = "autoresearch.role"
+"""Run tag: what a run that is no trial is for (`llm-policy`: the LLM usage of a campaign)."""
+PARENT_TRIAL_TAG = "autoresearch.parent_trial"
+"""Run tag: the trial whose code a code-edit trial starts from."""
+RERUN_OF_TAG = "autoresearch.rerun_of"
+"""Run tag: the trial a rerun repeats."""
+SOURCE_TAG = "autoresearch.metric_source"
+"""Run tag: `mlflow` or `log`, where the runner reads the trial's objective (chosen once)."""
+LOG_STATE_TAG = "autoresearch.log_parser"
+"""Run tag prefix: `<prefix>.attempt-N` holds the parser state of attempt N's log (JSON)."""
+
+LLM_POLICY_ROLE = "llm-policy"
+"""The `ROLE_TAG` value of a campaign's LLM usage run."""
+
+_STATE_KEY = re.compile(re.escape(LOG_STATE_TAG) + r"\.attempt-?(\d+)$")
+
+
+def log_state_tag(attempt: int) -> str:
+    """The run tag holding the parser state of attempt `attempt`'s log."""
+    return f"{LOG_STATE_TAG}.attempt-{attempt}"
+
+
+def attempt_of_state_tag(tag: str) -> int | None:
+    """The attempt number a parser-state tag is for; None for other tags. Also reads the
+    `...attemptN` spelling runners before the tracking package wrote, so old runs resume."""
+    found = _STATE_KEY.match(tag)
+    return int(found[1]) if found else None
