@@ -1,4 +1,4 @@
-"""read_logs bounds and modes; fetch_metrics from MLflow and from parsed log lines."""
+"""read_logs bounds and modes; fetch_metrics from MLflow and from parsed log lines; sync_metrics."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from skills import ErrorCode, SkillContext, TrackingConfig, mlflow_client
+from skills import ErrorCode, SkillContext
 from skills.builtin import builtin_registry
-from skills.tracking import JOB_TAG
+from tracking import JOB_TAG, TrackingConfig, mlflow_client
 from tests.skills.test_job_skills import call, wait_final
 
 LINES = 5000
@@ -102,7 +102,7 @@ def test_a_job_tied_to_a_run_logs_into_it_and_its_printed_metrics_are_read(
 
     out = call(ctx, "fetch_metrics", job_id=submitted.job.id, max_points=5)
     assert out.run_id == run_id and out.run_name == "trial-1" and out.status == "FINISHED"
-    assert out.params == {"lr": "0.01"} and out.log_points_added == 60
+    assert out.params == {"lr": "0.01"} and out.from_log == ["loss", "lr"] and out.job_state == "succeeded"
     by_key = {m.key: m for m in out.metrics}
     assert sorted(by_key) == ["acc", "loss", "lr"]
     acc, loss = by_key["acc"], by_key["loss"]
@@ -111,8 +111,15 @@ def test_a_job_tied_to_a_run_logs_into_it_and_its_printed_metrics_are_read(
     assert [step for step, _ in acc.history] == [0, 7, 14, 22, 29]
 
     again = call(ctx, "fetch_metrics", job_id=submitted.job.id, keys=["loss", "val_loss"], maximize=["loss"])
-    assert again.log_points_added == 0 and again.missing == ["val_loss"]
+    assert again.missing == ["val_loss"]
     assert again.metrics[0].count == 30 and again.metrics[0].best.step == 0  # maximized now
+    assert sorted(mlflow_client(tracking).get_run(run_id).data.metrics) == ["acc"]  # the reads wrote nothing
+
+    synced = call(ctx, "sync_metrics", job_id=submitted.job.id)
+    assert (synced.log_points_added, synced.run_ended, synced.status) == (60, False, "FINISHED")
+    assert call(ctx, "sync_metrics", job_id=submitted.job.id).log_points_added == 0  # each line once
+    from_run = call(ctx, "fetch_metrics", job_id=submitted.job.id, keys=["loss"])
+    assert from_run.from_log == [] and from_run.metrics[0].count == 30
 
     by_run = call(ctx, "fetch_metrics", run_id=run_id, keys=["acc"])
     assert by_run.metrics[0].latest.value == 29 / 30
@@ -126,6 +133,8 @@ def test_fetch_metrics_errors(ctx: SkillContext, tmp_path: Path) -> None:
     untied = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path)).job
     no_run = call(ctx, "fetch_metrics", job_id=untied.id)
     assert no_run.error is ErrorCode.not_found and "not tied to an MLflow run" in no_run.message
+    no_sync = call(ctx, "sync_metrics", job_id=untied.id)
+    assert no_sync.error is ErrorCode.not_found and "not tied to an MLflow run" in no_sync.message
 
 
 def test_the_run_of_a_job_that_does_not_use_mlflow_ends_with_the_job(
@@ -136,6 +145,10 @@ def test_the_run_of_a_job_that_does_not_use_mlflow_ends_with_the_job(
                mlflow={"experiment": experiment_name}).job  # fmt: skip
     assert call(ctx, "fetch_metrics", run_id=job.mlflow_run_id).status == "RUNNING"
     assert wait_final(ctx, job.id) == {job.id: "failed"}
+    read = call(ctx, "fetch_metrics", job_id=job.id)
+    assert (read.status, read.job_state, read.from_log) == ("RUNNING", "failed", ["loss"])  # a read ends nothing
+    synced = call(ctx, "sync_metrics", job_id=job.id)
+    assert (synced.log_points_added, synced.run_ended, synced.status) == (1, True, "FAILED")
     out = call(ctx, "fetch_metrics", job_id=job.id)
     assert out.status == "FAILED" and out.metrics[0].latest == out.metrics[0].best
     assert (out.metrics[0].key, out.metrics[0].latest.value, out.metrics[0].latest.step) == ("loss", 0.5, 1)

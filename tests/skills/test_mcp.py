@@ -84,7 +84,9 @@ async def _session(server: StdioServerParameters, experiment: str, workdir: Path
         by_key = {m["key"]: m for m in metrics["metrics"]}
         assert by_key["acc"]["latest"] == {"value": 0.75, "step": 3, "nonfinite": None}
         assert by_key["loss"]["best"] == {"value": 1.0, "step": 4, "nonfinite": None}
-        assert metrics["log_points_added"] == 5 and metrics["status"] == "FINISHED"
+        assert metrics["from_log"] == ["loss"] and metrics["status"] == "FINISHED"
+        _, synced = await call("sync_metrics", {"job_id": job_id})
+        assert synced["log_points_added"] == 5 and synced["status"] == "FINISHED"
 
         failed, error = await call("read_logs", {"job_id": job_id, "tail": "many"})
         assert failed and (error["error"], error["field"]) == ("invalid_arguments", "tail")
