@@ -1,4 +1,4 @@
-"""Usage per call / node / campaign, the LLM budget, and logging to a real MLflow store."""
+"""Usage per call / node / campaign, the LLM budget, and logging it through a tracker on a real MLflow store."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from autoresearch.llm import (
     StopReason,
     Usage,
     UsageMeter,
-    log_llm_params,
-    log_usage_to_mlflow,
+    log_llm_settings,
+    log_usage,
 )
+from tracking import MlflowTracker, RunNotFound, resolve_tracking
 
 from .conftest import FAST, KEY
 
@@ -99,24 +100,22 @@ def test_scripted_model_can_carry_a_cost_for_offline_budget_runs():
 
 @pytest.fixture(scope="module")
 def mlflow_run(tmp_path_factory):
-    from mlflow import MlflowClient
-
     root = tmp_path_factory.mktemp("mlflow")
-    client = MlflowClient(tracking_uri=f"sqlite:///{root}/mlflow.db")
-    exp = client.create_experiment("llm-usage", artifact_location=(root / "artifacts").as_uri())
-    return client, exp
+    tracker = MlflowTracker(resolve_tracking(str(root / "mlflow.db")))
+    return tracker, tracker.experiment("llm-usage")
 
 
 def test_usage_is_flushed_to_mlflow_once_per_call(billed_server, mlflow_run):
-    client, exp = mlflow_run
-    run_id = client.create_run(exp).info.run_id
+    tracker, exp = mlflow_run
+    client = tracker.client
+    run_id = tracker.create_run(exp)
     meter = UsageMeter()
     provider = meter.wrap(_provider(billed_server), node="propose")
     provider.complete([Message.user("a")])
     provider.complete([Message.user("b")])
-    assert log_usage_to_mlflow(client, run_id, meter) == 2
+    assert log_usage(tracker, run_id, meter) == 2
     provider.with_node("replan").complete([Message.user("c")])
-    assert log_usage_to_mlflow(client, run_id, meter) == 1
+    assert log_usage(tracker, run_id, meter) == 1
 
     per_call = client.get_metric_history(run_id, "llm.call.cost_usd")
     assert sorted(m.step for m in per_call) == [0, 1, 2]
@@ -129,26 +128,24 @@ def test_usage_is_flushed_to_mlflow_once_per_call(billed_server, mlflow_run):
 
 
 def test_llm_params_name_the_key_variable_never_the_key(mlflow_run, monkeypatch):
-    client, exp = mlflow_run
-    run_id = client.create_run(exp).info.run_id
+    tracker, exp = mlflow_run
+    run_id = tracker.create_run(exp)
     monkeypatch.setenv("MY_KEY_VAR", KEY)  # not named like a secret: redaction must come from the URL pattern
     settings = LLMSettings(
         provider="openai", model="gpt-4.1-mini", base_url=f"http://proxy/v1?key={KEY}", api_key_env="MY_KEY_VAR"
     )
-    log_llm_params(client, run_id, settings)
-    params = client.get_run(run_id).data.params
+    log_llm_settings(tracker, run_id, settings)
+    params = tracker.get_run(run_id).params
     assert params["llm.api_key_env"] == "MY_KEY_VAR" and params["llm.model"] == "gpt-4.1-mini"
     assert KEY not in str(params) and "[REDACTED]" in params["llm.base_url"]
 
 
 def test_a_failed_flush_loses_no_calls(billed_server, mlflow_run):
-    from mlflow.exceptions import MlflowException
-
-    client, exp = mlflow_run
+    tracker, exp = mlflow_run
     meter = UsageMeter()
     meter.wrap(_provider(billed_server)).complete([Message.user("a")])
-    with pytest.raises(MlflowException):
-        log_usage_to_mlflow(client, "0" * 32, meter)  # no such run
-    run_id = client.create_run(exp).info.run_id
-    assert log_usage_to_mlflow(client, run_id, meter) == 1
-    assert len(client.get_metric_history(run_id, "llm.call.cost_usd")) == 1
+    with pytest.raises(RunNotFound):
+        log_usage(tracker, "0" * 32, meter)  # no such run
+    run_id = tracker.create_run(exp)
+    assert log_usage(tracker, run_id, meter) == 1
+    assert len(tracker.metric_history(run_id, "llm.call.cost_usd")) == 1
