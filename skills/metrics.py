@@ -15,13 +15,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compute import Job
 from skills.context import SkillContext
 from skills.jobs import JobId
 from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
 from skills.views import compute_errors, tracking_errors
 from tracking import RUN_LABEL, LoggedMetric, read_log_points
-
-from compute import Job
 
 _LOWER_IS_BETTER = ("loss", "err", "bpb", "bpc", "perplexity", "ppl", "mse", "mae", "rmse", "nll", "regret",
                     "latency", "time", "wer", "cer")  # fmt: skip

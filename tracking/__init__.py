@@ -7,7 +7,14 @@ Layers: compute <- tracking <- skills <- autoresearch. Everything here works on 
 conformance suite every implementation passes. Nothing here knows campaigns.
 """
 
-from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, Tracker, TrackingError
+from tracking.base import (
+    LoggedMetric,
+    RunNotFound,
+    RunStatus,
+    RunView,
+    Tracker,
+    TrackingError,
+)
 from tracking.binding import (
     JOB_RUN_STATUS,
     RunBinding,
@@ -28,7 +35,14 @@ from tracking.logparse import (
     ParserState,
     parse_metrics,
 )
-from tracking.logsync import MAX_READ_BYTES, LogSync, log_size, parse_log, read_log_points, stored_states
+from tracking.logsync import (
+    MAX_READ_BYTES,
+    LogSync,
+    log_size,
+    parse_log,
+    read_log_points,
+    stored_states,
+)
 from tracking.memory import InMemoryTracker
 from tracking.mlflow_tracker import BATCH, MlflowTracker, mlflow_client
 from tracking.queued import QueuedTracker

@@ -25,8 +25,8 @@ from typing import Protocol
 
 from compute import Job
 from tracking.base import RunView, Tracker
-from tracking.logsync import LogSync, log_size, parse_log, stored_states
 from tracking.logparse import ParserState
+from tracking.logsync import LogSync, log_size, parse_log, stored_states
 from tracking.tags import SOURCE_TAG
 
 

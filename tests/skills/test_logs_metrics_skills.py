@@ -9,8 +9,8 @@ import pytest
 
 from skills import ErrorCode, SkillContext
 from skills.builtin import builtin_registry
-from tracking import JOB_TAG, TrackingConfig, mlflow_client
 from tests.skills.test_job_skills import call, wait_final
+from tracking import JOB_TAG, TrackingConfig, mlflow_client
 
 LINES = 5000
 NOISY = f"for i in range({LINES}): print(f'line {{i}} ' + ('error' if i % 100 == 0 else 'ok'))"

@@ -27,9 +27,9 @@ for step in range(1, 6):
 def _printed(ctx: SkillContext, job_id: str, text: bytes) -> Job:
     for _ in range(600):
         job = ctx.client.get(job_id)
-        if job.attempts and Path(job.attempts[0].log_path).is_file():
-            if text in Path(job.attempts[0].log_path).read_bytes():
-                return job
+        log = Path(job.attempts[0].log_path) if job.attempts else None
+        if log is not None and log.is_file() and text in log.read_bytes():
+            return job
         time.sleep(0.1)
     raise AssertionError(f"job {job_id} never printed {text!r}")
 

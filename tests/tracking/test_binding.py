@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 import tracking as tracking_pkg
-from tracking import MlflowTracker, RunStatus, TrackingConfig, create_job_run, finish_run, resolve_tracking
+from tracking import (
+    MlflowTracker,
+    RunStatus,
+    TrackingConfig,
+    create_job_run,
+    finish_run,
+    resolve_tracking,
+)
 
 
 def test_default_store_lives_under_the_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

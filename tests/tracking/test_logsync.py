@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracking import InMemoryTracker, LogSync, MlflowTracker, ParserState, TrackingConfig, read_log_points
+from tracking import (
+    InMemoryTracker,
+    LogSync,
+    MlflowTracker,
+    ParserState,
+    TrackingConfig,
+    read_log_points,
+)
 
 
 def test_sync_logs_each_line_once_and_skips_values_already_logged(

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from tracking import CAMPAIGN_TAG, ROLE_TAG, InMemoryTracker, llm_usage_run, log_llm_params, log_llm_usage
+from tracking import (
+    CAMPAIGN_TAG,
+    ROLE_TAG,
+    InMemoryTracker,
+    llm_usage_run,
+    log_llm_params,
+    log_llm_usage,
+)
 
 
 def test_usage_names_per_call_campaign_and_node() -> None:
