@@ -35,8 +35,6 @@ class SkillContext:
     client_factory: Callable[[], Client] | None = None
     """Makes the compute client; default `compute.Client(home=home)` (starts the daemon if absent)."""
     _client: Client | None = field(default=None, init=False, repr=False)
-    tracker_factory: Callable[[TrackingConfig], Tracker] | None = None
-    """Makes the tracker; default `MlflowTracker(tracking)`."""
     _tracker: Tracker | None = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -69,8 +67,7 @@ class SkillContext:
     def tracker(self) -> Tracker:
         """The tracker on `tracking`, made on first use."""
         if self._tracker is None:
-            factory = self.tracker_factory or MlflowTracker
-            self._tracker = factory(self.tracking)
+            self._tracker = MlflowTracker(self.tracking)
         return self._tracker
 
     def close(self) -> None:

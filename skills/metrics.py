@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compute import Job
+from compute.records import Job
 from skills.context import SkillContext
 from skills.jobs import JobId
 from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
-from compute import Job
+from compute.records import Job
 from tracking.base import RunView, Tracker
 from tracking.logparse import ParserState
 from tracking.logsync import LogSync, log_size, parse_log, stored_states

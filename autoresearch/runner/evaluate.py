@@ -179,7 +179,7 @@ class Evaluator:
         ended (pruned, cancelled), and finish the MLflow runs of ended trials still RUNNING
         (their last metrics and end status were queued when it died)."""
         tags = {CAMPAIGN_TAG: self.ledger.campaign.name}
-        open_runs = set(self.tracker.find_runs(experiment_id, tags, status=RunStatus.RUNNING, limit=100_000))
+        open_runs = set(self.tracker.find_runs(experiment_id, tags, status=RunStatus.RUNNING))
         for trial in self.ledger.trials():
             if not trial.state.final or not trial.job_id:
                 continue
