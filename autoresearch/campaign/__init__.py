@@ -17,15 +17,15 @@ from autoresearch.campaign.config import (
 from autoresearch.campaign.ledger import FINAL_STATES, CampaignFacts, Ledger, LedgerError, OptunaBacked, TrialLedger
 from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
+from autoresearch.campaign.paths import campaign_dir, campaigns_root, tracking_uri
 from autoresearch.campaign.policy_settings import (
     PolicyKind,
     PolicySettings,
-    PrunerKind,
     ProviderKind,
+    PrunerKind,
     SamplerKind,
     resolve_policy_kind,
 )
-from autoresearch.campaign.paths import campaign_dir, campaigns_root, tracking_uri
 from autoresearch.campaign.ranking import best_trial, ranked
 from autoresearch.campaign.records import (
     CampaignState,
@@ -73,8 +73,8 @@ __all__ = [
     "PolicyKind",
     "PolicySettings",
     "Proposal",
-    "PrunerKind",
     "ProviderKind",
+    "PrunerKind",
     "SamplerKind",
     "StopReason",
     "Tracking",
@@ -83,9 +83,9 @@ __all__ = [
     "TrialRecord",
     "TrialState",
     "TrialSummary",
+    "best_trial",
     "campaign_dir",
     "campaign_status",
-    "best_trial",
     "campaigns_root",
     "check_params",
     "free_slots",

@@ -40,12 +40,13 @@ def score(params: dict[str, Any]) -> float:
 
 
 @contextmanager
-def raises(kind: type[BaseException], match: str = "") -> Iterator[None]:
-    """Assert that the block raises `kind` with a message matching the regex `match`."""
+def raises(kind: type[BaseException], match: str = "", what: str = "the block") -> Iterator[None]:
+    """Assert that the block (`what`, for the failure message) raises `kind` with a message
+    matching the regex `match`."""
     try:
         yield
     except kind as exc:
         if not re.search(match, str(exc)):
-            raise AssertionError(f"{kind.__name__} raised, but {str(exc)!r} does not match {match!r}") from exc
+            raise AssertionError(f"{what} raised {kind.__name__}, but {str(exc)!r} does not match {match!r}") from exc
     else:
-        raise AssertionError(f"{kind.__name__} was not raised")
+        raise AssertionError(f"{what} did not raise {kind.__name__}")

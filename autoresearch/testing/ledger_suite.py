@@ -46,9 +46,14 @@ class LedgerHarness:
         return suite_campaign(self.base_dir, name, **overrides)
 
 
+def _admitted(ledger: TrialLedger, params: dict[str, object], **story: object) -> int:
+    number = ledger.admit(Proposal.model_validate({"params": params, **story})).trial_number
+    assert number is not None, "admit returned no trial number"
+    return number
+
+
 def _launched(ledger: TrialLedger, params: dict[str, object], job: str) -> int:
-    number = ledger.admit(Proposal(params=params)).trial_number
-    assert number is not None
+    number = _admitted(ledger, params)
     ledger.mark_launched(number, job)
     return number
 
@@ -77,8 +82,8 @@ def check_admit_refuses_params_outside_the_space(h: LedgerHarness) -> None:
 
 def check_admit_describes_a_proposed_trial(h: LedgerHarness) -> None:
     ledger = h.open(h.campaign(), False)
-    number = ledger.admit(Proposal(params=PARAMS)).trial_number
-    again = ledger.admit(Proposal(params=PARAMS, trial_number=number, rationale="why", rerun_of=None))
+    number = _admitted(ledger, PARAMS)
+    again = ledger.admit(Proposal(params=PARAMS, trial_number=number, rationale="why"))
     assert again.trial_number == number and ledger.trial(0).rationale == "why" and len(ledger.trials()) == 1
     ledger.mark_launched(0, "job-0")
     with raises(LedgerError, "is running, not proposed"):
@@ -164,7 +169,7 @@ def check_single_writer_readers_refuse_writes(h: LedgerHarness) -> None:
         "set_campaign": lambda: reader.set_campaign(reader.campaign),
     }
     for name, write in writes.items():
-        with raises(LedgerError, "reader"):
+        with raises(LedgerError, "reader", what=f"a reader's {name}"):
             write()
     assert (h.load("suite").trials(), h.load("suite").facts()) == before, "a refused write changed the store"
 
@@ -215,7 +220,7 @@ def check_cached_and_fresh_reads_agree(h: LedgerHarness) -> None:
 def check_resume_sees_the_same_trials(h: LedgerHarness) -> None:
     campaign = h.campaign()
     first = h.open(campaign, True)
-    asked = first.admit(Proposal(params=PARAMS)).trial_number
+    asked = _admitted(first, PARAMS)
     running = _launched(first, OTHER, "job-1")
     done = _launched(first, PARAMS, "job-2")
     first.report(done, 0, 1.0)
@@ -282,11 +287,10 @@ def check_set_campaign_is_what_readers_load(h: LedgerHarness) -> None:
 
 def check_resumed_trials_share_their_origins_checkpoint(h: LedgerHarness) -> None:
     ledger = h.open(h.campaign(), False)
-    stopped = ledger.admit(Proposal(params=PARAMS)).trial_number
-    ledger.admit(Proposal(params=OTHER))
-    second = ledger.admit(Proposal(params=PARAMS, resume_of=stopped)).trial_number
-    third = ledger.admit(Proposal(params=PARAMS, resume_of=second)).trial_number
-    assert third is not None and stopped is not None
+    stopped = _admitted(ledger, PARAMS)
+    _admitted(ledger, OTHER)
+    second = _admitted(ledger, PARAMS, resume_of=stopped)
+    third = _admitted(ledger, PARAMS, resume_of=second)
     assert ledger.origin(ledger.trial(third)).number == stopped
     assert ledger.checkpoint_dir(ledger.trial(third)) == ledger.checkpoint_dir(ledger.trial(stopped))
     assert ledger.checkpoint_dir(ledger.trial(1)) != ledger.checkpoint_dir(ledger.trial(stopped))

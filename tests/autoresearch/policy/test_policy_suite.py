@@ -27,7 +27,9 @@ def researcher() -> Callable[[list[Message], list[ToolDef]], ToolCall]:
         if "write_research_log" in {t.name for t in tools}:
             return ToolCall(name="write_research_log", arguments={"learned": "x matters", "next": "more x"})
         prompt = next(m.content for m in messages if m.role is Role.USER)
-        n = int(re.search(r"Propose up to (\d+) new trial", prompt).group(1))
+        asked = re.search(r"Propose up to (\d+) new trial", prompt)
+        assert asked is not None, "the propose prompt no longer says how many trials it wants"
+        n = int(asked.group(1))
         ideas = []
         for i in range(drawn, drawn + n):
             params = {"x": round(-5.0 + (i * 1.37) % 10.0, 3), "y": i % 11, "kind": "abc"[i % 3]}
