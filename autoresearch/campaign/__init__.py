@@ -1,4 +1,5 @@
-"""Campaigns: the config, the trial ledger (an Optuna study), trial records and status."""
+"""Campaigns: the config, the trial ledger (the `TrialLedger` seam; an Optuna study), trial records
+and status."""
 
 from autoresearch.campaign.config import (
     BUILTIN_PLACEHOLDERS,
@@ -13,18 +14,19 @@ from autoresearch.campaign.config import (
     ParamSpec,
     Tracking,
 )
-from autoresearch.campaign.ledger import Ledger, LedgerError
+from autoresearch.campaign.ledger import FINAL_STATES, CampaignFacts, Ledger, LedgerError, OptunaBacked, TrialLedger
 from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
+from autoresearch.campaign.paths import campaign_dir, campaigns_root
 from autoresearch.campaign.policy_settings import (
     PolicyKind,
     PolicySettings,
-    PrunerKind,
     ProviderKind,
+    PrunerKind,
     SamplerKind,
     resolve_policy_kind,
 )
-from autoresearch.campaign.paths import campaign_dir, campaigns_root
+from autoresearch.campaign.ranking import best_trial, ranked
 from autoresearch.campaign.records import (
     CampaignState,
     Note,
@@ -45,10 +47,12 @@ from autoresearch.campaign.status import (
 
 __all__ = [
     "BUILTIN_PLACEHOLDERS",
+    "FINAL_STATES",
     "Approvals",
     "Budget",
     "BudgetUsed",
     "Campaign",
+    "CampaignFacts",
     "CampaignState",
     "CampaignStatus",
     "CategoricalParam",
@@ -64,25 +68,29 @@ __all__ = [
     "Mode",
     "Note",
     "Objective",
+    "OptunaBacked",
     "ParamSpec",
     "PolicyKind",
     "PolicySettings",
     "Proposal",
-    "PrunerKind",
     "ProviderKind",
+    "PrunerKind",
     "SamplerKind",
     "StopReason",
     "Tracking",
     "TrialFailure",
+    "TrialLedger",
     "TrialRecord",
     "TrialState",
     "TrialSummary",
+    "best_trial",
     "campaign_dir",
     "campaign_status",
     "campaigns_root",
     "check_params",
     "free_slots",
     "load_campaign",
+    "ranked",
     "resolve_policy_kind",
     "stop_reason",
 ]

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.config import Campaign
-from autoresearch.campaign.ledger import Ledger
+from autoresearch.campaign.ledger import TrialLedger
 from autoresearch.campaign.records import CampaignState, TrialRecord, TrialState
 
 
@@ -76,7 +76,7 @@ class StopReason(str, enum.Enum):
     target_reached = "target_reached"
 
 
-def campaign_status(ledger: Ledger, now: datetime | None = None) -> CampaignStatus:
+def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> CampaignStatus:
     """The status of the campaign whose ledger this is."""
     now = now or datetime.now(timezone.utc)
     trials = ledger.trials()

@@ -12,7 +12,8 @@ from autoresearch.policy.base import (
 )
 from autoresearch.policy.lineage import Lineage, lineage
 from autoresearch.policy.llm_policy import LLMPolicy, build_llm_policy
-from autoresearch.policy.optuna_policy import OptunaPolicy, build_pruner, build_sampler
+from autoresearch.policy.optuna_policy import OptunaPolicy, build_sampler
+from autoresearch.policy.pruning import OptunaPruning, build_pruner, optuna_backed
 from autoresearch.policy.toolloop import LoopOutcome, run_tool_loop
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Lineage",
     "LoopOutcome",
     "OptunaPolicy",
+    "OptunaPruning",
     "Policy",
     "PolicyContext",
     "PolicyError",
@@ -34,5 +36,6 @@ __all__ = [
     "build_pruner",
     "build_sampler",
     "lineage",
+    "optuna_backed",
     "run_tool_loop",
 ]

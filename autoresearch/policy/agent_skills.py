@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import optuna
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoresearch.campaign import Ledger, Proposal, TrialFailure, TrialRecord, TrialState, check_params
+from autoresearch.campaign import Proposal, TrialFailure, TrialLedger, TrialRecord, TrialState, check_params, ranked
 from autoresearch.workspace import PatchError, Workspaces
 from skills import ErrorCode, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry
 from skills.logs import ReadLogsInput, ReadLogsOutput, read_logs
@@ -37,7 +37,7 @@ class ResearchLogEntry(BaseModel):
 class AgentContext(SkillContext):
     """A SkillContext for one step of the LLM policy."""
 
-    ledger: Ledger | None = None
+    ledger: TrialLedger | None = None
     """The campaign's ledger (read only, except through the finish skills' results)."""
     workspaces: Workspaces | None = None
     """Code-edit campaigns: where patches are checked against the parent's files."""
@@ -51,7 +51,7 @@ class AgentContext(SkillContext):
     """Set by a valid `write_research_log` call."""
 
 
-def _ledger(ctx: SkillContext) -> Ledger:
+def _ledger(ctx: SkillContext) -> TrialLedger:
     if not isinstance(ctx, AgentContext) or ctx.ledger is None:
         raise SkillFailure(ErrorCode.failed, "this skill works only inside a campaign's LLM policy (needs the ledger)")
     return ctx.ledger
@@ -122,10 +122,8 @@ class BestTrialsOutput(SkillOutput):
 def best_trials(ctx: SkillContext, args: BestTrialsInput) -> BestTrialsOutput:
     """The k best complete trials, best first."""
     ledger = _ledger(ctx)
-    sign = 1.0 if ledger.campaign.objective.mode.value == "min" else -1.0
-    done = [t for t in ledger.trials() if t.state is TrialState.complete and t.value is not None]
-    done.sort(key=lambda t: (sign * t.value, t.number))
-    return BestTrialsOutput(trials=[TrialRow.of(t) for t in done[: args.k]])
+    best = ranked(ledger.trials(), ledger.campaign.objective)
+    return BestTrialsOutput(trials=[TrialRow.of(t) for t in best[: args.k]])
 
 
 class TrialDetailsInput(SkillInput):

@@ -6,7 +6,7 @@ Rules every policy keeps:
 - `propose(ctx, n)` returns at most `n` proposals (fewer: nothing more worth trying now).
   A proposal either carries a `trial_number` (the policy asked the trial from the
   campaign's study itself, as Optuna does) or none (an LLM's idea); the runner passes each
-  to `Ledger.admit`, which numbers the second kind. Every proposal in one call is complete
+  to `TrialLedger.admit`, which numbers the second kind. Every proposal in one call is complete
   (all its parameters drawn) when `propose` returns: results are told only afterwards.
 - Only the ledger ends trials (complete, prune, fail, cancel). A policy reads results from
   `ctx.trials`; it never tells values to the study itself.
@@ -26,7 +26,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoresearch.campaign import BudgetUsed, Campaign, Ledger, Note, Proposal, TrialRecord, campaign_status
+from autoresearch.campaign import BudgetUsed, Campaign, Note, Proposal, TrialLedger, TrialRecord, campaign_status
 
 
 class PolicyError(Exception):
@@ -76,7 +76,7 @@ class PolicyContext(BaseModel):
     """How much of the budget is spent."""
 
     @classmethod
-    def from_ledger(cls, ledger: Ledger, steering: Sequence[str] = ()) -> PolicyContext:
+    def from_ledger(cls, ledger: TrialLedger, steering: Sequence[str] = ()) -> PolicyContext:
         """The context of the campaign whose ledger this is."""
         status = campaign_status(ledger)
         return cls(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autoresearch.campaign import Campaign, Note, ParamSpec, TrialRecord, TrialState
+from autoresearch.campaign import Campaign, Note, ParamSpec, TrialRecord, TrialState, best_trial, ranked
 
 HISTORY_LIMIT = 40
 """Most recent trials listed in full; older ones are summarised by their best few."""
@@ -89,22 +89,14 @@ def history_text(trials: Sequence[TrialRecord], campaign: Campaign, *, limit: in
     if not trials:
         return "(no trials yet)"
     objective = campaign.objective
-    complete = [t for t in trials if t.state is TrialState.complete and t.value is not None]
-    best = None
-    for t in complete:
-        if best is None or objective.better(t.value, best.value):
-            best = t
+    best = best_trial(trials, objective)
     best_number = best.number if best else None
     metric = objective.metric
     lines = []
     older, recent = list(trials[:-limit]), list(trials[-limit:])
     if older:
-        ranked = sorted(
-            (t for t in older if t.state is TrialState.complete and t.value is not None),
-            key=lambda t: t.value if objective.mode.value == "min" else -t.value,
-        )[:5]
         lines.append(f"({len(older)} older trials not listed; the best of them:)")
-        lines.extend(trial_line(t, metric, best=best_number) for t in ranked)
+        lines.extend(trial_line(t, metric, best=best_number) for t in ranked(older, objective)[:5])
         lines.append("(most recent:)")
     lines.extend(trial_line(t, metric, best=best_number) for t in recent)
     return "\n".join(lines)

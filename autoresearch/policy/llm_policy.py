@@ -18,8 +18,8 @@ Failures:
   log; the third such round in a row raises PolicyError (the runner marks the campaign failed
   with that message; fix the model or the prompts, then resume).
 
-Usage is metered per node ("propose", "replan") and saved in the ledger after every step, so
-the budget spans restarts; it is also logged to an MLflow run named `llm-policy` in the
+Usage is metered per node ("propose", "replan") and saved in the ledger's facts (`llm_usage`,
+`llm_usd`) after every step, so the budget spans restarts; it is also logged to an MLflow run named `llm-policy` in the
 campaign's experiment (per call, per node and totals, plus the provider and model).
 """
 
@@ -28,10 +28,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import optuna
-
 import prompts
-from autoresearch.campaign import Campaign, Ledger, Proposal, TrialRecord, TrialState
+from autoresearch.campaign import Campaign, Proposal, TrialLedger, TrialRecord, best_trial
 from autoresearch.llm import (
     BudgetExceeded,
     LLMError,
@@ -58,7 +56,8 @@ from autoresearch.policy.history import (
     steering_text,
 )
 from autoresearch.policy.lineage import Lineage, lineage
-from autoresearch.policy.optuna_policy import OptunaPolicy, build_pruner
+from autoresearch.policy.optuna_policy import OptunaPolicy
+from autoresearch.policy.pruning import OptunaPruning
 from autoresearch.policy.toolloop import LoopOutcome, run_tool_loop
 from autoresearch.workspace import Workspaces
 from skills import SkillContext
@@ -66,10 +65,6 @@ from tracking import llm_usage_run
 
 log = logging.getLogger("autoresearch.policy")
 
-USAGE_ATTR = "llm_usage"
-"""Study user attribute holding the saved UsageReport."""
-USAGE_RUN_ATTR = "llm_mlflow_run"
-"""Study user attribute holding the id of the MLflow run the usage is logged to."""
 MAX_FAILED_ROUNDS = 3
 """Propose rounds in a row without a valid model proposal before the policy gives up."""
 FIXED_CHARS = 20_000
@@ -81,7 +76,7 @@ class LLMPolicy:
 
     def __init__(
         self,
-        ledger: Ledger,
+        ledger: TrialLedger,
         provider: Provider,
         *,
         skill_context: SkillContext | None = None,
@@ -90,7 +85,7 @@ class LLMPolicy:
         self.ledger = ledger
         self.campaign = ledger.campaign
         self.settings = self.campaign.policy
-        saved = ledger.study.user_attrs.get(USAGE_ATTR)
+        saved = ledger.facts().llm_usage
         self.meter = UsageMeter(
             max_usd=self.campaign.budget.max_llm_usd, start=UsageReport.model_validate(saved) if saved else None
         )
@@ -100,11 +95,9 @@ class LLMPolicy:
         self.workspaces = Workspaces(ledger) if self.campaign.code else None
         self.max_invalid = max_invalid
         self._base = skill_context or SkillContext.create(
-            home=ledger.path.parents[2], tracking_uri=self.campaign.tracking.uri
+            home=ledger.folder.parents[1], tracking_uri=self.campaign.tracking.uri
         )
-        self._pruning = optuna.load_study(
-            study_name=self.campaign.name, storage=ledger.storage, pruner=build_pruner(self.settings.pruner)
-        )
+        self.pruning = OptunaPruning(ledger, self.settings.pruner)
         self._pending: list[str] = []
         self._budget_note: str | None = None
         self._failed_rounds = 0
@@ -182,11 +175,7 @@ class LLMPolicy:
 
     def judge(self, trial: TrialRecord) -> PruneDecision:
         """The campaign's Optuna pruner on a running trial's intermediate values."""
-        if trial.state is not TrialState.running or not trial.intermediate_values:
-            return PruneDecision.keep
-        frozen = self.ledger.frozen_trial(trial.number)
-        return PruneDecision.prune if self._pruning.pruner.prune(self._pruning, frozen) else PruneDecision.keep
-
+        return self.pruning.judge(trial)
 
     # --- steps ------------------------------------------------------------------------
 
@@ -219,20 +208,18 @@ class LLMPolicy:
 
     def _save_usage(self) -> None:
         report = self.meter.report()
-        self.ledger.study.set_user_attr(USAGE_ATTR, report.model_dump(mode="json"))
-        delta = report.total.cost_usd - self.ledger.llm_usd
-        if delta > 0:
-            self.ledger.add_llm_cost(delta)
+        spent = {"llm_usd": report.total.cost_usd} if report.total.cost_usd > self.ledger.llm_usd else {}
+        self.ledger.update_facts(llm_usage=report.model_dump(mode="json"), **spent)
 
     def _log_usage(self) -> None:
         """Log the calls not logged yet to the campaign's `llm-policy` MLflow run (made on first use).
         Tracking trouble is logged and skipped: it must not stop the research."""
         try:
             tracker = self._base.tracker
-            run_id = self.ledger.study.user_attrs.get(USAGE_RUN_ATTR)
+            run_id = self.ledger.facts().llm_run_id
             if run_id is None:
                 run_id = llm_usage_run(tracker, self.campaign.experiment, self.campaign.name)
-                self.ledger.study.set_user_attr(USAGE_RUN_ATTR, run_id)
+                self.ledger.update_facts(llm_run_id=run_id)
                 settings = self.settings
                 if settings.provider is not None:
                     log_llm_settings(tracker, run_id, LLMSettings(
@@ -328,11 +315,7 @@ class LLMPolicy:
         if used is not None:
             spend = f", ${used.llm_usd:.4f} of model calls" if used.llm_usd else ""
             parts.append(f"Budget used: {used.trials} of {c.budget.max_trials} trials{spend}.")
-        best = None
-        for t in ctx.trials:
-            if t.state is TrialState.complete and t.value is not None:
-                if best is None or c.objective.better(t.value, best.value):
-                    best = t
+        best = best_trial(ctx.trials, c.objective)
         metric = c.objective.metric
         parts.append(f"Best so far: #{best.number} {metric}={fmt(best.value)}." if best else "No complete trial yet.")
         if lin is not None:
@@ -348,7 +331,7 @@ class LLMPolicy:
 
 def build_llm_policy(
     campaign: Campaign,
-    ledger: Ledger,
+    ledger: TrialLedger,
     *,
     retry: RetryPolicy = RetryPolicy(),
     skill_context: SkillContext | None = None,

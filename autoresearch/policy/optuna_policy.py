@@ -1,8 +1,8 @@
 """`OptunaPolicy`: proposals from an Optuna sampler over the campaign's ledger study.
 
-The policy holds its own `optuna.Study` view of the ledger's storage, with the sampler and
-pruner of the campaign's policy settings, so the sampler sees every trial in the ledger
-(including ones an LLM or a person proposed).
+The policy holds its own `optuna.Study` view of the ledger's study (`OptunaBacked.study_view`),
+with the sampler of the campaign's policy settings, so the sampler sees every trial in the
+ledger (including ones an LLM or a person proposed). It prunes through `OptunaPruning`.
 """
 
 from __future__ import annotations
@@ -11,16 +11,9 @@ import importlib.util
 
 import optuna
 
-from autoresearch.campaign import (
-    Ledger,
-    PolicySettings,
-    Proposal,
-    PrunerKind,
-    SamplerKind,
-    TrialRecord,
-    TrialState,
-)
+from autoresearch.campaign import PolicySettings, Proposal, SamplerKind, TrialLedger, TrialRecord
 from autoresearch.policy.base import PolicyContext, PolicyError, PruneDecision, ReplanDecision
+from autoresearch.policy.pruning import OptunaPruning, optuna_backed
 
 
 def build_sampler(settings: PolicySettings, trials_so_far: int = 0) -> optuna.samplers.BaseSampler:
@@ -43,19 +36,10 @@ def build_sampler(settings: PolicySettings, trials_so_far: int = 0) -> optuna.sa
     return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
 
 
-def build_pruner(kind: PrunerKind) -> optuna.pruners.BasePruner:
-    """Optuna's pruner for `kind`, with Optuna's defaults (median: 5 startup trials)."""
-    if kind is PrunerKind.median:
-        return optuna.pruners.MedianPruner()
-    if kind is PrunerKind.successive_halving:
-        return optuna.pruners.SuccessiveHalvingPruner()
-    return optuna.pruners.NopPruner()
-
-
 class OptunaPolicy:
     """Proposes trials with an Optuna sampler; prunes with an Optuna pruner; never stops early."""
 
-    def __init__(self, ledger: Ledger, settings: PolicySettings | None = None) -> None:
+    def __init__(self, ledger: TrialLedger, settings: PolicySettings | None = None) -> None:
         self.ledger = ledger
         self.settings = settings or ledger.campaign.policy
         self.search_space = ledger.campaign.search_space
@@ -64,13 +48,10 @@ class OptunaPolicy:
                 f"campaign {ledger.campaign.name!r} has no search_space: the optuna policy only tunes "
                 f"parameters; a code-edit campaign needs policy.kind: llm"
             )
-        self.study = optuna.load_study(
-            study_name=ledger.campaign.name,
-            storage=ledger.storage,
-            sampler=build_sampler(self.settings, len(ledger.study.get_trials(deepcopy=False))),
-            pruner=build_pruner(self.settings.pruner),
-        )
-        """The policy's view of the ledger's study, with its sampler and pruner."""
+        sampler = build_sampler(self.settings, len(ledger.trials()))
+        self.study = optuna_backed(ledger, "the optuna policy").study_view(sampler=sampler)
+        """The policy's view of the ledger's study, with its sampler."""
+        self.pruning = OptunaPruning(ledger, self.settings.pruner)
 
     def propose(self, ctx: PolicyContext, n: int) -> list[Proposal]:
         """Ask `n` trials and draw all their parameters now, before any of them is told."""
@@ -86,8 +67,5 @@ class OptunaPolicy:
         return ReplanDecision(reason="the sampler keeps sampling until the budget or the target ends the campaign")
 
     def judge(self, trial: TrialRecord) -> PruneDecision:
-        """Ask the pruner about a running trial, from the intermediate values in the ledger."""
-        if trial.state is not TrialState.running or not trial.intermediate_values:
-            return PruneDecision.keep
-        frozen = self.ledger.frozen_trial(trial.number)
-        return PruneDecision.prune if self.study.pruner.prune(self.study, frozen) else PruneDecision.keep
+        """The campaign's Optuna pruner on a running trial's intermediate values."""
+        return self.pruning.judge(trial)

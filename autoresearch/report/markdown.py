@@ -10,7 +10,14 @@ from pathlib import Path
 
 import optuna
 
-from autoresearch.campaign import CampaignStatus, Ledger, TrialRecord, TrialState, campaign_status
+from autoresearch.campaign import (
+    CampaignStatus,
+    OptunaBacked,
+    TrialLedger,
+    TrialRecord,
+    TrialState,
+    campaign_status,
+)
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
 from tracking import resolve_tracking
@@ -22,7 +29,7 @@ _LOCAL_UI = "http://127.0.0.1:5000"
 
 
 def write_report(
-    ledger: Ledger,
+    ledger: TrialLedger,
     out_dir: str | os.PathLike[str],
     *,
     home: str | os.PathLike[str] | None = None,
@@ -76,13 +83,14 @@ def write_report(
         for note in notes:
             lines += [f"- **{note.at.astimezone():%Y-%m-%d %H:%M}** ({note.author}): {_one_line(note.text, 2000)}"]
         lines += [""]
-    lines += ["## Explore", "", f"- Optuna dashboard: `optuna-dashboard {ledger.storage_url}`", ""]
+    if isinstance(ledger, OptunaBacked):
+        lines += ["## Explore", "", f"- Optuna dashboard: `optuna-dashboard {ledger.storage_url}`", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 
 
-def _summary(ledger: Ledger, status: CampaignStatus, now: datetime) -> list[str]:
+def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list[str]:
     campaign, used = ledger.campaign, status.budget_used
     objective = campaign.objective
     target = f", target {objective.target:g}" if objective.target is not None else ""
@@ -110,7 +118,7 @@ def _summary(ledger: Ledger, status: CampaignStatus, now: datetime) -> list[str]
     return lines
 
 
-def _importances(ledger: Ledger, complete: int) -> tuple[dict[str, float], str]:
+def _importances(ledger: TrialLedger, complete: int) -> tuple[dict[str, float], str]:
     if complete < MIN_TRIALS_FOR_IMPORTANCE:
         return {}, (
             f"Not enough complete trials for parameter importances ({complete}; "
@@ -118,11 +126,13 @@ def _importances(ledger: Ledger, complete: int) -> tuple[dict[str, float], str]:
         )
     if len(ledger.campaign.search_space) < 2:
         return {}, "Parameter importances need at least two parameters in the search space."
+    if not isinstance(ledger, OptunaBacked):
+        return {}, "Parameter importances need a ledger backed by an Optuna study."
     evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return optuna.importance.get_param_importances(ledger.study, evaluator=evaluator), ""
+            return optuna.importance.get_param_importances(ledger.study_view(), evaluator=evaluator), ""
     except (RuntimeError, ValueError) as exc:
         return {}, f"Parameter importances could not be computed: {exc}"
 
@@ -137,7 +147,7 @@ def _failure_excerpts(trials: list[TrialRecord]) -> list[str]:
     return lines
 
 
-def _lineage_section(ledger: Ledger, trials: list[TrialRecord]) -> list[str]:
+def _lineage_section(ledger: TrialLedger, trials: list[TrialRecord]) -> list[str]:
     """Code-edit campaigns: the chain of kept patches from the original code to the current
     parent, and every candidate with its parent, runs, mean and verdict."""
     campaign = ledger.campaign
@@ -182,7 +192,7 @@ def _lineage_section(ledger: Ledger, trials: list[TrialRecord]) -> list[str]:
                     "workspace (`campaigns/NAME/workspaces/trial-N`).", ""]  # fmt: skip
 
 
-def _trials_table(trials: list[TrialRecord], ledger: Ledger) -> list[str]:
+def _trials_table(trials: list[TrialRecord], ledger: TrialLedger) -> list[str]:
     lines = ["## Trials", "", "| # | state | value | params | job | MLflow run |", "|" + " --- |" * 6]
     for t in trials:
         value = f"{t.value:.6g}" if t.value is not None else ""
@@ -192,7 +202,7 @@ def _trials_table(trials: list[TrialRecord], ledger: Ledger) -> list[str]:
     return lines + [""]
 
 
-def _mlflow_section(ledger: Ledger, trials: list[TrialRecord], home: str | os.PathLike[str] | None) -> list[str]:
+def _mlflow_section(ledger: TrialLedger, trials: list[TrialRecord], home: str | os.PathLike[str] | None) -> list[str]:
     campaign = ledger.campaign
     uri = resolve_tracking(campaign.tracking.uri, home).tracking_uri
     experiment_id = ledger.mlflow_experiment_id

@@ -89,8 +89,7 @@ def restore_steering(ledger: Ledger, folder: Path) -> None:
 
 
 def store_campaign(ledger: Ledger, campaign: Campaign) -> None:
-    ledger.campaign = campaign
-    ledger.study.set_user_attr("campaign", campaign.model_dump(mode="json"))
+    ledger.set_campaign(campaign)
 
 
 def apply_config_change(ledger: Ledger, folder: Path, message: SteeringMessage) -> tuple[Campaign, list[str]]:

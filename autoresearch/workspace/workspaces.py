@@ -19,7 +19,7 @@ import tempfile
 import uuid
 from pathlib import Path, PurePosixPath
 
-from autoresearch.campaign import Ledger, TrialRecord
+from autoresearch.campaign import TrialLedger, TrialRecord
 from autoresearch.workspace.patches import ParsedPatch, PatchError, apply_patch, check_paths, parse_patch
 from tracking import PARENT_TRIAL_TAG, RERUN_OF_TAG, Tracker
 
@@ -31,13 +31,13 @@ _TEXT_LIMIT = 200_000
 class Workspaces:
     """The workspaces of one code-edit campaign, read from its ledger."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: TrialLedger) -> None:
         if ledger.campaign.code is None:
             raise ValueError(f"campaign {ledger.campaign.name!r} has no `code:` section, so no workspaces")
         self.ledger = ledger
         self.code = ledger.campaign.code
         self.cwd = ledger.campaign.cwd
-        self.root = ledger.path.parent / "workspaces"
+        self.root = ledger.folder / "workspaces"
         """Where the workspaces live: next to the campaign's ledger."""
 
     def path(self, number: int) -> Path:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from autoresearch.campaign import Campaign
+from autoresearch.testing import score, suite_campaign
 
 ISSUE_YAML = """\
 name: digits-mlp
@@ -54,24 +55,11 @@ def issue_file(project: Path) -> Path:
 
 
 def make_campaign(base: Path, **overrides: Any) -> Campaign:
-    """A small campaign built in Python (search space x, y, kind), with `overrides` on top."""
-    data: dict[str, Any] = {
-        "name": "toy",
-        "command": ["python", "job.py", "--x", "{x}", "--y", "{y}", "--kind", "{kind}"],
-        "objective": {"metric": "score", "mode": "max"},
-        "search_space": {
-            "x": {"type": "float", "low": -5.0, "high": 5.0},
-            "y": {"type": "int", "low": 0, "high": 10},
-            "kind": {"type": "categorical", "choices": ["a", "b", "c"]},
-        },
-        "budget": {"max_trials": 30, "max_parallel": 1},
-        "policy": {"kind": "optuna", "seed": 7},
-    }
-    data.update(overrides)
-    return Campaign.model_validate(data, context={"base_dir": base})
+    """A small campaign built in Python (the suites' space x, y, kind; one trial at a time),
+    with `overrides` on top."""
+    settings: dict[str, Any] = {"budget": {"max_trials": 30, "max_parallel": 1}, **overrides}
+    return suite_campaign(base, settings.pop("name", "toy"), **settings)
 
 
-def toy_objective(params: dict[str, Any]) -> float:
-    """A deterministic function of the toy campaign's parameters (maximum 10 at x=1, y=3, kind=b)."""
-    bonus = {"a": 0.0, "b": 1.0, "c": 0.5}[params["kind"]]
-    return 9.0 - (params["x"] - 1.0) ** 2 - 0.1 * (params["y"] - 3) ** 2 + bonus
+toy_objective = score
+"""A deterministic function of the toy campaign's parameters (maximum 10 at x=1, y=3, kind=b)."""

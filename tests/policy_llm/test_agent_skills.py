@@ -50,12 +50,12 @@ def test_list_best_and_details(home: Path) -> None:
 
 def test_suggest_with_optuna_costs_no_trial(home: Path) -> None:
     ledger, ctx = setup(home)
-    before = len(ledger.study.get_trials(deepcopy=False))
+    before = len(ledger.trials())
     out = agent_registry().call("suggest_with_optuna", {"n": 3}, ctx)
     assert out.based_on == 3 and len(out.suggestions) == 3
     for params in out.suggestions:
         assert set(params) == {"x1", "x2"} and -5 <= params["x1"] <= 10 and 0 <= params["x2"] <= 15
-    assert len(ledger.study.get_trials(deepcopy=False)) == before
+    assert len(ledger.trials()) == before
 
 
 def test_agent_skills_need_the_policy_context(home: Path) -> None:

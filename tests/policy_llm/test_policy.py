@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import optuna
 import pytest
 
 from autoresearch.campaign import Ledger
@@ -57,13 +58,14 @@ def test_rounds_through_the_sdk(sdk, home: Path, tracking, caplog: pytest.LogCap
     assert "Learned: round 1" in researcher.requests[3].messages[1].content
     assert all(r.status == 200 for r in server.requests) and len(server.requests) == 5
 
-    usage = ledger.study.user_attrs["llm_usage"]
+    usage = ledger.facts().llm_usage
     assert usage["by_node"]["propose"]["calls"] == 4 and usage["by_node"]["replan"]["calls"] == 1
     assert ledger.llm_usd == pytest.approx(usage["total"]["cost_usd"]) and ledger.llm_usd > 0
     client = mlflow_client(tracking)
-    run = client.get_run(ledger.study.user_attrs["llm_mlflow_run"]).data
+    run = client.get_run(ledger.facts().llm_run_id).data
     assert run.metrics["llm.node.propose.calls"] == 4 and run.params["llm.api_key_env"] == "AR_TEST_POLICY_KEY"
-    dumped = str(ledger.study.user_attrs) + str(run.params) + str(run.tags) + caplog.text
+    stored = optuna.load_study(study_name=ledger.campaign.name, storage=ledger.storage_url).user_attrs
+    dumped = str(stored) + str(run.params) + str(run.tags) + caplog.text
     assert KEY not in dumped
 
 

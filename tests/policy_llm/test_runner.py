@@ -54,7 +54,7 @@ def test_a_whole_campaign_with_scripted_decisions(provider: str, llm_env: Path, 
     assert ledger.llm_usd > 0 and researcher.replans == len(log)
     report = Path(api.report(campaign.name, home=llm_env)).read_text()
     assert "## Research log" in report and "Learned: round 1" in report
-    usage = mlflow_client(tracking).get_run(ledger.study.user_attrs["llm_mlflow_run"]).data
+    usage = mlflow_client(tracking).get_run(ledger.facts().llm_run_id).data
     assert usage.params["llm.provider"] == provider and usage.metrics["llm.calls"] >= 3
     assert all(r.status == 200 for r in server.requests)
     assert_no_secret(llm_env, tracking, campaign.experiment)

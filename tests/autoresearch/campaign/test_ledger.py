@@ -24,7 +24,7 @@ from autoresearch.campaign import (
 )
 from tests.campaign.conftest import make_campaign
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PARAMS = {"x": 1.5, "y": 3, "kind": "b"}
 
 
@@ -105,7 +105,8 @@ def test_reopen_finds_unlaunched_and_unfinished_trials(home: Path, tmp_path: Pat
     asked = ledger.admit(Proposal(params=PARAMS)).trial_number
     launched = ledger.admit(Proposal(params={"x": 0.0, "y": 1, "kind": "c"})).trial_number
     ledger.mark_launched(launched, "job-0000000001")
-    ledger.study.enqueue_trial({"x": -1.0, "y": 2, "kind": "a"})  # a crash between enqueue and ask
+    outside = optuna.load_study(study_name="toy", storage=ledger.storage_url)
+    outside.enqueue_trial({"x": -1.0, "y": 2, "kind": "a"})  # a crash between enqueue and ask
     ledger_key = ledger.idempotency_key(asked)
     del ledger
 
@@ -177,7 +178,7 @@ def test_load_unknown_and_mode_change(home: Path, tmp_path: Path) -> None:
 def test_proposal_cut_off_while_drawing_is_cancelled_on_reopen(home: Path, tmp_path: Path) -> None:
     campaign = make_campaign(tmp_path)
     ledger = Ledger.open(campaign)
-    trial = ledger.study.ask()
+    trial = optuna.load_study(study_name="toy", storage=ledger.storage_url).ask()
     trial.suggest_float("x", -5.0, 5.0)  # the runner died before drawing y and kind
     ledger.admit(Proposal(params=PARAMS))
 

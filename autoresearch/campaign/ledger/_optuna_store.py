@@ -1,0 +1,113 @@
+"""How the Optuna ledger keeps things in an Optuna RDB study: the SQLite storage and its
+schema lock, a FrozenTrial as a `TrialRecord`, and `CampaignFacts` as study user attributes."""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import optuna
+import sqlalchemy
+from optuna.trial import FrozenTrial
+from optuna.trial import TrialState as OptunaState
+
+from autoresearch.campaign.ledger.facts import CampaignFacts
+from autoresearch.campaign.records import TrialRecord, TrialState
+
+FACT_ATTRS = {
+    "started_at": "started_at",
+    "state": "state",
+    "state_reason": "state_reason",
+    "ended_at": "ended_at",
+    "llm_usd": "llm_usd",
+    "llm_usage": "llm_usage",
+    "llm_run_id": "llm_mlflow_run",
+    "mlflow_experiment_id": "mlflow_experiment_id",
+    "notes": "notes",
+}
+"""CampaignFacts field -> the study user attribute that holds it (names kept from older ledgers)."""
+CONFIG_ATTR = "campaign"
+"""The study user attribute holding the campaign config (JSON)."""
+
+
+def facts_from_attrs(attrs: dict[str, Any]) -> CampaignFacts:
+    """The facts kept in a study's user attributes (absent ones take their defaults)."""
+    return CampaignFacts.model_validate(
+        {field: attrs[key] for field, key in FACT_ATTRS.items() if attrs.get(key) is not None}
+    )
+
+
+def fact_attrs(facts: CampaignFacts, fields: set[str]) -> dict[str, Any]:
+    """The user attributes (JSON values) that hold `fields` of `facts`."""
+    data = facts.model_dump(mode="json", include=fields)
+    return {FACT_ATTRS[field]: data[field] for field in fields}
+
+
+@contextmanager
+def schema_lock(folder: Path, *, exclusive: bool) -> Iterator[None]:
+    """Creating a ledger (schema, study, config) holds this lock exclusively and loading one holds
+    it shared, so a reader (`autoresearch status` in a campaign's first second) never meets a
+    half-made store nor races to create the schema ("table studies already exists")."""
+    with open(folder / "ledger.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+
+
+def sqlite_storage(path: Path) -> optuna.storages.RDBStorage:
+    """RDB storage on SQLite in WAL mode: readers (status, dashboard) never block the runner,
+    and a commit survives the process being killed."""
+    storage = optuna.storages.RDBStorage(f"sqlite:///{path}", engine_kwargs={"connect_args": {"timeout": 30}})
+    sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
+    storage.engine.dispose()  # connections made before the listener reopen with the pragmas
+    return storage
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return value.astimezone() if value is not None else None
+
+
+def trial_record(t: FrozenTrial) -> TrialRecord:
+    """Optuna's trial as the ledger's record (our metadata are its user attributes)."""
+    attrs = t.user_attrs
+    state = {
+        OptunaState.WAITING: TrialState.proposed,
+        OptunaState.RUNNING: TrialState.running if attrs.get("job_id") else TrialState.proposed,
+        OptunaState.COMPLETE: TrialState.complete,
+        OptunaState.PRUNED: TrialState.pruned,
+        OptunaState.FAIL: TrialState.cancelled if attrs.get("cancelled") else TrialState.failed,
+    }[t.state]
+    started = attrs.get("started_at")
+    params = t.system_attrs.get("fixed_params", {}) if t.state is OptunaState.WAITING else t.params
+    return TrialRecord(
+        number=t.number,
+        state=state,
+        params=dict(params),
+        value=t.value if t.state in (OptunaState.COMPLETE, OptunaState.PRUNED) else None,
+        intermediate_values=dict(t.intermediate_values),
+        job_id=attrs.get("job_id"),
+        mlflow_run_id=attrs.get("mlflow_run_id"),
+        failure_class=attrs.get("failure_class"),
+        log_excerpt=attrs.get("log_excerpt") or None,
+        patch=attrs.get("patch"),
+        parent_trial=attrs.get("parent_trial"),
+        rerun_of=attrs.get("rerun_of"),
+        resume_of=attrs.get("resume_of"),
+        rationale=attrs.get("rationale", ""),
+        hypothesis=attrs.get("hypothesis", ""),
+        expected_effect=attrs.get("expected_effect", ""),
+        created_at=_aware(t.datetime_start),
+        started_at=datetime.fromisoformat(started) if started else None,
+        ended_at=_aware(t.datetime_complete),
+        gpu_seconds=float(attrs.get("gpu_seconds", 0.0)),
+    )

@@ -1,0 +1,317 @@
+"""`Ledger`: the `TrialLedger` whose trials live in one Optuna study in RDB storage.
+
+`$AUTORESEARCH_HOME/campaigns/<name>/optuna.db`, study name = campaign name, so samplers,
+pruners and `optuna-dashboard sqlite:///.../optuna.db` all see every trial, however it
+was proposed. Our metadata (job id, MLflow run id, rationale, failure class ...) are trial
+user attributes; the config and the `CampaignFacts` are study user attributes.
+
+`Ledger.open` makes the campaign's writer (the runner, holding the campaign lock; `cache=True`
+keeps trials and facts in memory), `Ledger.load` a reader. After a crash, `open` asks the trials
+left queued (WAITING) and cancels proposed ones that lack a parameter.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial
+from optuna.trial import TrialState as OptunaState
+
+from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.ledger._base import LedgerError, TrialLedger
+from autoresearch.campaign.ledger._optuna_store import (
+    CONFIG_ATTR,
+    fact_attrs,
+    facts_from_attrs,
+    schema_lock,
+    sqlite_storage,
+    trial_record,
+)
+from autoresearch.campaign.ledger.facts import CampaignFacts
+from autoresearch.campaign.params import check_params
+from autoresearch.campaign.paths import campaign_dir, campaigns_root
+from autoresearch.campaign.records import Proposal, TrialFailure, TrialRecord, TrialState
+
+_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of")
+
+
+class Ledger(TrialLedger):
+    """The trials of one campaign, in its Optuna study (a `TrialLedger` and `OptunaBacked`)."""
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        storage: optuna.storages.BaseStorage,
+        path: Path,
+        *,
+        cache: bool = False,
+        writable: bool = True,
+    ) -> None:
+        self._campaign = campaign
+        self._storage = storage
+        self.path = path
+        """The SQLite file."""
+        self._study = self.study_view()
+        """The ledger's own view of the study; it only asks trials whose parameters are fixed."""
+        self._study_id = storage.get_study_id_from_name(campaign.name)
+        self.cache = cache
+        """Keep trials and facts in memory (only for the campaign's single writer: every write goes
+        through this object, and trials a policy asks are picked up by `admit`)."""
+        self.writable = writable
+        """False for a reader (`Ledger.load`): its write methods raise LedgerError."""
+        self._records: dict[int, TrialRecord] | None = None
+        self._facts: CampaignFacts | None = None
+        self._ids: dict[int, int] = {}
+
+    @classmethod
+    def open(cls, campaign: Campaign, home: str | os.PathLike[str] | None = None, *, cache: bool = False) -> Ledger:
+        """Open (or create) the ledger of `campaign` as its writer, store its config, claim trials
+        left queued. `cache`: the caller is the campaign's single writer (the runner); see `cache`."""
+        folder = campaign_dir(campaign.name, home)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "optuna.db"
+        with schema_lock(folder, exclusive=True):
+            storage = sqlite_storage(path)
+            study = optuna.create_study(
+                storage=storage, study_name=campaign.name, direction=campaign.objective.direction, load_if_exists=True
+            )
+            if study.direction.name.lower() != campaign.objective.direction:
+                raise LedgerError(
+                    f"campaign {campaign.name!r} ({path}) was run with the opposite objective mode; "
+                    f"the config now says mode: {campaign.objective.mode.value}. Restore the mode, or "
+                    f"give the campaign a new name to start over."
+                )
+            study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
+            if "started_at" not in study.user_attrs:
+                study.set_user_attr("started_at", datetime.now(timezone.utc).isoformat())
+        ledger = cls(campaign, storage, path, cache=cache)
+        ledger._claim_waiting()
+        ledger._cancel_incomplete()
+        return ledger
+
+    @classmethod
+    def load(cls, name: str, home: str | os.PathLike[str] | None = None) -> Ledger:
+        """A reader of an existing campaign's ledger, by name, with the config it last ran with."""
+        path = campaign_dir(name, home) / "optuna.db"
+        if not path.is_file():
+            root = campaigns_root(home)
+            known = sorted(p.parent.name for p in root.glob("*/optuna.db"))
+            raise LedgerError(
+                f"no campaign named {name!r} in {root}; known campaigns: {', '.join(known) or 'none'}. "
+                f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."
+            )
+        with schema_lock(path.parent, exclusive=False):  # `open` may be creating it right now
+            storage = sqlite_storage(path)
+            attrs = optuna.load_study(study_name=name, storage=storage).user_attrs
+        campaign = Campaign.model_validate(attrs[CONFIG_ATTR], context={"check_paths": False})
+        return cls(campaign, storage, path, writable=False)
+
+    @property
+    def campaign(self) -> Campaign:
+        return self._campaign
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    # --- OptunaBacked ------------------------------------------------------------------
+
+    @property
+    def storage_url(self) -> str:
+        """`sqlite:///...` for optuna-dashboard."""
+        return f"sqlite:///{self.path}"
+
+    def study_view(
+        self, *, sampler: optuna.samplers.BaseSampler | None = None, pruner: optuna.pruners.BasePruner | None = None
+    ) -> optuna.Study:
+        return optuna.load_study(
+            study_name=self._campaign.name,
+            storage=self._storage,
+            sampler=sampler or optuna.samplers.RandomSampler(),
+            pruner=pruner or optuna.pruners.NopPruner(),
+        )
+
+    def frozen_trial(self, number: int) -> FrozenTrial:
+        return self._storage.get_trial(self._trial_id(number))
+
+    # --- entering trials -------------------------------------------------------------
+
+    def admit(self, proposal: Proposal) -> Proposal:
+        """A proposal without a trial number (an LLM's, a chat `/try`) is enqueued with its fixed
+        parameters and asked at once, so the study holds every trial."""
+        self._check_writable("admit a trial")
+        story = {key: getattr(proposal, key) for key in _DESCRIBE if getattr(proposal, key) not in (None, "")}
+        if proposal.trial_number is None:
+            params = check_params(self._campaign.search_space, proposal.params)
+            marker = uuid.uuid4().hex
+            self._study.enqueue_trial(params, user_attrs={"proposal_id": marker, **story})
+            claimed = self._claim_waiting()
+            number = next(t.number for t in claimed if t.user_attrs.get("proposal_id") == marker)
+        else:
+            number = proposal.trial_number
+            record = self.trial(number)
+            if record.state is not TrialState.proposed:
+                raise LedgerError(
+                    f"trial {number} of {self._campaign.name!r} is {record.state.value}, not proposed"
+                )
+            trial_id = self._trial_id(number)
+            for key, value in story.items():
+                self._storage.set_trial_user_attr(trial_id, key, value)
+            self._amend(number, **story)
+        return proposal.model_copy(update={"trial_number": number, "params": self.trial(number).params})
+
+    def _claim_waiting(self) -> list[FrozenTrial]:
+        """Ask every queued (WAITING) trial so it becomes a proposed trial with its fixed params.
+
+        Queued trials exist only between `enqueue_trial` and `ask` (or after a crash there).
+        """
+        claimed = []
+        while self._study.get_trials(deepcopy=False, states=(OptunaState.WAITING,)):
+            trial = self._study.ask()
+            for name, spec in self._campaign.search_space.items():
+                spec.suggest(trial, name)  # the fixed value; random only for a parameter added since
+            claimed.append(self._storage.get_trial(self._trial_id(trial.number)))
+            self._refresh(trial.number)
+        return claimed
+
+    def _cancel_incomplete(self) -> None:
+        """Cancel unlaunched trials that lack a parameter: a proposal cut off by a crash while its
+        parameters were drawn, or one made before the search space gained a parameter."""
+        for t in self.unlaunched():
+            missing = [name for name in self._campaign.search_space if name not in t.params]
+            if missing:
+                reason = f"not launched: proposed without {', '.join(missing)} (interrupted, or the space changed)"
+                self.cancel(t.number, reason)
+
+    # --- reading -----------------------------------------------------------------------
+
+    def trials(self) -> list[TrialRecord]:
+        if self._records is not None:
+            return sorted(self._records.values(), key=lambda t: t.number)
+        records = {}
+        for t in self._study.get_trials(deepcopy=False):
+            self._ids[t.number] = t._trial_id
+            records[t.number] = trial_record(t)
+        if self.cache:
+            self._records = records
+        return list(records.values())
+
+    def trial(self, number: int) -> TrialRecord:
+        if self._records is not None and number in self._records:
+            return self._records[number]
+        return self._refresh(number)
+
+    def _refresh(self, number: int) -> TrialRecord:
+        """Read trial `number` from the store (and keep it, with `cache`)."""
+        record = trial_record(self.frozen_trial(number))
+        if self._records is not None:
+            self._records[number] = record
+        return record
+
+    # --- a trial's life ----------------------------------------------------------------
+
+    def mark_launched(self, number: int, job_id: str) -> None:
+        self._check_writable("launch a trial")
+        trial_id = self._trial_id(number)
+        self._storage.set_trial_user_attr(trial_id, "job_id", job_id)
+        started = datetime.now(timezone.utc).isoformat()
+        self._storage.set_trial_user_attr(trial_id, "started_at", started)
+        self._amend(number, state=TrialState.running, job_id=job_id, started_at=datetime.fromisoformat(started))
+
+    def set_mlflow_run(self, number: int, run_id: str) -> None:
+        self._check_writable("record a trial's MLflow run")
+        self._storage.set_trial_user_attr(self._trial_id(number), "mlflow_run_id", run_id)
+        self._amend(number, mlflow_run_id=run_id)
+
+    def _amend(self, number: int, **fields: Any) -> None:
+        """With `cache`: apply a write this ledger just made to the kept record (as a read would)."""
+        if self._records is not None and number in self._records:
+            self._records[number] = self._records[number].model_copy(update=fields)
+
+    def report(self, number: int, step: int, value: float) -> None:
+        self._check_writable("report a value")
+        current = self.trial(number)
+        if not current.state.final and step not in current.intermediate_values:
+            self._storage.set_trial_intermediate_value(self._trial_id(number), step, float(value))
+            self._amend(number, intermediate_values={**current.intermediate_values, step: float(value)})
+
+    def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0) -> TrialRecord:
+        if not math.isfinite(value):
+            excerpt = f"objective was {value}"
+            return self.fail(number, TrialFailure.non_finite, log_excerpt=excerpt, gpu_seconds=gpu_seconds)
+        return self._end(number, OptunaState.COMPLETE, value, {"gpu_seconds": gpu_seconds})
+
+    def prune(self, number: int, *, gpu_seconds: float = 0.0) -> TrialRecord:
+        return self._end(number, OptunaState.PRUNED, None, {"gpu_seconds": gpu_seconds})
+
+    def fail(
+        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0
+    ) -> TrialRecord:
+        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, "gpu_seconds": gpu_seconds}
+        return self._end(number, OptunaState.FAIL, None, attrs)
+
+    def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0) -> TrialRecord:
+        attrs = {"cancelled": True, "log_excerpt": reason, "gpu_seconds": gpu_seconds}
+        return self._end(number, OptunaState.FAIL, None, attrs)
+
+    def _end(self, number: int, state: OptunaState, value: float | None, attrs: dict[str, Any]) -> TrialRecord:
+        """Idempotent: a trial that already ended keeps its first verdict."""
+        self._check_writable("end a trial")
+        trial_id = self._trial_id(number)
+        current = self.trial(number)
+        if current.state.final:
+            return current
+        for key, attr in attrs.items():
+            self._storage.set_trial_user_attr(trial_id, key, attr)
+        if state is OptunaState.PRUNED and current.intermediate_values:  # as `Study.tell` does
+            last = current.intermediate_values[max(current.intermediate_values)]
+            value = None if math.isnan(last) else last
+        # `Study.tell` would read the trial twice more; what it checks is in `current` already
+        self._storage.set_trial_state_values(trial_id, state, None if value is None else [float(value)])
+        return self._refresh(number)
+
+    def _trial_id(self, number: int) -> int:
+        if number not in self._ids:  # a trial's id never changes
+            try:
+                self._ids[number] = self._storage.get_trial_id_from_study_id_trial_number(self._study_id, number)
+            except KeyError:
+                raise LedgerError(f"campaign {self._campaign.name!r} has no trial {number}") from None
+        return self._ids[number]
+
+    # --- the campaign ------------------------------------------------------------------
+
+    def set_campaign(self, campaign: Campaign) -> None:
+        self._check_writable("change the config")
+        self._study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
+        self._campaign = campaign
+
+    def facts(self) -> CampaignFacts:
+        if self._facts is not None:
+            return self._facts
+        facts = facts_from_attrs(self._study.user_attrs)
+        if self.cache:
+            self._facts = facts
+        return facts
+
+    def update_facts(self, **changes: Any) -> CampaignFacts:
+        self._check_writable("change the campaign's facts")
+        facts = CampaignFacts.model_validate({**dict(self.facts()), **changes})
+        for key, value in fact_attrs(facts, set(changes)).items():
+            self._study.set_user_attr(key, value)
+        if self.cache:
+            self._facts = facts
+        return facts
+
+    def _check_writable(self, what: str) -> None:
+        if not self.writable:
+            raise LedgerError(
+                f"cannot {what} in campaign {self._campaign.name!r}: this ledger is a reader (Ledger.load); "
+                f"only the runner holding the campaign's lock writes. Send a steering command instead "
+                f"(`autoresearch chat {self._campaign.name}`)."
+            )

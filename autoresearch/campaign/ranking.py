@@ -1,0 +1,22 @@
+"""The best complete trial, computed once: every place that names a best trial (status, the
+report, the policies' prompts and skills, chat) ranks trials with `ranked`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from autoresearch.campaign.config import Objective
+from autoresearch.campaign.records import TrialRecord, TrialState
+
+
+def ranked(trials: Iterable[TrialRecord], objective: Objective) -> list[TrialRecord]:
+    """Complete trials with a value, best first; among equal values the earliest trial first."""
+    sign = -1.0 if objective.direction == "maximize" else 1.0
+    done = [t for t in trials if t.state is TrialState.complete and t.value is not None]
+    return sorted(done, key=lambda t: (sign * t.value, t.number))  # type: ignore[operator]
+
+
+def best_trial(trials: Iterable[TrialRecord], objective: Objective) -> TrialRecord | None:
+    """The best complete trial (the earliest among equals), or None before one completes."""
+    best = ranked(trials, objective)
+    return best[0] if best else None
