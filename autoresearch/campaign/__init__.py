@@ -24,7 +24,7 @@ from autoresearch.campaign.policy_settings import (
     SamplerKind,
     resolve_policy_kind,
 )
-from autoresearch.campaign.paths import campaign_dir, campaigns_root, tracking_uri
+from autoresearch.campaign.paths import CampaignPaths, campaign_dir, campaigns_root, known_campaigns, tracking_uri
 from autoresearch.campaign.records import (
     CampaignState,
     Note,
@@ -49,6 +49,7 @@ __all__ = [
     "Budget",
     "BudgetUsed",
     "Campaign",
+    "CampaignPaths",
     "CampaignState",
     "CampaignStatus",
     "CategoricalParam",
@@ -82,6 +83,7 @@ __all__ = [
     "campaigns_root",
     "check_params",
     "free_slots",
+    "known_campaigns",
     "load_campaign",
     "resolve_policy_kind",
     "stop_reason",

@@ -35,7 +35,7 @@ from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.params import check_params
-from autoresearch.campaign.paths import campaign_dir, campaigns_root
+from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
 from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
 
 _DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of")
@@ -75,9 +75,9 @@ class Ledger:
     def open(cls, campaign: Campaign, home: str | os.PathLike[str] | None = None, *, cache: bool = False) -> Ledger:
         """Open (or create) the ledger of `campaign`, store its config, claim trials left queued.
         `cache`: the caller is the campaign's single writer (the runner); see `Ledger.cache`."""
-        folder = campaign_dir(campaign.name, home)
+        paths = CampaignPaths.of(campaign.name, home)
+        folder, path = paths.root, paths.ledger_db
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "optuna.db"
         with _schema_lock(folder, exclusive=True):
             storage = _storage(path)
             study = optuna.create_study(
@@ -100,10 +100,10 @@ class Ledger:
     @classmethod
     def load(cls, name: str, home: str | os.PathLike[str] | None = None) -> Ledger:
         """Open an existing campaign's ledger by name, with the config it last ran with."""
-        path = campaign_dir(name, home) / "optuna.db"
+        path = CampaignPaths.of(name, home).ledger_db
         if not path.is_file():
             root = campaigns_root(home)
-            known = sorted(p.parent.name for p in root.glob("*/optuna.db"))
+            known = [p.name for p in known_campaigns(home)]
             raise LedgerError(
                 f"no campaign named {name!r} in {root}; known campaigns: {', '.join(known) or 'none'}. "
                 f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."
@@ -385,7 +385,7 @@ def _schema_lock(folder: Path, *, exclusive: bool) -> Iterator[None]:
     """Creating a ledger (schema, study, config) holds this lock exclusively and loading one holds
     it shared, so a reader (`autoresearch status` in a campaign's first second) never meets a
     half-made store nor races to create the schema ("table studies already exists")."""
-    with open(folder / "ledger.lock", "a") as handle:
+    with open(CampaignPaths(folder).ledger_lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
 

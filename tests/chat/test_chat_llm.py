@@ -8,7 +8,8 @@ from __future__ import annotations
 from autoresearch.campaign import CampaignState, Ledger
 from autoresearch.chat import ChatSession, Conversation, chat_provider, parse
 from autoresearch.llm import FakeLLMServer, ScriptedProvider, ToolCall
-from autoresearch.runner import read_messages, run_campaign
+from autoresearch.runner import run_campaign
+from autoresearch.steering import read_messages
 from tests.runner.conftest import FAST, campaign_of, synthetic_config
 
 
