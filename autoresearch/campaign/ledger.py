@@ -131,7 +131,7 @@ class Ledger:
     def checkpoint_dir(self, trial: TrialRecord) -> Path:
         """AR_CHECKPOINT_DIR of `trial`: `<campaign dir>/checkpoints/trial-N`, where N is the trial
         it continues (`resume_of`, followed back) or else its own number."""
-        return self.path.parent / "checkpoints" / f"trial-{self.origin(trial).number}"
+        return CampaignPaths(self.path.parent).checkpoint_dir(self.origin(trial).number)
 
     def origin(self, trial: TrialRecord) -> TrialRecord:
         """The trial whose run `trial` continues: `resume_of` followed back to a trial that started

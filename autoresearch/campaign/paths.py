@@ -80,6 +80,15 @@ class CampaignPaths:
         """The default folder of `autoresearch report` (report.md and its plots)."""
         return self.root / "report"
 
+    @property
+    def workspaces_dir(self) -> Path:
+        """The git worktrees of a code-edit campaign's trials."""
+        return self.root / "workspaces"
+
+    def checkpoint_dir(self, trial: int) -> Path:
+        """AR_CHECKPOINT_DIR of the trials continuing trial number `trial` (and of that trial)."""
+        return self.root / "checkpoints" / f"trial-{trial}"
+
     def exists(self) -> bool:
         """The campaign has a ledger (it ran at least once)."""
         return self.ledger_db.is_file()

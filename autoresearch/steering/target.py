@@ -10,14 +10,12 @@ Rules for an implementation:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from autoresearch.campaign import Campaign, CampaignPaths, Ledger, TrialRecord
+from autoresearch.steering.approvals import ApprovalBook
+from autoresearch.steering.window import Window
 from compute import Client
-
-if TYPE_CHECKING:
-    from autoresearch.steering.approvals import ApprovalBook
-    from autoresearch.steering.window import Window
 
 
 class SteeringTarget(Protocol):

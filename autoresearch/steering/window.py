@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, time, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from autoresearch.campaign import CampaignState, Proposal, TrialState
+from autoresearch.campaign import CampaignState, Ledger, Proposal, TrialRecord, TrialState
 from autoresearch.steering.commands import WindowEnd
-
-if TYPE_CHECKING:
-    from autoresearch.steering.target import SteeringTarget
 
 NIGHTLY_PAUSE = "nightly window ended"
 """How a pause by the nightly window's end starts its reason (nightly resumes those)."""
@@ -55,6 +52,16 @@ def window_end(until: str | None, duration_s: float | None, now: datetime | None
     return end
 
 
+class WindDown(Protocol):
+    """What winding a campaign down acts on (a `SteeringTarget` is one)."""
+
+    ledger: Ledger
+
+    def event(self, text: str) -> None: ...
+
+    def cancel_trial(self, trial: TrialRecord, reason: str) -> None: ...
+
+
 class Window:
     """A runner's window: none (`until` None: the campaign runs until it ends), or an end."""
 
@@ -81,7 +88,7 @@ class Window:
         self.cut = command.at if self.cut is None else min(self.cut, command.at)
         return f"the nightly window ends early, at {command.at:%H:%M:%S}"
 
-    def wind_down(self, target: SteeringTarget) -> int:
+    def wind_down(self, target: WindDown) -> int:
         """At the window's end: pause the campaign, stop running trials (SIGTERM: they save a
         checkpoint) without a verdict, and queue each again for the next night as a trial that
         resumes it (`resume_of`: same parameters and seed, from its checkpoint). Idempotent.

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from autoresearch.campaign import Ledger, TrialRecord
+from autoresearch.campaign import CampaignPaths, Ledger, TrialRecord
 from autoresearch.workspace.patches import ParsedPatch, PatchError, apply_patch, check_paths, parse_patch
 
 _SKIP = {".git"}
@@ -37,7 +37,7 @@ class Workspaces:
         self.ledger = ledger
         self.code = ledger.campaign.code
         self.cwd = ledger.campaign.cwd
-        self.root = ledger.path.parent / "workspaces"
+        self.root = CampaignPaths(ledger.path.parent).workspaces_dir
         """Where the workspaces live: next to the campaign's ledger."""
 
     def path(self, number: int) -> Path:

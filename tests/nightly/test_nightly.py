@@ -12,7 +12,7 @@ import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState, campaign_dir
+from autoresearch.campaign import CampaignState, Ledger, TrialState, campaign_dir
 from autoresearch.llm import LLMUnavailable
 from autoresearch.nightly import Night, window_end, write_morning_report
 from autoresearch.policy import OptunaPolicy
@@ -52,7 +52,7 @@ def test_a_night_stops_on_time_leaves_nothing_running_and_the_next_night_continu
     assert ledger.state is CampaignState.paused and ledger.state_reason.startswith(NIGHTLY_PAUSE)
     trials = ledger.trials()
     launched = [t.started_at for t in trials if t.started_at]
-    assert launched and max(launched) <= until + timedelta(seconds=3)  # launches stop at the window's end
+    assert launched and max(launched) <= until + timedelta(seconds=3), done.stdout  # launches stop at the window end
     assert all(j.priority == 25 for j in campaign_jobs(compute_client, name))  # low, preemptible
     assert not [t for t in trials if t.state is TrialState.failed]
     stopped = [t for t in trials if t.state is TrialState.cancelled]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from autoresearch.campaign import Campaign, Ledger, PolicyKind
+from autoresearch.campaign import Campaign, Ledger
 from autoresearch.llm import (
     AnthropicProvider,
     FakeLLMServer,
