@@ -11,7 +11,7 @@ from autoresearch.runner import build_policy, default_policy, with_llm
 def _campaign(policy: dict) -> Campaign:
     return Campaign.model_validate({
         "name": "factory", "command": ["python", "train.py", "{x}"], "objective": {"metric": "loss", "mode": "min"},
-        "search_space": {"x": {"type": "float", "low": 0, "high": 1}}, "policy": policy,
+        "search_space": {"x": {"type": "float", "low": 0, "high": 1}}, "budget": {"max_trials": 4}, "policy": policy,
     }, context={"check_paths": False})  # fmt: skip
 
 
