@@ -3,7 +3,7 @@
     from autoresearch import api
     outcome = api.run("examples/digits/campaign.yaml", max_trials=8)
     print(api.status("digits-mlp").best_trial)
-    api.post("digits-mlp", "pause")
+    api.post("digits-mlp", api.Pause(reason="checking the data"))   # any `autoresearch.steering` command
     api.report("digits-mlp")            # -> $AUTORESEARCH_HOME/campaigns/digits-mlp/report/report.md
 """
 
@@ -16,28 +16,42 @@ from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign import (
     Campaign,
+    CampaignPaths,
     CampaignState,
     CampaignStatus,
     Ledger,
-    campaign_dir,
     campaign_status,
-    campaigns_root,
+    known_campaigns,
     load_campaign,
 )
 from autoresearch.report import write_report
 from autoresearch.runner import (
     Display,
+    PolicyFactory,
     RunnerBusy,
     RunnerError,
     RunnerSettings,
     RunOutcome,
-    SteeringKind,
-    SteeringMessage,
     Start,
     holder_pid,
+    run_campaign,
+)
+from autoresearch.steering import (
+    Approve,
+    CancelTrial,
+    Command,
+    Deny,
+    Note,
+    Pause,
+    Resume,
+    SetBudget,
+    SetPriority,
+    SetSpace,
+    SteeringMessage,
+    Stop,
+    TryTrial,
     post,
     read_messages,
-    run_campaign,
 )
 
 Home = str | os.PathLike[str] | None
@@ -66,26 +80,33 @@ def run(
     home: Home = None,
     display: Display | None = None,
     settings: RunnerSettings | None = None,
+    policy_factory: PolicyFactory | None = None,
 ) -> RunOutcome:
     """Run the campaign of a config file (continuing it if it ran before) until it ends."""
     campaign = load_campaign(config_path)
     if max_trials is not None:
         campaign = with_max_trials(campaign, max_trials)
-    return run_campaign(campaign, home=home, display=display, settings=settings)
+    return run_campaign(campaign, home=home, display=display, settings=settings, policy_factory=policy_factory)
 
 
 def resume(
-    name: str, *, home: Home = None, display: Display | None = None, settings: RunnerSettings | None = None
+    name: str,
+    *,
+    home: Home = None,
+    display: Display | None = None,
+    settings: RunnerSettings | None = None,
+    policy_factory: PolicyFactory | None = None,
 ) -> RunOutcome:
     """Continue campaign `name` with the config it last ran with (also a paused or stopped one).
 
-    When a live runner holds it, post a `resume` message to its inbox instead.
+    When a live runner holds it, post a `Resume` command to its inbox instead.
     """
     campaign = Ledger.load(name, home).campaign
     try:
-        return run_campaign(campaign, home=home, start=Start.resume, display=display, settings=settings)
+        return run_campaign(campaign, home=home, start=Start.resume, display=display, settings=settings,
+                            policy_factory=policy_factory)  # fmt: skip
     except RunnerBusy as busy:
-        post(name, SteeringKind.resume.value, author="resume", home=home)
+        post(name, Resume(), author="resume", home=home)
         status = campaign_status(Ledger.load(name, home))
         reason = f"a live runner (pid {busy.pid}) runs {name!r}; it was asked to resume through the inbox"
         return RunOutcome(
@@ -106,8 +127,8 @@ def campaign_max_trials(name: str, *, home: Home = None) -> int:
 def campaigns(*, home: Home = None) -> list[CampaignOverview]:
     """Every campaign under $AUTORESEARCH_HOME/campaigns, by name."""
     found = []
-    for db in sorted(campaigns_root(home).glob("*/optuna.db")):
-        ledger = Ledger.load(db.parent.name, home)
+    for paths in known_campaigns(home):
+        ledger = Ledger.load(paths.name, home)
         current = campaign_status(ledger)
         found.append(
             CampaignOverview(
@@ -116,7 +137,7 @@ def campaigns(*, home: Home = None) -> list[CampaignOverview]:
                 trials=current.budget_used.trials,
                 max_trials=ledger.campaign.budget.max_trials,
                 best_value=current.best_trial.value if current.best_trial else None,
-                runner_pid=holder_pid(db.parent / "runner.lock"),
+                runner_pid=holder_pid(paths.lock),
             )
         )
     return found
@@ -125,7 +146,7 @@ def campaigns(*, home: Home = None) -> list[CampaignOverview]:
 def report(name: str, out: str | os.PathLike[str] | None = None, *, home: Home = None) -> Path:
     """Write campaign `name`'s Markdown report with plots; default folder: its campaign dir/report."""
     ledger = Ledger.load(name, home)
-    folder = Path(out) if out is not None else campaign_dir(name, home) / "report"
+    folder = Path(out) if out is not None else CampaignPaths.of(name, home).report_dir
     return write_report(ledger, folder, home=home)
 
 
@@ -137,9 +158,21 @@ def with_max_trials(campaign: Campaign, max_trials: int) -> Campaign:
 
 
 __all__ = [
+    "Approve",
     "CampaignOverview",
+    "CancelTrial",
+    "Command",
+    "Deny",
+    "Note",
+    "Pause",
+    "Resume",
     "RunOutcome",
+    "SetBudget",
+    "SetPriority",
+    "SetSpace",
     "SteeringMessage",
+    "Stop",
+    "TryTrial",
     "campaign_max_trials",
     "campaigns",
     "post",

@@ -5,12 +5,10 @@ trial as a subprocess whose printed metric lines are parsed from its log)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-from autoresearch.campaign import Campaign, Ledger, PolicyKind
+from autoresearch.campaign import Campaign, Ledger
 from autoresearch.policy import LLMPolicy
-from autoresearch.runner import POLICY_BUILDERS, RunnerSettings, register_policy, run_campaign
+from autoresearch.runner import PolicyFactory, RunnerSettings, run_campaign, with_llm
 from evals.env import EvalEnv
 from evals.records import Arm, RunRecord, TrialPoint
 from evals.scripted import scripted_provider
@@ -36,15 +34,9 @@ def policy_settings(arm: Arm, pruner: str, llm: str = SCRIPTED) -> dict[str, str
     return {"kind": "llm", "provider": provider, "model": model, "pruner": pruner}
 
 
-@contextmanager
-def scripted_llm(seed: int) -> Iterator[None]:
-    """While inside, `kind: llm` campaigns get the LLM policy driven by the scripted model."""
-    saved = POLICY_BUILDERS[PolicyKind.llm]
-    register_policy(PolicyKind.llm, lambda campaign, ledger: LLMPolicy(ledger, scripted_provider(ledger, seed)))
-    try:
-        yield
-    finally:
-        register_policy(PolicyKind.llm, saved)
+def scripted_llm(seed: int) -> PolicyFactory:
+    """A policy factory under which `kind: llm` campaigns get the LLM policy driven by the scripted model."""
+    return with_llm(lambda campaign, ledger: LLMPolicy(ledger, scripted_provider(ledger, seed)))
 
 
 def run_stack(
@@ -65,11 +57,8 @@ def run_stack(
         policy=policy_settings(arm, pruner, llm), target_regret=target_regret,
     )  # fmt: skip
     started = time.time()
-    if arm is Arm.stack_llm and llm == SCRIPTED:
-        with scripted_llm(seed):
-            run_campaign(campaign, home=env.home, settings=RUNNER)
-    else:
-        run_campaign(campaign, home=env.home, settings=RUNNER)
+    factory = scripted_llm(seed) if arm is Arm.stack_llm and llm == SCRIPTED else None
+    run_campaign(campaign, home=env.home, settings=RUNNER, policy_factory=factory)
     wall = time.time() - started
     return record_of(env, task, campaign, arm, seed, started, wall, pruner=pruner, target_regret=target_regret)
 

@@ -17,7 +17,6 @@ from autoresearch.campaign.config import (
 from autoresearch.campaign.ledger import FINAL_STATES, CampaignFacts, Ledger, LedgerError, OptunaBacked, TrialLedger
 from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
-from autoresearch.campaign.paths import campaign_dir, campaigns_root
 from autoresearch.campaign.policy_settings import (
     PolicyKind,
     PolicySettings,
@@ -27,6 +26,7 @@ from autoresearch.campaign.policy_settings import (
     resolve_policy_kind,
 )
 from autoresearch.campaign.ranking import best_trial, ranked
+from autoresearch.campaign.paths import CampaignPaths, campaign_dir, campaigns_root, known_campaigns
 from autoresearch.campaign.records import (
     CampaignState,
     Note,
@@ -53,6 +53,7 @@ __all__ = [
     "BudgetUsed",
     "Campaign",
     "CampaignFacts",
+    "CampaignPaths",
     "CampaignState",
     "CampaignStatus",
     "CategoricalParam",
@@ -89,6 +90,7 @@ __all__ = [
     "campaigns_root",
     "check_params",
     "free_slots",
+    "known_campaigns",
     "load_campaign",
     "ranked",
     "resolve_policy_kind",

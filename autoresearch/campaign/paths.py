@@ -1,19 +1,101 @@
-"""Where a campaign keeps its state: $AUTORESEARCH_HOME/campaigns/<name>/."""
+"""Where a campaign keeps its state: $AUTORESEARCH_HOME/campaigns/<name>/.
+
+`CampaignPaths` is the one place that names the files of a campaign folder (like compute's
+`ComputePaths`); no other module spells them.
+"""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from compute.paths import resolve_home
 
+Home = str | os.PathLike[str] | None
 
-def campaigns_root(home: str | os.PathLike[str] | None = None) -> Path:
+
+def campaigns_root(home: Home = None) -> Path:
     """The folder holding one sub-folder per campaign."""
     return resolve_home(home) / "campaigns"
 
 
-def campaign_dir(name: str, home: str | os.PathLike[str] | None = None) -> Path:
+def campaign_dir(name: str, home: Home = None) -> Path:
     """The state folder of campaign `name` (not created)."""
     return campaigns_root(home) / name
 
+
+@dataclass(frozen=True)
+class CampaignPaths:
+    """The files of one campaign folder (none is created here)."""
+
+    root: Path
+    """The campaign's state folder."""
+
+    @classmethod
+    def of(cls, name: str, home: Home = None) -> CampaignPaths:
+        return cls(campaign_dir(name, home))
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    @property
+    def ledger_db(self) -> Path:
+        """The trial ledger: an Optuna study in RDB storage (optuna-dashboard reads it)."""
+        return self.root / "optuna.db"
+
+    @property
+    def ledger_lock(self) -> Path:
+        """Held exclusively while a ledger is created, shared while one is loaded."""
+        return self.root / "ledger.lock"
+
+    @property
+    def graph_db(self) -> Path:
+        """The LangGraph checkpointer of the runner's graph (one thread per campaign)."""
+        return self.root / "graph.db"
+
+    @property
+    def inbox_db(self) -> Path:
+        """The steering inbox (SQLite, WAL): chat, the CLI, the API and nightly append to it."""
+        return self.root / "inbox.db"
+
+    @property
+    def overrides(self) -> Path:
+        """The search space, budget and priority changed from chat (JSON)."""
+        return self.root / "steering.json"
+
+    @property
+    def approvals(self) -> Path:
+        """The approval requests and their answers (JSON; the runner is its only writer)."""
+        return self.root / "approvals.json"
+
+    @property
+    def lock(self) -> Path:
+        """Held (fcntl) by the live runner; holds its pid as text."""
+        return self.root / "runner.lock"
+
+    @property
+    def report_dir(self) -> Path:
+        """The default folder of `autoresearch report` (report.md and its plots)."""
+        return self.root / "report"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        """The git worktrees of a code-edit campaign's trials."""
+        return self.root / "workspaces"
+
+    def checkpoint_dir(self, trial: int) -> Path:
+        """AR_CHECKPOINT_DIR of the trials continuing trial number `trial` (and of that trial)."""
+        return self.root / "checkpoints" / f"trial-{trial}"
+
+    def exists(self) -> bool:
+        """The campaign has a ledger (it ran at least once)."""
+        return self.ledger_db.is_file()
+
+
+def known_campaigns(home: Home = None) -> list[CampaignPaths]:
+    """Every campaign with a ledger under the home, by name."""
+    root = campaigns_root(home)
+    return sorted((CampaignPaths(p.parent) for p in root.glob(f"*/{CampaignPaths(root).ledger_db.name}")),
+                  key=lambda p: p.name)  # fmt: skip

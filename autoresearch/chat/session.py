@@ -15,12 +15,33 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from autoresearch.campaign import Campaign, Ledger, LedgerError, TrialRecord, TrialState, campaign_dir, campaign_status
+from autoresearch.campaign import Campaign, CampaignPaths, Ledger, LedgerError, TrialRecord, TrialState, campaign_status
 from autoresearch.campaign.params import check_params
-from autoresearch.runner import SteeringKind, SteeringMessage, holder_pid, post, read_messages
-from autoresearch.runner.actions import ActionKind
-from autoresearch.runner.approvals import ApprovalBook, ApprovalRequest
-from autoresearch.runner.overrides import SteeringError, change_budget, change_priority, change_space, describe_spec
+from autoresearch.runner import holder_pid
+from autoresearch.steering import (
+    ApprovalBook,
+    ApprovalRequest,
+    Approve,
+    CancelTrial,
+    Command,
+    Deny,
+    Note,
+    Pause,
+    Resume,
+    SetBudget,
+    SetPriority,
+    SetSpace,
+    SteeringError,
+    SteeringMessage,
+    Stop,
+    TryTrial,
+    change_budget,
+    change_priority,
+    change_space,
+    describe_spec,
+    post,
+    read_messages,
+)
 from compute import Client, ComputeError
 
 Home = str | os.PathLike[str] | None
@@ -37,7 +58,7 @@ class ChatSession:
         self.name = name
         self.home = home
         self.author = author
-        self.folder = campaign_dir(name, home)
+        self.paths = CampaignPaths.of(name, home)
         try:
             Ledger.load(name, home)
         except LedgerError as exc:
@@ -56,11 +77,11 @@ class ChatSession:
         return self.ledger().campaign
 
     def runner_pid(self) -> int | None:
-        return holder_pid(self.folder / "runner.lock")
+        return holder_pid(self.paths.lock)
 
     def waiting(self) -> list[ApprovalRequest]:
         """Approval requests the campaign waits on."""
-        return ApprovalBook(self.folder).open_requests()
+        return ApprovalBook(self.paths).open_requests()
 
     def status(self) -> str:
         ledger = self.ledger()
@@ -152,34 +173,33 @@ class ChatSession:
     # --- steering -----------------------------------------------------------------------------
 
     def pause(self, reason: str = "") -> str:
-        return self._post(SteeringKind.pause.value, {"reason": reason} if reason else {}, "pause: no new trials")
+        return self._post(Pause(reason=reason), "pause: no new trials")
 
     def resume(self) -> str:
-        return self._post(SteeringKind.resume.value, {}, "resume")
+        return self._post(Resume(), "resume")
 
     def stop(self, reason: str = "") -> str:
-        return self._post(SteeringKind.stop.value, {"reason": reason} if reason else {},
-                          "stop: running trials are cancelled, the campaign ends")  # fmt: skip
+        return self._post(Stop(reason=reason), "stop: running trials are cancelled, the campaign ends")
 
     def note(self, text: str) -> str:
         if not text.strip():
             raise ChatError("a note needs text: /note TEXT")
-        return self._post(SteeringKind.note.value, {"text": text.strip()}, f"note for the policy: {text.strip()}")
+        return self._post(Note(text=text), f"note for the policy: {text.strip()}")
 
     def set_budget(self, changes: dict[str, Any]) -> str:
         _, lines = self._check(change_budget, changes)
-        return self._post(ActionKind.budget.value, {"changes": changes}, "; ".join(lines) or "no change")
+        return self._post(SetBudget(changes=changes), "; ".join(lines) or "no change")
 
     def set_space(self, params: dict[str, Any]) -> str:
         _, lines = self._check(change_space, params)
-        return self._post(ActionKind.space.value, {"params": params}, "; ".join(lines) or "no change")
+        return self._post(SetSpace(params=params), "; ".join(lines) or "no change")
 
     def set_priority(self, priority: int | str) -> str:
         campaign, lines = self._check(change_priority, priority)
         text = "; ".join(lines) or "no change"
         if lines and campaign.approvals.priority_raise and campaign.compute.priority > self.campaign().compute.priority:
             text += " (needs approval: approvals.priority_raise)"
-        return self._post(ActionKind.priority.value, {"priority": priority}, text)
+        return self._post(SetPriority(priority=priority), text)
 
     def try_trial(self, params: dict[str, Any]) -> str:
         """Queue a trial with these parameters; missing ones come from the best trial so far."""
@@ -198,7 +218,7 @@ class ChatSession:
         text = f"try {_params(checked)}"
         if borrowed and best is not None:
             text += f" ({', '.join(borrowed)} from best trial {best.number})"
-        return self._post(ActionKind.try_.value, {"params": checked}, text)
+        return self._post(TryTrial(params=checked), text)
 
     def cancel(self, number: int) -> str:
         t = self._trial(number)
@@ -206,7 +226,7 @@ class ChatSession:
             raise ChatError(
                 f"trial {number} is already {t.state.value}; only proposed or running trials can be cancelled"
             )
-        return self._post(ActionKind.cancel.value, {"trial": number}, f"cancel trial {number} ({t.state.value})")
+        return self._post(CancelTrial(trial=number), f"cancel trial {number} ({t.state.value})")
 
     def answer(self, approved: bool, request: int | None = None, reason: str = "") -> str:
         waiting = self.waiting()
@@ -216,9 +236,8 @@ class ChatSession:
         if chosen is None:
             ids = ", ".join(str(r.id) for r in waiting)
             raise ChatError(f"request {request} is not waiting; waiting: {ids}")
-        kind = ActionKind.approve if approved else ActionKind.deny
-        payload = {"request": chosen.id, "reason": reason}
-        return self._post(kind.value, payload, f"{kind.value} #{chosen.id}: {chosen.summary}")
+        command = (Approve if approved else Deny)(request=chosen.id, reason=reason)
+        return self._post(command, f"{command.kind} #{chosen.id}: {chosen.summary}")
 
     def _check(self, change: Any, value: Any) -> tuple[Campaign, list[str]]:
         try:
@@ -226,8 +245,8 @@ class ChatSession:
         except SteeringError as exc:
             raise ChatError(str(exc)) from None
 
-    def _post(self, kind: str, payload: dict[str, Any], what: str) -> str:
-        message = post(self.name, kind, payload, author=self.author, home=self.home)
+    def _post(self, command: Command, what: str) -> str:
+        message = post(self.name, command, author=self.author, home=self.home)
         self.posted[message.id] = what
         when = "the runner applies it at its next replan"
         if not self.runner_pid():

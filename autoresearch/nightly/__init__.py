@@ -1,5 +1,6 @@
 """Nightly unattended sweeps: campaigns inside a time window at low, preemptible priority,
-resumed night after night, with a morning report.
+resumed night after night, with a morning report. The window itself (its end, a cut, winding
+a campaign down) lives in `autoresearch.steering.window`.
 
     night = Night([Path("a.yaml"), Path("b.yaml")], window_end("07:00", None))
     result = night.run()
@@ -15,7 +16,7 @@ from autoresearch.nightly.snapshot import (
     save_snapshot,
     snapshot_campaign,
 )
-from autoresearch.nightly.window import WindowError, window_end
+from autoresearch.steering.window import WindowError, window_end
 
 __all__ = [
     "NIGHTLY_SETTINGS",

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoresearch.campaign import Campaign, CampaignState, ConfigError, Ledger, LedgerError, campaign_dir, load_campaign
-from autoresearch.runner import RunnerBusy, RunnerSettings, SteeringKind, Start, post, run_campaign
-from autoresearch.runner.actions import NIGHTLY_PAUSE, ActionKind
+from autoresearch.campaign import Campaign, CampaignPaths, CampaignState, ConfigError, Ledger, LedgerError, load_campaign
+from autoresearch.runner import PolicyFactory, RunnerBusy, RunnerSettings, Start, run_campaign
+from autoresearch.steering import NIGHTLY_PAUSE, Command, Resume, WindowEnd, post
 from compute import Client, ComputeError, parse_priority
 
 Home = str | os.PathLike[str] | None
@@ -80,7 +80,7 @@ def nightly_campaign(campaign: Campaign, priority: int | str) -> Campaign:
 
 def _skip_reason(name: str, home: Home) -> str:
     """Why a campaign should not run tonight ('' when it should)."""
-    if not (campaign_dir(name, home) / "optuna.db").is_file():
+    if not CampaignPaths.of(name, home).exists():
         return ""
     ledger = Ledger.load(name, home)
     state, reason = ledger.state, ledger.state_reason
@@ -95,13 +95,16 @@ class Night:
     """Supervises tonight's campaigns until `until`."""
 
     def __init__(self, configs: list[Path], until: datetime, *, home: Home = None, priority: int | str = "low",
-                 retry_s: float = 30.0, settings: RunnerSettings = NIGHTLY_SETTINGS) -> None:  # fmt: skip
+                 retry_s: float = 30.0, settings: RunnerSettings = NIGHTLY_SETTINGS,
+                 policy_factory: PolicyFactory | None = None) -> None:  # fmt: skip
         self.configs = configs
         self.until = until
         self.home = home
         self.priority = priority
         self.retry_s = retry_s
         self.settings = settings
+        self.policy_factory = policy_factory
+        """Builds each campaign's policy (default: `default_policy`)."""
         self.started_at = datetime.now().astimezone()
         self.result = NightResult(night=self.started_at.strftime("%Y-%m-%dT%H-%M-%S"), started_at=self.started_at,
                                   until=until)  # fmt: skip
@@ -159,10 +162,9 @@ class Night:
             self._nap(1.0)
         if self._cut is not None:
             self.say(f"the window was cut short ({self.result.ended_early}): winding the campaigns down")
-        payload = {"at": self._cut.isoformat()} if self._cut else None
         for thread, entry in threads:
             if thread.is_alive() and entry.name:
-                self._post(entry.name, ActionKind.window_end.value, payload)
+                self._post(entry.name, WindowEnd(at=self._cut))
 
     def _resume_after_outage(self, entry: CampaignNight, paused_since: dict[str, float]) -> None:
         name = entry.name or ""
@@ -177,14 +179,14 @@ class Night:
         if time.monotonic() - since >= self.retry_s:
             entry.faults.append(ledger.state_reason)
             self.say(f"{name}: retrying after a fault: {ledger.state_reason}")
-            self._post(name, SteeringKind.resume.value)
+            self._post(name, Resume())
             paused_since.pop(name, None)
 
-    def _post(self, name: str, kind: str, payload: dict[str, str] | None = None) -> None:
+    def _post(self, name: str, command: Command) -> None:
         try:
-            post(name, kind, payload, author="nightly", home=self.home)
+            post(name, command, author="nightly", home=self.home)
         except Exception as exc:  # noqa: BLE001 - best effort; the runner's heartbeat and the next night cover it
-            self.say(f"{name}: could not post {kind} ({exc})")
+            self.say(f"{name}: could not post {command.kind} ({exc})")
 
     def _supervise(self, campaign: Campaign, entry: CampaignNight) -> None:
         name = campaign.name
@@ -196,7 +198,8 @@ class Night:
             try:
                 entry.ran = True
                 outcome = run_campaign(campaign, home=self.home, start=Start.resume, settings=self.settings,
-                                       until=self.until, display=_Prefixed(self, name))  # fmt: skip
+                                       until=self.until, display=_Prefixed(self, name),
+                                       policy_factory=self.policy_factory)  # fmt: skip
             except RunnerBusy as exc:
                 entry.skipped = str(exc)
                 self.say(f"{name}: skipped: {exc}")

@@ -1,48 +1,28 @@
-"""The campaign runner: the propose -> launch -> evaluate -> replan graph, its steering inbox,
-resume safety (one runner per campaign, idempotent launches) and the live display."""
+"""The campaign runner: the propose -> launch -> evaluate -> replan graph, its composition root
+(`RunContext`), resume safety (one runner per campaign, idempotent launches) and the live
+display. Steering (commands, inbox, approvals, the nightly window) lives in
+`autoresearch.steering`."""
 
-from autoresearch.runner.actions import NIGHTLY_PAUSE, ActionKind, SteeringActions
-from autoresearch.runner.approvals import ApprovalBook, ApprovalRequest, ApprovalStatus, Gate, await_answer
+from autoresearch.runner.context import RunContext, RunnerSettings
 from autoresearch.runner.display import Display, LiveDisplay, PlainDisplay, QuietDisplay, make_display
+from autoresearch.runner.errors import RunnerBusy, RunnerError
 from autoresearch.runner.gated import SteeredNodes
 from autoresearch.runner.graph import RECURSION_LIMIT, RunnerState, build_graph
-from autoresearch.runner.inbox import (
-    Inbox,
-    InboxError,
-    SteeringKind,
-    SteeringMessage,
-    open_inbox,
-    post,
-    read_messages,
-)
-from autoresearch.runner.lock import CampaignLock, RunnerBusy, holder_pid
-from autoresearch.runner.nodes import CampaignNodes, RunnerSettings
-from autoresearch.runner.overrides import Overrides, SteeringError, effective_campaign, load_overrides
-from autoresearch.runner.policies import POLICY_BUILDERS, PolicyBuilder, build_policy, register_policy
-from autoresearch.runner.run import RunnerError, RunOutcome, Start, run_campaign
-from autoresearch.runner.steering import DEFAULT_HANDLERS, Handler, SteeringContext, drain
+from autoresearch.runner.lock import CampaignLock, holder_pid
+from autoresearch.runner.nodes import CampaignNodes
+from autoresearch.runner.policies import PolicyFactory, build_policy, default_policy, with_llm
+from autoresearch.runner.run import RunOutcome, Start, run_campaign
 
 __all__ = [
-    "DEFAULT_HANDLERS",
-    "NIGHTLY_PAUSE",
-    "POLICY_BUILDERS",
     "RECURSION_LIMIT",
-    "ActionKind",
-    "ApprovalBook",
-    "ApprovalRequest",
-    "ApprovalStatus",
     "CampaignLock",
     "CampaignNodes",
     "Display",
-    "Gate",
-    "Handler",
-    "Inbox",
-    "InboxError",
     "LiveDisplay",
-    "Overrides",
     "PlainDisplay",
-    "PolicyBuilder",
+    "PolicyFactory",
     "QuietDisplay",
+    "RunContext",
     "RunOutcome",
     "RunnerBusy",
     "RunnerError",
@@ -50,22 +30,11 @@ __all__ = [
     "RunnerState",
     "Start",
     "SteeredNodes",
-    "SteeringActions",
-    "SteeringContext",
-    "SteeringError",
-    "SteeringKind",
-    "SteeringMessage",
-    "await_answer",
     "build_graph",
     "build_policy",
-    "drain",
-    "effective_campaign",
+    "default_policy",
     "holder_pid",
-    "load_overrides",
     "make_display",
-    "open_inbox",
-    "post",
-    "read_messages",
-    "register_policy",
     "run_campaign",
+    "with_llm",
 ]

@@ -1,46 +1,34 @@
 """`SteeredNodes`: the campaign's nodes with approval gates and an optional window end.
 
 It wraps `CampaignNodes` (same four steps) and adds, before each launch, the approval gates
-of the config's `approvals` section (see `approvals`), and, with `until` (nightly), a hard
-end: no trial launches after it, and the replan after it winds the campaign down (paused,
-running trials stopped and queued again) and ends the graph.
+of the config's `approvals` section (see `autoresearch.steering.approvals`), and, with a window
+end (nightly), a hard end: no trial launches after it, and the replan after it winds the
+campaign down (`Window.wind_down`) and ends the graph.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from autoresearch.campaign import CampaignState, campaign_status
-from autoresearch.runner.actions import SteeringActions
-from autoresearch.runner.approvals import ApprovalRequest, ApprovalStatus, Gate, await_answer
+from autoresearch.runner.context import RunContext
 from autoresearch.runner.graph import RunnerState
 from autoresearch.runner.nodes import CampaignNodes
+from autoresearch.steering import ApprovalRequest, ApprovalStatus, Gate, SetPriority, apply_priority, await_answer
 
 
 class SteeredNodes:
     """`CampaignNodes` plus approval gates and the nightly window (the graph's `Nodes`)."""
 
-    def __init__(self, inner: CampaignNodes, actions: SteeringActions, until: datetime | None = None) -> None:
-        self.inner = inner
-        self.actions = actions
-        self._until = until
-        self.book = actions.book
-
-    @property
-    def until(self) -> datetime | None:
-        """The window's end: the one given, or an earlier one nightly posted (SIGTERM)."""
-        return self.actions.window_end(self._until)
-
-    def _past_window(self) -> bool:
-        until = self.until
-        return until is not None and datetime.now().astimezone() >= until
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.inner = CampaignNodes(ctx)
+        self.book = ctx.book
 
     def propose(self, state: RunnerState) -> RunnerState:
-        return {} if self._past_window() else self.inner.propose(state)
+        return {} if self.ctx.window.past() else self.inner.propose(state)
 
     def launch(self, state: RunnerState) -> RunnerState:
         """Ask the gates that are due (the graph waits on `interrupt()`), act on the answers, launch."""
-        if self._past_window():
+        if self.ctx.window.past():
             return {}
         for request in self._due():
             self._apply(await_answer(self.book, request))
@@ -51,24 +39,20 @@ class SteeredNodes:
 
     def replan(self, state: RunnerState) -> RunnerState:
         update = self.inner.replan(state)
-        if not update.get("ended") and self._past_window():
-            assert self.until is not None
+        if not update.get("ended") and self.ctx.window.past():
             self.wind_down()
             return {**update, "ended": CampaignState.paused.value}
         return update
 
     def wind_down(self) -> None:
-        until = self.until
-        assert until is not None
-        stopped = self.actions.wind_down(until)
-        self.inner.display.event(f"the window ended at {until:%H:%M}: {stopped} running trial(s) stopped")
+        self.ctx.window.wind_down(self.ctx)
 
     # --- gates ------------------------------------------------------------------------------
 
     def _due(self) -> list[ApprovalRequest]:
         """Requests to answer before launching: priority raises asked in chat, and the launch
         gates of the trials waiting to launch."""
-        ledger = self.inner.ledger
+        ledger = self.ctx.ledger
         due = [r for r in self.book.requests() if r.gate is Gate.priority_raise and not r.applied]
         if ledger.state is not CampaignState.running:
             return due
@@ -100,17 +84,18 @@ class SteeredNodes:
         """Act on an answered request once."""
         if request.applied:
             return
-        ledger, display = self.inner.ledger, self.inner.display
+        ledger, display = self.ctx.ledger, self.ctx.display
         approved = request.status is ApprovalStatus.approved
         who = f"{request.answered_by}" + (f": {request.reason}" if request.reason else "")
         if request.gate is Gate.priority_raise:
             if approved:
-                message = self.inner.inbox.get(int(request.details["message"]))
-                display.event(f"approval #{request.id}: {self.actions.apply_priority(message)}")
+                command = self.ctx.inbox.get(int(request.details["message"])).command
+                assert isinstance(command, SetPriority), f"approval #{request.id} names a message that is no priority"
+                display.event(f"approval #{request.id}: {apply_priority(self.ctx, command)}")
         elif request.gate is Gate.code_patch and not approved:
             trial = ledger.trial(int(request.details["trial"]))
             if not trial.state.final:
-                self.inner.evaluator.cancel_trial(trial, f"its code patch was denied by {who}")
+                self.ctx.cancel_trial(trial, f"its code patch was denied by {who}")
                 ledger.append_note(f"trial {trial.number}'s patch was denied by {who}", author="runner")
         elif request.gate is Gate.gpu_hours and not approved:
             if ledger.state is CampaignState.running:

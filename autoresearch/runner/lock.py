@@ -1,4 +1,5 @@
-"""One runner per campaign: an exclusive fcntl lock on `<campaign dir>/runner.lock`.
+"""One runner per campaign: an exclusive fcntl lock on the campaign's `runner.lock`
+(`CampaignPaths.lock`).
 
 The lock file holds the pid of the runner that holds it. The kernel drops the lock when the
 process dies (even by SIGKILL), so a killed runner never blocks the next one.
@@ -6,30 +7,19 @@ process dies (even by SIGKILL), so a killed runner never blocks the next one.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from autoresearch.campaign import CampaignPaths
+from autoresearch.runner.errors import RunnerBusy
 from compute.pidlock import holder_pid, release, try_lock
 
-
-class RunnerBusy(Exception):
-    """Another live process runs this campaign; the message names its pid."""
-
-    def __init__(self, name: str, pid: int | None, path: Path) -> None:
-        who = f"pid {pid}" if pid else "another process"
-        super().__init__(
-            f"campaign {name!r} is already being run by {who} (lock {path}). Watch it with "
-            f"`autoresearch status {name}`, steer it with `autoresearch resume {name}` (which posts to "
-            f"its inbox), or stop that process before starting another runner."
-        )
-        self.pid = pid
+__all__ = ["CampaignLock", "holder_pid"]
 
 
 class CampaignLock:
-    """Hold the runner lock of one campaign directory (a context manager)."""
+    """Hold the runner lock of one campaign folder (a context manager)."""
 
-    def __init__(self, name: str, folder: Path) -> None:
-        self.name = name
-        self.path = folder / "runner.lock"
+    def __init__(self, paths: CampaignPaths) -> None:
+        self.name = paths.name
+        self.path = paths.lock
         self._fd: int | None = None
 
     def acquire(self) -> CampaignLock:

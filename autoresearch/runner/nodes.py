@@ -1,12 +1,12 @@
-"""The four nodes of the campaign graph, bound to one campaign's ledger, policy and compute."""
+"""The four nodes of the campaign graph, reading one run's `RunContext` (ledger, policy, compute)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from autoresearch.campaign import (
+    Campaign,
     CampaignState,
     CampaignStatus,
     Ledger,
@@ -19,56 +19,30 @@ from autoresearch.campaign import (
     stop_reason,
 )
 from autoresearch.llm import LLMUnavailable
-from autoresearch.policy import Policy, PolicyContext, ReplanAction
+from autoresearch.policy import PolicyContext, ReplanAction
+from autoresearch.runner.context import RunContext
 from autoresearch.runner.crash import crash_point
-from autoresearch.runner.display import Display
-from autoresearch.runner.evaluate import Evaluator
 from autoresearch.runner.graph import RunnerState
-from autoresearch.runner.inbox import Inbox
-from autoresearch.runner.launch import Launcher
-from autoresearch.runner.steering import Handler, SteeringContext, drain
+from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
-from compute import Client
 
 _CANCEL_ON = (StopReason.deadline, StopReason.target_reached)
 """Limits that cancel running trials; the others let them finish."""
 
 
-@dataclass(frozen=True)
-class RunnerSettings:
-    """How often the runner looks at things."""
-
-    poll_s: float = 1.0
-    """Longest wait between two reads of running trials' metrics (job state changes wake it at once)."""
-    heartbeat_s: float = 10.0
-    """Longest time evaluate waits before a replan (which reads the inbox and the deadline)."""
-
-
 class CampaignNodes:
     """propose, launch, evaluate and replan for one campaign (used from one thread)."""
 
-    def __init__(
-        self,
-        ledger: Ledger,
-        policy: Policy,
-        client: Client,
-        launcher: Launcher,
-        evaluator: Evaluator,
-        inbox: Inbox,
-        display: Display,
-        handlers: Mapping[str, Handler],
-        settings: RunnerSettings,
-    ) -> None:
-        self.ledger = ledger
-        self.policy = policy
-        self.client = client
-        self.launcher = launcher
-        self.evaluator = evaluator
-        self.inbox = inbox
-        self.display = display
-        self.handlers = handlers
-        self.settings = settings
-        self.campaign = ledger.campaign
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.ledger = ctx.ledger
+        self.client = ctx.client
+        self.display = ctx.display
+        self.settings = ctx.settings
+
+    @property
+    def campaign(self) -> Campaign:
+        return self.ctx.campaign
 
     # --- nodes ------------------------------------------------------------------------
 
@@ -76,12 +50,12 @@ class CampaignNodes:
         """Fill the idle parallel slots with new trials (none while paused or at a limit)."""
         if self.ledger.state is not CampaignState.running:
             return {}
-        status, ctx = self._look(state.get("steering", []))
-        n = free_slots(self.campaign, ctx.trials)
+        status, view = self._look(state.get("steering", []))
+        n = free_slots(self.campaign, view.trials)
         if n <= 0 or self._limit(status) is not None:
             return {}
         try:
-            proposals = self.policy.propose(ctx, n)
+            proposals = self.ctx.policy.propose(view, n)
         except LLMUnavailable as exc:
             self._pause_for(exc)
             return {}
@@ -97,7 +71,7 @@ class CampaignNodes:
             return {}
         for trial in self.ledger.unlaunched():
             try:
-                job = self.launcher.launch(trial)
+                job = self.ctx.launcher.launch(trial)
             except PatchError as exc:
                 self.ledger.fail(trial.number, TrialFailure.bad_patch, log_excerpt=str(exc))
                 self.display.event(f"trial {trial.number} failed: its patch does not apply: {exc}")
@@ -108,39 +82,40 @@ class CampaignNodes:
     def evaluate(self, state: RunnerState) -> RunnerState:
         """Watch running trials until one ends, a message arrives, or the heartbeat passes."""
         deadline = time.monotonic() + self.settings.heartbeat_s
-        known = set(self.handlers)
+        known = set(HANDLED_KINDS)
         while True:
             running = self.ledger.running()
             if not running:
                 if self.ledger.state is CampaignState.running:
                     return {}  # free slots: propose fills them, or replan ends the campaign
-                if self.inbox.pending_count(known) or time.monotonic() >= deadline:
+                if self.ctx.inbox.pending_count(known) or time.monotonic() >= deadline:
                     return {}
                 time.sleep(min(self.settings.poll_s, max(0.0, deadline - time.monotonic())))
                 continue
-            ended, seen = self.evaluator.check(running)
+            ended, seen = self.ctx.evaluator.check(running)
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
             if ended:
                 return {}
-            if self.inbox.pending_count(known) or time.monotonic() >= deadline:
+            if self.ctx.inbox.pending_count(known) or time.monotonic() >= deadline:
                 return {}
             self.client.wait_for_change(list(seen), since=seen, timeout=self.settings.poll_s)
 
     def replan(self, state: RunnerState) -> RunnerState:
         """Apply steering, let the policy replan on new results, and end the campaign at a limit."""
         crash_point("replan.start")
-        ctx = SteeringContext(self.ledger, stop=self._stop)
-        for message in drain(self.inbox, self.handlers, ctx):
+        applied = drain(self.ctx.inbox, self.ctx)
+        for message in applied:
             self.display.event(f"inbox #{message.id} {message.kind} from {message.author}: {message.outcome}")
-        update: RunnerState = {"round": state.get("round", 0) + 1, "steering": [*state.get("steering", []), *ctx.notes]}
+        update: RunnerState = {"round": state.get("round", 0) + 1,
+                               "steering": [*state.get("steering", []), *notes_of(applied)]}  # fmt: skip
         if self.ledger.state is CampaignState.stopped:
             return {**update, "ended": CampaignState.stopped.value}
-        status, ctx = self._look(update["steering"])
-        finals = sum(t.state.final for t in ctx.trials)
+        status, view = self._look(update["steering"])
+        finals = sum(t.state.final for t in view.trials)
         if self.ledger.state is CampaignState.running and finals > state.get("finished_seen", 0):
             try:
-                decision = self.policy.replan(ctx)
+                decision = self.ctx.policy.replan(view)
             except LLMUnavailable as exc:
                 self._pause_for(exc)
             else:
@@ -148,7 +123,7 @@ class CampaignNodes:
                 if decision.notes:
                     self.ledger.append_note(decision.notes, author="policy")
                 if decision.action is ReplanAction.stop:
-                    self._stop(f"the policy stopped the campaign: {decision.reason or 'no reason given'}")
+                    self.ctx.stop(f"the policy stopped the campaign: {decision.reason or 'no reason given'}")
                     return {**update, "ended": CampaignState.stopped.value}
         limit = self._limit(status)
         if limit is not None and self._wind_down(limit):
@@ -162,11 +137,11 @@ class CampaignNodes:
         """The campaign's status and the policy's context, from one read of the ledger's trials."""
         status = campaign_status(self.ledger)
         trials = self.ledger.trials()
-        ctx = PolicyContext(
+        view = PolicyContext(
             campaign=self.campaign, trials=trials, notes=self.ledger.notes(), steering=steering,
             budget_used=status.budget_used,
         )  # fmt: skip
-        return status, ctx
+        return status, view
 
     def _limit(self, status: CampaignStatus) -> StopReason | None:
         best = status.best_trial.value if status.best_trial else None
@@ -177,7 +152,7 @@ class CampaignNodes:
         active = [t for t in self.ledger.trials() if not t.state.final]
         if limit in _CANCEL_ON and active:
             for trial in active:
-                self.evaluator.cancel_trial(trial, f"campaign reached {limit.value}")
+                self.ctx.evaluator.cancel_trial(trial, f"campaign reached {limit.value}")
             active = [t for t in self.ledger.trials() if not t.state.final]
         if active:
             return False
@@ -187,15 +162,6 @@ class CampaignNodes:
         self.display.event(f"campaign {self.campaign.name} completed: {reason}")
         self._show()
         return True
-
-    def _stop(self, reason: str) -> None:
-        for trial in self.ledger.trials():
-            if not trial.state.final:
-                self.evaluator.cancel_trial(trial, reason)
-        self.ledger.set_state(CampaignState.stopped, reason)
-        self.ledger.append_note(f"campaign stopped: {reason}", author="runner")
-        self.display.event(f"campaign {self.campaign.name} stopped: {reason}")
-        self._show()
 
     def _pause_for(self, exc: LLMUnavailable) -> None:
         hint = f" (the server suggested retrying after {exc.retry_after_s:.0f} s)" if exc.retry_after_s else ""
@@ -208,7 +174,7 @@ class CampaignNodes:
         self.display.event(reason)
 
     def _show(self) -> None:
-        self.display.update(campaign_status(self.ledger), self.campaign.budget.max_trials)
+        self.ctx.show()
 
 
 def _limit_text(limit: StopReason, ledger: Ledger) -> str:

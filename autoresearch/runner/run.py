@@ -21,32 +21,27 @@ from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign import (
     Campaign,
+    CampaignPaths,
     CampaignState,
     CampaignStatus,
     Ledger,
     PolicyKind,
-    campaign_dir,
     campaign_status,
     stop_reason,
 )
-from autoresearch.runner.actions import SteeringActions, restore_steering
+from autoresearch.policy import PolicyError
+from autoresearch.runner.context import RunContext, RunnerSettings
 from autoresearch.runner.display import Display, QuietDisplay
+from autoresearch.runner.errors import RunnerError
 from autoresearch.runner.evaluate import Evaluator
 from autoresearch.runner.gated import SteeredNodes
 from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
-from autoresearch.runner.inbox import Inbox
 from autoresearch.runner.launch import Launcher
 from autoresearch.runner.lock import CampaignLock
-from autoresearch.runner.nodes import CampaignNodes, RunnerSettings
-from autoresearch.runner.policies import build_policy
-from autoresearch.runner.steering import DEFAULT_HANDLERS, Handler
-from autoresearch.policy import PolicyError
+from autoresearch.runner.policies import PolicyFactory, build_policy, default_policy
+from autoresearch.steering import ApprovalBook, Inbox, SteeringError, Window, restore_steering, wait_for_answer
 from compute import Client, ComputeError
 from tracking import MlflowTracker, QueuedTracker, resolve_tracking
-
-
-class RunnerError(Exception):
-    """The campaign cannot run; the message says why and what to do next."""
 
 
 class Start(str, enum.Enum):
@@ -84,31 +79,36 @@ def run_campaign(
     start: Start = Start.run,
     display: Display | None = None,
     settings: RunnerSettings | None = None,
-    handlers: Mapping[str, Handler] | None = None,
     environ: Mapping[str, str] | None = None,
     until: datetime | None = None,
+    policy_factory: PolicyFactory | None = None,
 ) -> RunOutcome:
     """Run (or continue) `campaign` until it completes, stops, or fails. Raises `RunnerBusy`
     when another live runner holds the campaign, `RunnerError` when it cannot run.
 
     `until` (an aware datetime; nightly windows): no trial launches after it; the first replan
-    after it pauses the campaign, stops running trials (queued again) and returns."""
+    after it pauses the campaign, stops running trials (queued again) and returns.
+    `policy_factory` builds the policy of the resolved kind (default: `default_policy`)."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     display = display or QuietDisplay()
-    folder = campaign_dir(campaign.name, home)
-    with CampaignLock(campaign.name, folder):
+    factory = policy_factory or default_policy
+    paths = CampaignPaths.of(campaign.name, home)
+    with CampaignLock(paths):
         ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)
-        restore_steering(ledger, folder)  # chat's changes (steering.json, budget/space messages) over the config
+        try:
+            restore_steering(ledger, paths)  # chat's changes (steering.json, budget/space messages) over the config
+        except SteeringError as exc:
+            raise RunnerError(str(exc)) from None
         ended = _check_ended(ledger, start)
         if ended is not None:
             return ended
         try:
-            policy, kind = build_policy(ledger.campaign, ledger, environ=environ)
+            policy, kind = build_policy(ledger.campaign, ledger, environ=environ, factory=factory)
         except PolicyError as exc:
             raise RunnerError(str(exc)) from None
         client = Client(home)
-        inbox = Inbox(folder)
-        connection = sqlite3.connect(folder / "graph.db", check_same_thread=False)
+        inbox = Inbox(paths)
+        connection = sqlite3.connect(paths.graph_db, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
         connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
         tracker = QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event)
@@ -116,18 +116,17 @@ def run_campaign(
             launcher = Launcher(ledger, client, tracker)
             evaluator = Evaluator(ledger, client, policy, tracker)
             evaluator.reconcile(launcher.experiment_id)
-            nodes = CampaignNodes(
-                ledger, policy, client, launcher, evaluator, inbox, display,
-                {**DEFAULT_HANDLERS, **(handlers or {})}, settings or RunnerSettings(),
+            ctx = RunContext(
+                paths=paths, ledger=ledger, policy=policy, kind=kind, policy_factory=factory, environ=environ,
+                client=client, tracker=tracker, launcher=launcher,
+                evaluator=evaluator, inbox=inbox, book=ApprovalBook(paths), window=Window(until), display=display,
+                settings=settings or RunnerSettings(),
             )  # fmt: skip
-            actions = SteeringActions(nodes, folder, environ)
-            nodes.handlers = {**actions.handlers(), **nodes.handlers}
-            steered = SteeredNodes(nodes, actions, until)
             display.event(
                 f"campaign {campaign.name}: {kind.value} policy, up to {campaign.budget.max_trials} trials, "
-                f"{campaign.budget.max_parallel} in parallel; state in {folder}"
+                f"{campaign.budget.max_parallel} in parallel; state in {paths.root}"
             )
-            _drive(steered, connection, campaign.name)
+            _drive(SteeredNodes(ctx), connection, campaign.name)
         except ComputeError as exc:
             _fail(ledger, exc)
             raise RunnerError(f"campaign {campaign.name!r} cannot launch its trials: {exc}") from None
@@ -162,7 +161,7 @@ def _drive(nodes: SteeredNodes, connection: sqlite3.Connection, thread: str) -> 
     else:
         graph.invoke({**snapshot.values, "ended": None}, config, durability="sync")
     while graph.get_state(config).interrupts:
-        answer = nodes.actions.wait_for_answer(nodes.until, on_give_up=nodes.wind_down)
+        answer = wait_for_answer(nodes.ctx, nodes.ctx.inbox, on_give_up=nodes.wind_down)
         if answer is None:
             return  # the window ended while waiting: the question is asked again next time
         graph.invoke(Command(resume=answer), config, durability="sync")

@@ -19,7 +19,7 @@ import tempfile
 import uuid
 from pathlib import Path, PurePosixPath
 
-from autoresearch.campaign import TrialLedger, TrialRecord
+from autoresearch.campaign import CampaignPaths, TrialLedger, TrialRecord
 from autoresearch.workspace.patches import ParsedPatch, PatchError, apply_patch, check_paths, parse_patch
 from tracking import PARENT_TRIAL_TAG, RERUN_OF_TAG, Tracker
 
@@ -37,7 +37,7 @@ class Workspaces:
         self.ledger = ledger
         self.code = ledger.campaign.code
         self.cwd = ledger.campaign.cwd
-        self.root = ledger.folder / "workspaces"
+        self.root = CampaignPaths(ledger.folder).workspaces_dir
         """Where the workspaces live: next to the campaign's ledger."""
 
     def path(self, number: int) -> Path:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from autoresearch.campaign import CampaignState, Ledger
 from autoresearch.chat import ChatSession, Conversation, chat_provider, parse
 from autoresearch.llm import FakeLLMServer, ScriptedProvider, ToolCall
-from autoresearch.runner import read_messages, run_campaign
+from autoresearch.runner import run_campaign
+from autoresearch.steering import SetSpace, read_messages
 from tests.runner.conftest import FAST, campaign_of, synthetic_config
 
 
@@ -35,9 +36,9 @@ def test_model_tool_calls_are_the_slash_actions_and_apply_when_the_runner_starts
     slash_name, slash_args = parse("/space x2=1..3")
     assert slash_name == "set_space" and chat.handle("/space x2=1..3")[0].startswith("queued #2 search_space.x2")
     messages = read_messages(name)
-    assert [(m.kind, m.payload, m.author) for m in messages] == [
-        ("space", {"params": {"x1": [0, 2]}}, "carol"),
-        ("space", {"params": {"x2": [1, 3]}}, "carol"),
+    assert [(m.kind, m.command, m.author) for m in messages] == [
+        ("space", SetSpace(params={"x1": [0, 2]}), "carol"),
+        ("space", SetSpace(params={"x2": [1, 3]}), "carol"),
     ]
 
     outcome = run_campaign(campaign_of(data), settings=FAST)  # starts after the messages: applies them first

@@ -5,7 +5,7 @@ bad commands change nothing; stop ends the campaign."""
 from __future__ import annotations
 
 from autoresearch.campaign import CampaignState, TrialState
-from autoresearch.runner import read_messages
+from autoresearch.steering import read_messages
 from tests.chat.conftest import ChatProcess, state, trials
 from tests.runner.conftest import synthetic_config, wait_until
 

@@ -12,12 +12,12 @@ import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState, campaign_dir
+from autoresearch.campaign import CampaignState, Ledger, TrialState, campaign_dir
 from autoresearch.llm import LLMUnavailable
 from autoresearch.nightly import Night, window_end, write_morning_report
 from autoresearch.policy import OptunaPolicy
-from autoresearch.runner import POLICY_BUILDERS, RunnerSettings
-from autoresearch.runner.actions import NIGHTLY_PAUSE
+from autoresearch.runner import RunnerSettings, with_llm
+from autoresearch.steering import NIGHTLY_PAUSE
 from tests.chat.conftest import CLI, cli_env
 from tests.runner.conftest import SYNTHETIC, campaign_jobs, synthetic_config, wait_until, write_config
 
@@ -52,7 +52,7 @@ def test_a_night_stops_on_time_leaves_nothing_running_and_the_next_night_continu
     assert ledger.state is CampaignState.paused and ledger.state_reason.startswith(NIGHTLY_PAUSE)
     trials = ledger.trials()
     launched = [t.started_at for t in trials if t.started_at]
-    assert launched and max(launched) <= until + timedelta(seconds=3)  # launches stop at the window's end
+    assert launched and max(launched) <= until + timedelta(seconds=3), done.stdout  # launches stop at the window end
     assert all(j.priority == 25 for j in campaign_jobs(compute_client, name))  # low, preemptible
     assert not [t for t in trials if t.state is TrialState.failed]
     stopped = [t for t in trials if t.state is TrialState.cancelled]
@@ -94,11 +94,12 @@ class _DownOnce:
         return self.inner.replan(ctx)
 
 
-def test_an_llm_outage_is_retried_and_does_not_end_the_night(compute_client, tracking, tmp_path, monkeypatch):
-    monkeypatch.setitem(POLICY_BUILDERS, PolicyKind.llm, lambda campaign, ledger: _DownOnce(ledger))
+def test_an_llm_outage_is_retried_and_does_not_end_the_night(compute_client, tracking, tmp_path):
+    down_once = with_llm(lambda campaign, ledger: _DownOnce(ledger))
     data = synthetic_config(tracking, budget={"max_trials": 2, "max_parallel": 2},
                             policy={"kind": "llm", "provider": "openai", "model": "gpt-x"})  # fmt: skip
-    result = Night([write_config(tmp_path, data)], window_end(None, 60), settings=FAST_NIGHT, retry_s=0.5).run()
+    result = Night([write_config(tmp_path, data)], window_end(None, 60), settings=FAST_NIGHT, retry_s=0.5,
+                   policy_factory=down_once).run()
     entry = result.campaigns[0]
     assert len(entry.faults) == 1 and "LLM provider is unavailable" in entry.faults[0]
     assert entry.final_state == "completed"  # retried within the window, then finished its budget

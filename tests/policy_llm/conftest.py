@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from autoresearch.campaign import Campaign, Ledger, PolicyKind
+from autoresearch.campaign import Campaign, Ledger
 from autoresearch.llm import (
     AnthropicProvider,
     FakeLLMServer,
@@ -25,7 +25,7 @@ from autoresearch.llm import (
     ToolCall,
 )
 from autoresearch.policy import build_llm_policy
-from autoresearch.runner import POLICY_BUILDERS
+from autoresearch.runner import PolicyFactory, with_llm
 
 KEY = "sk-test-policy-9c1d7e3a5b"
 """The key the fake server wants; must never show up in logs, MLflow or reports."""
@@ -33,6 +33,8 @@ KEY_ENV = "AR_TEST_POLICY_KEY"
 FAST = RetryPolicy(
     max_attempts=3, initial_wait_s=0.001, max_wait_s=0.01, jitter_s=0.001, max_total_s=60, request_timeout_s=30
 )
+FAST_LLM: PolicyFactory = with_llm(lambda campaign, ledger: build_llm_policy(campaign, ledger, retry=FAST))
+"""The runner's policy factory in these tests: the LLM policy with fast retries."""
 REPO = Path(__file__).resolve().parents[2]
 SYNTHETIC = REPO / "examples" / "synthetic"
 
@@ -196,9 +198,8 @@ def complete_all(ledger: Ledger, value: Callable[[dict[str, Any]], float]) -> No
 
 @pytest.fixture
 def llm_env(compute_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The compute daemon's home, the key in the environment, and the LLM policy with fast retries."""
+    """The compute daemon's home and the key in the environment (run with `policy_factory=FAST_LLM`)."""
     monkeypatch.setenv(KEY_ENV, KEY)
-    monkeypatch.setitem(POLICY_BUILDERS, PolicyKind.llm, lambda c, ledger: build_llm_policy(c, ledger, retry=FAST))
     return compute_home
 
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoresearch.campaign import CampaignState, Ledger, TrialState, campaign_dir
+from autoresearch.campaign import CampaignPaths, CampaignState, Ledger, TrialState
 from autoresearch.chat import ChatSession, Conversation
 from autoresearch.llm import FakeLLMServer, FakeRequest, Reply, ToolCall
 from autoresearch.runner import run_campaign
-from autoresearch.runner.approvals import ApprovalBook, ApprovalStatus, Gate
+from autoresearch.steering import ApprovalBook, ApprovalStatus, Gate
 from tests.runner.conftest import FAST as RUNNER_FAST
 from tests.runner.conftest import Background, campaign_jobs, wait_until
 
-from .conftest import KEY, first_user, llm_policy, rate_patch, toy_campaign
+from .conftest import FAST_LLM, KEY, first_user, llm_policy, rate_patch, toy_campaign
 
 
 class PatchingResearcher:
@@ -55,8 +55,8 @@ def test_patches_wait_for_approval_and_a_denied_patch_never_runs(llm_env: Path, 
             tracking={"uri": tracking.tracking_uri}, budget={"max_trials": 3, "max_parallel": 1},
             approvals={"code_patches": True},
         )  # fmt: skip
-        runner = Background(lambda: run_campaign(campaign, home=llm_env, settings=RUNNER_FAST))
-        book = ApprovalBook(campaign_dir(campaign.name, llm_env))
+        runner = Background(lambda: run_campaign(campaign, home=llm_env, settings=RUNNER_FAST, policy_factory=FAST_LLM))
+        book = ApprovalBook(CampaignPaths.of(campaign.name, llm_env))
         first = wait_until(lambda: book.open_requests(), what="the first patch request")[0]
         chat = Conversation(ChatSession(campaign.name, home=llm_env, author="carol"))
         assert first.gate is Gate.code_patch and first.details["trial"] == 1

@@ -19,7 +19,7 @@ from tracking import mlflow_client
 from tests.runner.conftest import FAST as RUNNER_FAST
 from tests.runner.conftest import Background, wait_until
 
-from .conftest import FAST, KEY, Researcher, branin, first_user, llm_policy, rate_patch, toy_campaign
+from .conftest import FAST, FAST_LLM, KEY, Researcher, branin, first_user, llm_policy, rate_patch, toy_campaign
 
 POINTS = [{"x1": 3.0, "x2": 2.5}, {"x1": 9.0, "x2": 2.0}, {"x1": -3.0, "x2": 12.0}, {"x1": 3.2, "x2": 2.3}]
 
@@ -40,7 +40,7 @@ def test_a_whole_campaign_with_scripted_decisions(provider: str, llm_env: Path, 
         tracked = {"uri": tracking.tracking_uri}
         campaign = branin(name=f"llm-{provider}", policy=llm_policy(server, provider), tracking=tracked,
                           budget={"max_trials": 4, "max_parallel": 2})  # fmt: skip
-        outcome = run_campaign(campaign, home=llm_env, settings=RUNNER_FAST)
+        outcome = run_campaign(campaign, home=llm_env, settings=RUNNER_FAST, policy_factory=FAST_LLM)
 
     assert outcome.policy is PolicyKind.llm and outcome.state is CampaignState.completed, outcome.reason
     trials = outcome.status.trials
@@ -66,7 +66,7 @@ def test_an_outage_pauses_the_campaign_and_a_resume_finishes_it(llm_env: Path, t
         tracked = {"uri": tracking.tracking_uri}
         campaign = branin(name="llm-outage", policy=llm_policy(server, "openai"), tracking=tracked,
                           budget={"max_trials": 2, "max_parallel": 2})  # fmt: skip
-        runner = Background(lambda: run_campaign(campaign, home=llm_env, settings=RUNNER_FAST))
+        runner = Background(lambda: run_campaign(campaign, home=llm_env, settings=RUNNER_FAST, policy_factory=FAST_LLM))
         wait_until(lambda: server.requests, what="the first model call")  # the ledger exists by then
         wait_until(lambda: Ledger.load(campaign.name, llm_env).state is CampaignState.paused, what="the pause")
         assert Ledger.load(campaign.name, llm_env).trials() == []
@@ -121,7 +121,7 @@ def test_code_edit_campaign_patch_becomes_parent(llm_env: Path, toy_project: Pat
         policy = {**llm_policy(server, "anthropic"), "kind": "llm"}
         campaign = toy_campaign(toy_project, name="toy-llm", policy=policy, tracking={"uri": tracking.tracking_uri},
                                 budget={"max_trials": 3, "max_parallel": 1})  # fmt: skip
-        outcome = run_campaign(campaign, home=llm_env, settings=RUNNER_FAST)
+        outcome = run_campaign(campaign, home=llm_env, settings=RUNNER_FAST, policy_factory=FAST_LLM)
 
     assert outcome.state is CampaignState.completed, outcome.reason
     ledger = Ledger.load(campaign.name, llm_env)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
 from autoresearch.campaign.ranking import best_trial
 from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
@@ -158,7 +159,7 @@ class TrialLedger(Protocol):
     def checkpoint_dir(self, trial: TrialRecord) -> Path:
         """AR_CHECKPOINT_DIR of `trial`: `<campaign dir>/checkpoints/trial-N`, where N is the trial
         it continues (`resume_of`, followed back) or else its own number."""
-        return self.folder / "checkpoints" / f"trial-{self.origin(trial).number}"
+        return CampaignPaths(self.folder).checkpoint_dir(self.origin(trial).number)
 
     @property
     def started_at(self) -> datetime:

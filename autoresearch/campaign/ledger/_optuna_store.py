@@ -16,6 +16,7 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.ledger.facts import CampaignFacts
+from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import TrialRecord, TrialState
 
 FACT_ATTRS = {
@@ -52,7 +53,7 @@ def schema_lock(folder: Path, *, exclusive: bool) -> Iterator[None]:
     """Creating a ledger (schema, study, config) holds this lock exclusively and loading one holds
     it shared, so a reader (`autoresearch status` in a campaign's first second) never meets a
     half-made store nor races to create the schema ("table studies already exists")."""
-    with open(folder / "ledger.lock", "a") as handle:
+    with open(CampaignPaths(folder).ledger_lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
 

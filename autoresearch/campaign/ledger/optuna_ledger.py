@@ -35,7 +35,7 @@ from autoresearch.campaign.ledger._optuna_store import (
 )
 from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.params import check_params
-from autoresearch.campaign.paths import campaign_dir, campaigns_root
+from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
 from autoresearch.campaign.records import Proposal, TrialFailure, TrialRecord, TrialState
 
 _DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of")
@@ -73,9 +73,10 @@ class Ledger(TrialLedger):
     def open(cls, campaign: Campaign, home: str | os.PathLike[str] | None = None, *, cache: bool = False) -> Ledger:
         """Open (or create) the ledger of `campaign` as its writer, store its config, claim trials
         left queued. `cache`: the caller is the campaign's single writer (the runner); see `cache`."""
-        folder = campaign_dir(campaign.name, home)
+        paths = CampaignPaths.of(campaign.name, home)
+        folder = paths.root
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "optuna.db"
+        path = paths.ledger_db
         with schema_lock(folder, exclusive=True):
             storage = sqlite_storage(path)
             study = optuna.create_study(
@@ -98,10 +99,10 @@ class Ledger(TrialLedger):
     @classmethod
     def load(cls, name: str, home: str | os.PathLike[str] | None = None) -> Ledger:
         """A reader of an existing campaign's ledger, by name, with the config it last ran with."""
-        path = campaign_dir(name, home) / "optuna.db"
+        path = CampaignPaths.of(name, home).ledger_db
         if not path.is_file():
             root = campaigns_root(home)
-            known = sorted(p.parent.name for p in root.glob("*/optuna.db"))
+            known = [p.name for p in known_campaigns(home)]
             raise LedgerError(
                 f"no campaign named {name!r} in {root}; known campaigns: {', '.join(known) or 'none'}. "
                 f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."

@@ -2,7 +2,7 @@
 
 The config's `approvals` section names them (launching beyond N GPU-hours, launching a
 trial with a code patch, raising the priority from chat). When one is due, the runner
-records an `ApprovalRequest` in `<campaign dir>/approvals.json` (the runner is its only
+records an `ApprovalRequest` in the campaign's `approvals.json` (the runner is its only
 writer; chat reads it) and the graph node calls LangGraph's `interrupt()`: the graph stops
 and the runner waits for an `approve` or `deny` message in the inbox (chat's `/approve` and
 `/deny`). It records the answer in the book, then resumes the graph with
@@ -19,13 +19,12 @@ from __future__ import annotations
 import enum
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 from langgraph.types import interrupt
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-_FILE = "approvals.json"
+from autoresearch.campaign import CampaignPaths
 
 
 class Gate(str, enum.Enum):
@@ -76,10 +75,10 @@ _REQUESTS = TypeAdapter(list[ApprovalRequest])
 
 
 class ApprovalBook:
-    """The approval requests of one campaign (`<campaign dir>/approvals.json`)."""
+    """The approval requests of one campaign (`CampaignPaths.approvals`)."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / _FILE
+    def __init__(self, paths: CampaignPaths) -> None:
+        self.path = paths.approvals
 
     def requests(self) -> list[ApprovalRequest]:
         """Every request, oldest first."""

@@ -4,10 +4,10 @@ a lowering needs no approval and moves the campaign's jobs."""
 
 from __future__ import annotations
 
-from autoresearch.campaign import CampaignState, Ledger, TrialState, campaign_dir
+from autoresearch.campaign import CampaignPaths, CampaignState, Ledger, TrialState
 from autoresearch.chat import ChatSession, Conversation
-from autoresearch.runner import read_messages, run_campaign
-from autoresearch.runner.approvals import ApprovalBook, ApprovalStatus, Gate
+from autoresearch.runner import run_campaign
+from autoresearch.steering import ApprovalBook, ApprovalStatus, Gate, read_messages
 from tests.runner.conftest import FAST, Background, campaign_jobs, campaign_of, synthetic_config, wait_until
 
 
@@ -20,8 +20,8 @@ def test_a_gate_blocks_launches_until_approved_and_a_denied_raise_keeps_the_prio
                             approvals={"gpu_hours_over": 0.0, "priority_raise": True})  # fmt: skip
     name = data["name"]
     runner = Background(lambda: run_campaign(campaign_of(data), settings=FAST))
-    book = ApprovalBook(campaign_dir(name))
-    wait_until(lambda: (campaign_dir(name) / "approvals.json").exists() and book.open_requests(),
+    book = ApprovalBook(CampaignPaths.of(name))
+    wait_until(lambda: CampaignPaths.of(name).approvals.exists() and book.open_requests(),
                what="an approval request")  # fmt: skip
     chat = Conversation(ChatSession(name, author="bob"))
     status = _say(chat, "/status")

@@ -1,27 +1,23 @@
-"""The steering inbox: pause, resume, stop and note reach a live runner; unknown kinds wait;
-a second runner refuses; an unavailable LLM pauses the campaign until resume."""
+"""The steering inbox: pause, resume, stop and note reach a live runner; an old row of a kind
+this version does not know waits, never applied; a second runner refuses; an unavailable LLM
+pauses the campaign until resume."""
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
+import time
 
 import pytest
 from typer.testing import CliRunner
 
-from autoresearch.campaign import CampaignState, Ledger, PolicyKind, TrialState, campaign_dir
+from autoresearch.campaign import CampaignPaths, CampaignState, Ledger, PolicyKind, TrialState
 from autoresearch.cli import _register, app
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import OptunaPolicy
-from autoresearch.runner import (
-    POLICY_BUILDERS,
-    InboxError,
-    RunnerBusy,
-    SteeringKind,
-    holder_pid,
-    post,
-    read_messages,
-    run_campaign,
-)
+from autoresearch.runner import RunnerBusy, holder_pid, run_campaign, with_llm
+from autoresearch.steering import InboxError, Note, Pause, Resume, Stop, post, read_messages
 from tests.runner.conftest import FAST, Background, campaign_jobs, campaign_of, synthetic_config, wait_until
 
 _register()
@@ -30,7 +26,7 @@ cli = CliRunner()
 
 def _started(name: str) -> bool:
     """The runner has created the ledger (it opens graph.db right after)."""
-    return (campaign_dir(name) / "graph.db").exists()
+    return CampaignPaths.of(name).graph_db.exists()
 
 
 def _states(name: str) -> list[TrialState]:
@@ -47,7 +43,7 @@ def test_pause_lets_running_trials_finish_then_resume_then_stop_cancels(compute_
     runner = Background(lambda: run_campaign(campaign_of(data), settings=FAST))
     wait_until(lambda: TrialState.running in _states(name), what="a running trial")
 
-    post(name, SteeringKind.pause.value, author="alice")
+    post(name, Pause(), author="alice")
     wait_until(lambda: _state(name) is CampaignState.paused, what="paused")
     wait_until(lambda: not any(s in (TrialState.running, TrialState.proposed) for s in _states(name)),
                what="running trials to finish")  # fmt: skip
@@ -60,15 +56,17 @@ def test_pause_lets_running_trials_finish_then_resume_then_stop_cancels(compute_
         run_campaign(campaign_of(data), settings=FAST)
     assert holder_pid(compute_client.home / "campaigns" / name / "runner.lock") == os.getpid()
 
-    post(name, "later_kind", {"max_trials": 50}, author="chat")  # a kind for a later handler
-    post(name, SteeringKind.note.value, {"text": "x2 near 2 looks good"}, author="alice")
+    with pytest.raises(InboxError, match="unknown message kind 'later_kind'"):
+        post(name, "later_kind", {"max_trials": 50}, author="chat")
+    _old_row(name, "later_kind", {"max_trials": 50})  # a row an older version wrote: kept, never applied
+    post(name, Note(text="x2 near 2 looks good"), author="alice")
     assert len(_states(name)) == paused_at  # nothing new while paused
 
-    post(name, SteeringKind.resume.value, author="alice")
+    post(name, Resume(), author="alice")
     wait_until(lambda: len(_states(name)) > paused_at, what="new trials after resume")
     wait_until(lambda: TrialState.running in _states(name), what="a running trial after resume")
 
-    post(name, SteeringKind.stop.value, {"reason": "enough"}, author="alice")
+    post(name, Stop(reason="enough"), author="alice")
     outcome = runner.join()
     assert outcome.state is CampaignState.stopped and outcome.reason == "enough"
     ledger = Ledger.load(name)
@@ -82,9 +80,19 @@ def test_pause_lets_running_trials_finish_then_resume_then_stop_cancels(compute_
     assert any(n.text == "x2 near 2 looks good" and n.author == "alice" for n in ledger.notes())
 
     messages = {m.kind: m for m in read_messages(name)}
-    assert messages["later_kind"].handled_at is None  # kept for its handler
+    assert messages["later_kind"].handled_at is None and messages["later_kind"].command is None  # kept, not applied
+    assert "unknown message kind 'later_kind'" in messages["later_kind"].problem
     assert messages["pause"].outcome.startswith("paused") and messages["stop"].handled_at is not None
     assert read_messages(name, pending_only=True) == [messages["later_kind"]]
+
+
+def _old_row(name: str, kind: str, payload: dict) -> None:
+    """Append a row the way any version writes it (the on-disk format is kind + JSON payload)."""
+    db = sqlite3.connect(CampaignPaths.of(name).inbox_db, timeout=30)
+    with db:
+        db.execute("INSERT INTO messages (ts, author, kind, payload) VALUES (?, ?, ?, ?)",
+                   (time.time(), "old", kind, json.dumps(payload)))  # fmt: skip
+    db.close()
 
 
 def test_posting_to_an_unknown_campaign_or_an_empty_note_is_refused(compute_client, tracking):
@@ -115,12 +123,12 @@ class _FlakyLLMPolicy:
         return self.inner.replan(ctx)
 
 
-def test_an_unavailable_llm_pauses_the_campaign_until_resume(compute_client, tracking, monkeypatch):
-    monkeypatch.setitem(POLICY_BUILDERS, PolicyKind.llm, lambda campaign, ledger: _FlakyLLMPolicy(ledger))
+def test_an_unavailable_llm_pauses_the_campaign_until_resume(compute_client, tracking):
     data = synthetic_config(tracking, budget={"max_trials": 2, "max_parallel": 2},
                             policy={"kind": "llm", "provider": "openai", "model": "gpt-x"})  # fmt: skip
     name = data["name"]
-    runner = Background(lambda: run_campaign(campaign_of(data), settings=FAST))
+    flaky = with_llm(lambda campaign, ledger: _FlakyLLMPolicy(ledger))
+    runner = Background(lambda: run_campaign(campaign_of(data), settings=FAST, policy_factory=flaky))
     wait_until(lambda: _state(name) is CampaignState.paused, what="paused")
     ledger = Ledger.load(name)
     assert "LLM provider is unavailable" in ledger.state_reason and f"autoresearch resume {name}" in ledger.state_reason

@@ -1,6 +1,6 @@
 """Steering overrides: the search space, budget and priority people set from chat.
 
-They live in `<campaign dir>/steering.json`, written by the runner when it applies a chat
+They live in the campaign's `steering.json` (`CampaignPaths.overrides`), written by the runner when it applies a chat
 message, and are laid over the config every time the runner starts (so `autoresearch run
 campaign.yaml` or `resume` keeps them). Each change is a pure function of the current
 campaign: it validates (type rules, bounds, budget fields) and says exactly what changed,
@@ -11,19 +11,16 @@ Delete `steering.json` to go back to the config's values.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from autoresearch.campaign import Budget, Campaign, CategoricalParam, FloatParam, IntParam, ParamSpec
+from autoresearch.campaign import Budget, Campaign, CampaignPaths, CategoricalParam, FloatParam, IntParam, ParamSpec
 from autoresearch.campaign.params import suggest_names
 from compute.spec import parse_priority, priority_name
 
-_FILE = "steering.json"
 _BUDGET_KEYS = ("max_trials", "max_parallel", "max_gpu_hours", "deadline", "max_llm_usd")
 
 
@@ -44,9 +41,9 @@ class Overrides(BaseModel):
     """compute.priority of the campaign's jobs (0-100)."""
 
 
-def load_overrides(folder: Path) -> Overrides:
-    """The overrides stored in a campaign dir (none when the file is absent)."""
-    path = folder / _FILE
+def load_overrides(paths: CampaignPaths) -> Overrides:
+    """The overrides stored in a campaign folder (none when the file is absent)."""
+    path = paths.overrides
     if not path.is_file():
         return Overrides()
     try:
@@ -56,9 +53,9 @@ def load_overrides(folder: Path) -> Overrides:
                             "the chat changes, or fix it") from None  # fmt: skip
 
 
-def save_overrides(folder: Path, overrides: Overrides) -> None:
+def save_overrides(paths: CampaignPaths, overrides: Overrides) -> None:
     """Write atomically (a reader never sees half a file)."""
-    path = folder / _FILE
+    path = paths.overrides
     tmp = path.with_suffix(".tmp")
     tmp.write_text(overrides.model_dump_json(indent=2))
     os.replace(tmp, path)

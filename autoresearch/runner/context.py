@@ -1,0 +1,92 @@
+"""`RunContext`: the runner's composition root, built once per run by `run_campaign`.
+
+It holds what one run works with (the campaign's paths, its ledger, the policy, compute, MLflow,
+the inbox and approval book, the window, the display and the settings) and is the one owner of
+the policy: a steering change goes through `retarget`, which rebuilds the policy with the run's
+`policy_factory` and hands it to the parts that use it. The graph's nodes and the steering
+handlers read everything from it (it is the `SteeringTarget` of `autoresearch.steering`).
+Used from the runner's thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from autoresearch.campaign import Campaign, CampaignPaths, CampaignState, Ledger, PolicyKind, TrialRecord, campaign_status
+from autoresearch.policy import Policy
+from autoresearch.runner.display import Display
+from autoresearch.runner.evaluate import Evaluator
+from autoresearch.runner.launch import Launcher
+from autoresearch.runner.policies import PolicyFactory, build_policy
+from autoresearch.steering import ApprovalBook, Inbox, Window, store_campaign
+from compute import Client
+from tracking import Tracker
+
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    """How often the runner looks at things."""
+
+    poll_s: float = 1.0
+    """Longest wait between two reads of running trials' metrics (job state changes wake it at once)."""
+    heartbeat_s: float = 10.0
+    """Longest time evaluate waits before a replan (which reads the inbox and the deadline)."""
+
+
+@dataclass
+class RunContext:
+    """One run of one campaign."""
+
+    paths: CampaignPaths
+    ledger: Ledger
+    """The trial ledger; this runner is its single writer (it holds the campaign's lock)."""
+    policy: Policy
+    """The policy now in use (replaced only by `retarget`)."""
+    kind: PolicyKind
+    """The kind the policy resolved to."""
+    policy_factory: PolicyFactory
+    environ: Mapping[str, str] | None
+    """Where `policy.kind: auto` looks for the provider's key (None: os.environ)."""
+    client: Client
+    tracker: Tracker
+    """Where trials' runs are tracked (writes queued off the runner's path)."""
+    launcher: Launcher
+    evaluator: Evaluator
+    inbox: Inbox
+    book: ApprovalBook
+    window: Window
+    display: Display
+    settings: RunnerSettings
+
+    @property
+    def campaign(self) -> Campaign:
+        """The campaign as it stands now (the config with chat's changes laid over it)."""
+        return self.ledger.campaign
+
+    def event(self, text: str) -> None:
+        self.display.event(text)
+
+    def show(self) -> None:
+        """Refresh the display's status."""
+        self.display.update(campaign_status(self.ledger), self.campaign.budget.max_trials)
+
+    def retarget(self, campaign: Campaign) -> None:
+        """Go on with `campaign`: the ledger stores it and a policy is rebuilt on it."""
+        store_campaign(self.ledger, campaign)
+        self.policy, self.kind = build_policy(campaign, self.ledger, environ=self.environ, factory=self.policy_factory)
+        self.evaluator.policy = self.policy
+
+    def cancel_trial(self, trial: TrialRecord, reason: str) -> None:
+        self.evaluator.cancel_trial(trial, reason)
+
+    def stop(self, reason: str) -> None:
+        """Cancel every unfinished trial; the campaign ends as stopped with `reason`."""
+        for trial in self.ledger.trials():
+            if not trial.state.final:
+                self.evaluator.cancel_trial(trial, reason)
+        self.ledger.set_state(CampaignState.stopped, reason)
+        self.ledger.append_note(f"campaign stopped: {reason}", author="runner")
+        self.event(f"campaign {self.campaign.name} stopped: {reason}")
+        self.show()
