@@ -36,7 +36,7 @@ from autoresearch.campaign.records import (
 from autoresearch.campaign.status import (
     BudgetUsed,
     CampaignStatus,
-    StopReason,
+    CampaignStopReason,
     TrialSummary,
     campaign_status,
     free_slots,
@@ -71,7 +71,7 @@ __all__ = [
     "PrunerKind",
     "ProviderKind",
     "SamplerKind",
-    "StopReason",
+    "CampaignStopReason",
     "Tracking",
     "TrialFailure",
     "TrialRecord",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 
 import typer
 from pydantic import ValidationError
@@ -13,7 +12,7 @@ from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
 from compute.control import daemon_info, start_daemon, stop_daemon
 from compute.health import load_health_config
-from compute.lifecycle import live_attempts
+from compute.nodes import node_status
 
 compute_app = typer.Typer(help="Start, stop and inspect the per-host compute daemon.", no_args_is_help=True)
 app.add_typer(compute_app, name="compute")
@@ -105,10 +104,8 @@ def status(as_json: bool = JSON_OPTION) -> None:
     paths = ComputePaths.of()
     store = Store(paths)
     try:
-        used = Counter()
-        for attempt in live_attempts(store):
-            used[attempt.node] += len(attempt.gpus)
-        nodes = [{**n.model_dump(mode="json"), "gpus_used": used[n.name]} for n in store.nodes()]
+        used = {n.name: n.gpus_used for n in node_status(store)}
+        nodes = [{**n.model_dump(mode="json"), "gpus_used": used.get(n.name, 0)} for n in store.nodes()]
         report = {"home": str(paths.home), "daemon": daemon_info(paths), "nodes": nodes, "jobs": store.count_by_state()}
     finally:
         store.close()

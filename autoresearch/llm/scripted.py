@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Union
 
 from autoresearch.llm.errors import LLMError
-from autoresearch.llm.messages import LLMResponse, Message, StopReason, ToolCall, ToolChoice, Usage
+from autoresearch.llm.messages import LLMResponse, Message, ModelStopReason, ToolCall, ToolChoice, Usage
 from autoresearch.llm.provider import check_tool_choice
 from skills.tooldef import ToolDef
 
@@ -43,7 +43,7 @@ def to_response(reply: Reply, *, model: str, input_tokens: int) -> LLMResponse:
         message = reply
     else:
         message = Message.assistant(tool_calls=list(reply))
-    stop = StopReason.TOOL_USE if message.tool_calls else StopReason.END_TURN
+    stop = ModelStopReason.TOOL_USE if message.tool_calls else ModelStopReason.END_TURN
     usage = Usage(input_tokens=input_tokens, output_tokens=estimate_tokens([message]))
     return LLMResponse(message=message, stop_reason=stop, usage=usage, model=model)
 

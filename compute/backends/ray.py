@@ -33,6 +33,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,9 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from compute.backends._ray_agent import NodeAgent
 from compute.backends.base import AttemptExit, LaunchRequest
 from compute.backends.ray_address import resolve_ray_address
+from compute.backends.ray_health import on_ray_nodes
 from compute.errors import ComputeError
+from compute.health.report import HealthProbe
 from compute.records import Node
 
 log = logging.getLogger("compute.ray")
@@ -133,6 +136,10 @@ class RayBackend:
         return next((n.address for n in self._nodes if n.name == name), None)
 
     # -- attempts -------------------------------------------------------------------
+
+    def on_nodes(self, probes: Sequence[HealthProbe]) -> list[HealthProbe]:
+        """ProbesOnNodes: each probe runs as a Ray task pinned to the node it probes."""
+        return on_ray_nodes(probes, self.node_id)
 
     def _agent(self, node_id: str, node: str) -> Any:
         agent = self._agents.get(node_id)

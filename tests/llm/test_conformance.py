@@ -21,7 +21,7 @@ from autoresearch.llm import (
     PriceTable,
     RetryPolicy,
     Role,
-    StopReason,
+    ModelStopReason,
     ToolCall,
     ToolChoice,
     ToolResult,
@@ -57,7 +57,7 @@ def test_plain_text_turn(harness):
     reply = h.provider().complete([Message.system("Be brief."), Message.user("hi")])
     assert reply.message.role is Role.ASSISTANT
     assert reply.message.content == f"hello from {h.kind}"
-    assert reply.stop_reason is StopReason.END_TURN
+    assert reply.stop_reason is ModelStopReason.END_TURN
     assert reply.attempts == 1 and reply.model == "test-model"
     seen = h.server.requests[0]
     body = json.loads(seen.body)
@@ -72,7 +72,7 @@ def test_tool_call_round_trip(harness):
     provider = h.provider()
     history = [Message.user("How is trial 3 doing?")]
     first = provider.complete(history, [GET_METRIC])
-    assert first.stop_reason is StopReason.TOOL_USE
+    assert first.stop_reason is ModelStopReason.TOOL_USE
     (call,) = first.message.tool_calls
     assert call.name == "get_metric" and call.arguments == {"trial": 3, "name": "val_loss"}
     assert call.parse_error is None
@@ -80,7 +80,7 @@ def test_tool_call_round_trip(harness):
     history += [first.message, Message.tool(ToolResult(tool_call_id=call.id, content="0.42"))]
     final = provider.complete(history, [GET_METRIC])
     assert final.message.content == "trial 3 reached 0.42"
-    assert final.stop_reason is StopReason.END_TURN
+    assert final.stop_reason is ModelStopReason.END_TURN
     # The server saw the call and its result, linked by id, in its own wire format.
     decoded = h.server.requests[-1]
     body = json.loads(decoded.body)
@@ -242,7 +242,7 @@ def test_usage_and_cost_come_from_the_wire_and_the_price_table(harness):
     h = harness(
         lambda req: LLMResponse(
             message=Message.assistant("ok"),
-            stop_reason=StopReason.END_TURN,
+            stop_reason=ModelStopReason.END_TURN,
             usage=Usage(input_tokens=1000, output_tokens=500),
             model=req.model,
         )
