@@ -9,7 +9,6 @@ from pathlib import Path
 
 from evals.metrics import (
     PairedTest,
-    best_so_far,
     paired_wilcoxon,
     regret_at,
     regret_within_steps,
@@ -20,15 +19,7 @@ from evals.metrics import (
 )
 from evals.records import Arm, FaultKind, RunRecord
 from evals.run import Results
-from evals.tasks import synthetic
-
-MINIMA = {"branin": synthetic("branin").minimum, "hartmann6": synthetic("hartmann6").minimum}
-
-
-def minimum(task: str) -> float:
-    """The known minimum of a task's lower-is-better objective (digits: 0 validation error)."""
-    return MINIMA.get(task.removesuffix("-deceptive"), 0.0)
-
+from evals.tasks import curve, minimum
 
 def fmt(x: float) -> str:
     if math.isinf(x):
@@ -44,10 +35,6 @@ def cell(values: list[float]) -> str:
 
 def test_cell(test: PairedTest) -> str:
     return f"{fmt(test.median_diff)} (p={test.p_value:.2g}, {test.wins}W/{test.losses}L)"
-
-
-def curve(run: RunRecord) -> list[float]:
-    return best_so_far(run.values, minimum(run.task))
 
 
 def baseline(results: Results, run: RunRecord, trials: int) -> RunRecord | None:
