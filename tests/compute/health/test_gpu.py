@@ -7,7 +7,7 @@ import pytest
 from compute.health import GpuProbe, GpuThresholds, NodeTarget, evaluate, parse_nvidia_smi
 from compute.health.gpu import OLD_PREFIX, query_fields
 from compute.records import HealthStatus
-from tests.health.helpers import SMI, gpu_node
+from tests.compute.health.helpers import SMI, gpu_node
 
 
 def judge(name: str, n: int = 8, limits: GpuThresholds | None = None, fields=None):
