@@ -49,7 +49,7 @@ class Client:
     def close(self) -> None:
         self._store.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -53,7 +53,7 @@ from compute.lifecycle import (
 )
 from compute.nodes import record_health
 from compute.paths import ComputePaths
-from compute.records import AttemptOutcome, FailureClass, NodeState
+from compute.records import AttemptOutcome, FailureClass, Node, NodeState
 from compute.scheduler import NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
 from compute.spec import JobSpec
 from compute.store import Store

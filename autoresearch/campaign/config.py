@@ -12,7 +12,7 @@ import string
 from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
@@ -77,7 +77,7 @@ class Objective(Section):
         return value >= self.target if self.mode is Mode.max else value <= self.target
 
 
-ParamSpec = Annotated[Union[FloatParam, IntParam, CategoricalParam], Field(discriminator="type")]
+ParamSpec = Annotated[FloatParam | IntParam | CategoricalParam, Field(discriminator="type")]
 
 
 class Budget(Section):

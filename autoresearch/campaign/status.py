@@ -4,7 +4,7 @@ the budget check that decides when it ends."""
 from __future__ import annotations
 
 import enum
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -78,7 +78,7 @@ class CampaignStopReason(str, enum.Enum):
 
 def campaign_status(ledger: Ledger, now: datetime | None = None) -> CampaignStatus:
     """The status of the campaign whose ledger this is."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     trials = ledger.trials()
     best = ledger.best()
     end = ledger.ended_at or now
@@ -105,7 +105,7 @@ def stop_reason(
     now: datetime | None = None,
 ) -> CampaignStopReason | None:
     """The first budget limit reached (or the target), or None to go on proposing."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     budget = campaign.budget
     deadline = budget.deadline_at(started_at)
     if campaign.objective.reached(best_value):

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -29,7 +28,7 @@ _EXIT = {CampaignState.completed: 0, CampaignState.stopped: 0, CampaignState.pau
 @app.command("run")
 def run(
     config: Path = typer.Argument(..., help="The campaign YAML file."),
-    max_trials: Optional[int] = typer.Option(None, "--max-trials", help="Override budget.max_trials."),
+    max_trials: int | None = typer.Option(None, "--max-trials", help="Override budget.max_trials."),
     quiet: bool = QUIET_OPTION,
 ) -> None:
     """Run a campaign until its budget or target ends it (continues it if it ran before)."""
@@ -49,7 +48,7 @@ def resume(
 
 @app.command("status")
 def status(
-    name: Optional[str] = typer.Argument(None, help="A campaign name; without it, list campaigns."),
+    name: str | None = typer.Argument(None, help="A campaign name; without it, list campaigns."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Where a campaign stands: state, budget used, best trial, trials. No NAME: every campaign."""
@@ -74,7 +73,7 @@ def status(
 @app.command("report")
 def report(
     name: str = typer.Argument(..., help="The campaign name."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),
+    out: Path | None = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),
 ) -> None:
     """Write the campaign's Markdown report with PNG plots and MLflow links."""
     try:
@@ -102,7 +101,7 @@ def _run_guarded(call: Callable[[Display], RunOutcome], quiet: bool) -> None:
             "Run the same command again (or `autoresearch resume NAME`) to continue.",
             highlight=False, soft_wrap=True,
         )  # fmt: skip
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     _print_outcome(outcome)

@@ -8,14 +8,13 @@ in order. No network, no key; usage is estimated at ~4 characters per token.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Union
 
 from autoresearch.llm.errors import LLMError
 from autoresearch.llm.messages import LLMResponse, Message, ModelStopReason, ToolCall, ToolChoice, Usage
 from autoresearch.llm.provider import check_tool_choice
 from skills.tooldef import ToolDef
 
-Reply = Union[str, ToolCall, Sequence[ToolCall], Message, LLMResponse]
+Reply = str | ToolCall | Sequence[ToolCall] | Message | LLMResponse
 """What a script may return: text, one or more tool calls, an assistant Message, or everything."""
 
 ScriptFn = Callable[[list[Message], list[ToolDef]], Reply]

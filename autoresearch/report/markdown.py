@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import optuna
@@ -30,7 +30,7 @@ def write_report(
     """Write `report.md` and its PNG plots into `out_dir` (created); return the Markdown path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     status = campaign_status(ledger, now=now)
     trials = ledger.trials()
     campaign = ledger.campaign

@@ -11,7 +11,6 @@ Delete `steering.json` to go back to the config's values.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path

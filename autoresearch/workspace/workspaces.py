@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from autoresearch.campaign import Ledger, TrialRecord
-from autoresearch.workspace.patches import ParsedPatch, PatchError, apply_patch, check_paths, parse_patch
+from autoresearch.workspace.patches import ParsedPatch, apply_patch, check_paths, parse_patch
 
 _SKIP = {".git"}
 _TEXT_LIMIT = 200_000
@@ -57,7 +57,7 @@ class Workspaces:
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / f".trial-{number}.{uuid.uuid4().hex[:8]}"
         try:
-            copies = {rel: source for rel in self.code.editable} | {rel: self.cwd for rel in self.code.fixed}
+            copies = dict.fromkeys(self.code.editable, source) | dict.fromkeys(self.code.fixed, self.cwd)
             _overlay(self.cwd, tmp, copies)
             if trial.patch:
                 apply_patch(self.checked(trial.patch), tmp)

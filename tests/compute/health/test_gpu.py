@@ -24,9 +24,7 @@ def test_healthy_8_gpus_parse_into_one_ok_check_each():
     parsed, checks = judge("healthy_8x_h100.txt")
     assert [g.index for g in parsed.gpus] == list(range(8))
     assert parsed.gpus[3].temperature_c == 38
-    assert parsed.gpus[0].throttle == {r: False for r in
-                                       ("hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown",
-                                        "hw_power_brake_slowdown")}
+    assert parsed.gpus[0].throttle == dict.fromkeys(("hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown", "hw_power_brake_slowdown"), False)
     assert parsed.gpus[0].retired_pages_pending is None  # [N/A] on Hopper: row remapping instead
     assert parsed.gpus[0].remapped_rows_pending is False
     assert sorted(checks) == [f"gpu{i}" for i in range(8)]
