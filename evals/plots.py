@@ -30,7 +30,7 @@ def _band(rows: list[list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     data[~np.isfinite(data)] = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a column with no result yet stays a gap
-        return tuple(np.nanpercentile(data, q, axis=0) for q in (50, 25, 75))  # type: ignore[return-value]
+        return tuple(np.nanpercentile(data, q, axis=0) for q in (50, 25, 75))
 
 
 def plot_regret_by_trials(results: Results, out: Path) -> Path | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from evals.metrics import (
@@ -28,7 +29,7 @@ def fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
-def cell(values: list[float]) -> str:
+def cell(values: Sequence[float]) -> str:
     s = spread(values)
     return f"{fmt(s.median)} [{fmt(s.q25)}, {fmt(s.q75)}]"
 
@@ -71,8 +72,7 @@ def quality_table(results: Results) -> list[str]:
         trials = min(len(r.trials) for r in runs)
         cells = [cell([regret_at(curve(r), c) for r in runs]) if c <= trials else "" for c in checks]
         at = max((c for c in checks if c <= trials), default=trials)
-        pairs = [(r, baseline(results, r, at)) for r in runs]
-        pairs = [(r, b) for r, b in pairs if b is not None]
+        pairs = [(r, b) for r in runs if (b := baseline(results, r, at)) is not None]
         versus = ""
         if arm != Arm.plain_tpe.value and pairs:
             mine = [regret_at(curve(r), at) for r, _ in pairs]
@@ -115,7 +115,7 @@ def wallclock_table(results: Results) -> list[str]:
         if slots != 4 or (task, target, arm, 1) not in groups:
             continue
         one = {r.seed: _ttt(r) for r in groups[(task, target, arm, 1)]}
-        ratios = [_ttt(r) / one[r.seed] for r in group if _ttt(r) is not None and one.get(r.seed)]
+        ratios = [t / base for r in group if (t := _ttt(r)) is not None and (base := one.get(r.seed))]
         if ratios:
             lines.append(
                 f"- {task}, {arm}: 4-slot / 1-slot time to target, median of paired ratios "

@@ -78,8 +78,8 @@ def run_suite(
     llm: str = SCRIPTED,
     command: str = "",
     progress: Progress = lambda line: print(line, file=sys.stderr, flush=True),
-    save: Callable[[Results], None] | None = None,
-    checkpoint: Callable[[Results], None] | None = None,
+    save: Callable[[Results], object] | None = None,
+    checkpoint: Callable[[Results], object] | None = None,
     resume: Results | None = None,
 ) -> Results:
     """Run `parts` of `suite`: `checkpoint(results)` after each measurement, `save(results)` after

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from rich.table import Table
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, ConfigError, LedgerError
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
 from autoresearch.runner.display import render_status
@@ -150,4 +151,5 @@ def _quiet_libraries() -> None:
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # mlflow sets its level when imported
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)

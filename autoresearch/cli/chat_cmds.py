@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import typer
 
 from autoresearch.chat import ChatError, ChatSession, Conversation, chat_provider
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import fail
 
 

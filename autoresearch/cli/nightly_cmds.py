@@ -10,7 +10,7 @@ from types import FrameType
 
 import typer
 
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import console, fail
 from autoresearch.nightly import Night, WindowError, window_end, write_morning_report
 
