@@ -74,9 +74,9 @@ class Client:
 
     def submit(self, spec: JobSpec) -> Job:
         """Queue a job; the same idempotency_key returns the job submitted first."""
-        if spec.cwd is None:
-            spec = spec.model_copy(update={"cwd": os.getcwd()})
-        if not Path(spec.cwd).is_dir():
+        cwd = spec.cwd if spec.cwd is not None else os.getcwd()
+        spec = spec.model_copy(update={"cwd": cwd})
+        if not Path(cwd).is_dir():
             raise ComputeError(f"job {spec.name!r}: cwd {spec.cwd} is not a directory; pass an existing absolute path")
         nodes = self._store.nodes()
         largest = max((len(n.gpus) for n in nodes), default=None)

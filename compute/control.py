@@ -160,8 +160,11 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
                                          **monitor_probes(backend, config.health)))
     info = {"pid": os.getpid(), "started_at": time.time(), "backend": backend.name, "config": config.model_dump(),
             "socket": address.replace("\0", "@"), "nodes": [n.model_dump(mode="json") for n in nodes], "ready": True}
+    def ready() -> None:
+        paths.daemon_info.write_text(json.dumps(info, indent=2))
+
     try:
-        daemon.serve(sock, on_ready=lambda: paths.daemon_info.write_text(json.dumps(info, indent=2)))
+        daemon.serve(sock, on_ready=ready)
     finally:
         sock.close()
         if not address.startswith("\0"):

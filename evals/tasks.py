@@ -136,7 +136,7 @@ def digits(*, epochs: int = 10) -> Task:
     work whoever runs it (importing mlflow in each job costs ~1.5 s here)."""
     command = ["python", "train.py", "--lr", "{lr}", "--hidden", "{hidden}", "--activation", "{activation}",
                "--epochs", str(epochs), "--seed", "{seed}", "--no-mlflow"]  # fmt: skip
-    space = {
+    space: dict[str, dict[str, Any]] = {
         "lr": {"type": "float", "low": 1e-4, "high": 1e-1, "log": True},
         "hidden": {"type": "int", "low": 16, "high": 256},
         "activation": {"type": "categorical", "choices": ["relu", "tanh"]},

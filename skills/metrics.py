@@ -97,6 +97,7 @@ def fetch_metrics(ctx: SkillContext, args: MetricsInput) -> FetchMetricsOutput:
     with tracking_errors(ctx):
         if args.job_id is not None:
             run_id, added = _run_of_job(ctx, args.job_id, args.sync_logs)
+        assert run_id is not None  # exactly one of run_id, job_id was given
         run = _get_run(ctx, run_id)
         keys = args.keys if args.keys is not None else sorted(run.data.metrics)[:MAX_KEYS]
         minimize, maximize = set(args.minimize or []), set(args.maximize or [])

@@ -9,7 +9,7 @@ context; a validation problem comes back to the model as a SkillError it can act
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import optuna
 from pydantic import BaseModel, ConfigDict, Field
@@ -124,7 +124,7 @@ def best_trials(ctx: SkillContext, args: BestTrialsInput) -> BestTrialsOutput:
     ledger = _ledger(ctx)
     sign = 1.0 if ledger.campaign.objective.mode.value == "min" else -1.0
     done = [t for t in ledger.trials() if t.state is TrialState.complete and t.value is not None]
-    done.sort(key=lambda t: (sign * t.value, t.number))
+    done.sort(key=lambda t: (sign * cast(float, t.value), t.number))
     return BestTrialsOutput(trials=[TrialRow.of(t) for t in done[: args.k]])
 
 

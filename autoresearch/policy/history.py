@@ -5,7 +5,7 @@ fits a context window; the agent skills page through the rest."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from autoresearch.campaign import Campaign, Note, ParamSpec, TrialRecord, TrialState
 
@@ -101,7 +101,7 @@ def history_text(trials: Sequence[TrialRecord], campaign: Campaign, *, limit: in
     if older:
         ranked = sorted(
             (t for t in older if t.state is TrialState.complete and t.value is not None),
-            key=lambda t: t.value if objective.mode.value == "min" else -t.value,
+            key=lambda t: cast(float, t.value) if objective.mode.value == "min" else -cast(float, t.value),
         )[:5]
         lines.append(f"({len(older)} older trials not listed; the best of them:)")
         lines.extend(trial_line(t, metric, best=best_number) for t in ranked)

@@ -147,7 +147,8 @@ def _lineage_section(ledger: Ledger, trials: list[TrialRecord]) -> list[str]:
     lines = ["## Code lineage", ""]
     if lin.parent is None:
         return lines + ["No candidate has a result yet: new code starts from the campaign's folder.", ""]
-    chain, at = [], lin.parent
+    chain: list[int] = []
+    at: int | None = lin.parent
     while at is not None and at not in chain:
         chain.append(at)
         at = by_number[at].parent_trial if at in by_number else None

@@ -130,10 +130,11 @@ class CampaignNodes:
     def replan(self, state: RunnerState) -> RunnerState:
         """Apply steering, let the policy replan on new results, and end the campaign at a limit."""
         crash_point("replan.start")
-        ctx = SteeringContext(self.ledger, stop=self._stop)
-        for message in drain(self.inbox, self.handlers, ctx):
+        steering = SteeringContext(self.ledger, stop=self._stop)
+        for message in drain(self.inbox, self.handlers, steering):
             self.display.event(f"inbox #{message.id} {message.kind} from {message.author}: {message.outcome}")
-        update: RunnerState = {"round": state.get("round", 0) + 1, "steering": [*state.get("steering", []), *ctx.notes]}
+        update: RunnerState = {"round": state.get("round", 0) + 1,
+                               "steering": [*state.get("steering", []), *steering.notes]}
         if self.ledger.state is CampaignState.stopped:
             return {**update, "ended": CampaignState.stopped.value}
         status, ctx = self._look(update["steering"])

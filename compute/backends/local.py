@@ -153,10 +153,10 @@ class LocalBackend:
         proc = self._procs[key]
         if proc.popen is not None:
             try:
-                ended = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                ended = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
             except ChildProcessError:
                 ended = True  # already reaped
-            if ended is None:
+            if not ended:
                 return None
             # The leader is a zombie, so its group id cannot be reused yet: clean up
             # processes the command left behind, then reap the leader.

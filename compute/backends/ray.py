@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import ray
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, RayTaskError
@@ -263,13 +263,14 @@ class RayBackend:
         while not self._stop.is_set():
             try:
                 with self._lock:
-                    waiting = {ref: key for key, ref in self._runs.items() if ref is not None and key not in self._done}
+                    waiting: dict[ray.ObjectRef, str] = {
+                        ref: key for key, ref in self._runs.items() if ref is not None and key not in self._done}
                 if waiting:
                     ready, _ = ray.wait(list(waiting), num_returns=1, timeout=_WAIT_S, fetch_local=False)
                     with self._lock:
-                        for ref in ready:
-                            if self._runs.get(waiting[ref]) is ref:
-                                self._done.add(waiting[ref])
+                        for done_ref in cast("list[ray.ObjectRef]", ready):  # ray types it as Optional
+                            if self._runs.get(waiting[done_ref]) is done_ref:
+                                self._done.add(waiting[done_ref])
                                 self._wake()
                 else:
                     self._stop.wait(_WAIT_S)

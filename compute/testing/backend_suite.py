@@ -301,4 +301,6 @@ def _log(client, job_id: str) -> str:
 
 def _daemon_config(client) -> DaemonConfig:
     """The running daemon's settings, to start the next one alike."""
-    return DaemonConfig.model_validate(daemon_info(client.paths)["config"])
+    info = daemon_info(client.paths)
+    assert info is not None, f"no daemon runs for {client.home}"
+    return DaemonConfig.model_validate(info["config"])

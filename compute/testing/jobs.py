@@ -20,7 +20,7 @@ TIMEOUT = 60.0
 """Seconds a wait gives up after (a hung test fails with what it waited for)."""
 
 
-def wait_until(check: Callable[[], T], timeout: float = TIMEOUT, what: str = "condition") -> T:
+def wait_until(check: Callable[[], T | None], timeout: float = TIMEOUT, what: str = "condition") -> T:
     """Poll `check` until it returns something truthy (returned); AssertionError naming `what` after `timeout`."""
     deadline = time.monotonic() + timeout
     while True:
@@ -34,7 +34,11 @@ def wait_until(check: Callable[[], T], timeout: float = TIMEOUT, what: str = "co
 
 def wait_state(client: Client, job_id: str, state: JobState, timeout: float = TIMEOUT) -> Job:
     """The job, once it is in `state`."""
-    return wait_until(lambda: (j := client.get(job_id)).state == state and j, timeout, f"{job_id} {state.value}")
+    def reached() -> Job | None:
+        job = client.get(job_id)
+        return job if job.state == state else None
+
+    return wait_until(reached, timeout, f"{job_id} {state.value}")
 
 
 def gate_job(gate: Path, **fields: object) -> JobSpec:
@@ -53,7 +57,7 @@ def env_job(**fields: object) -> JobSpec:
 def wait_started(client: Client, job_id: str) -> Job:
     """Wait until the job's command itself runs (it printed its first line)."""
     wait_state(client, job_id, JobState.running)
-    return wait_until(lambda: log_text(client, job_id).strip() and client.get(job_id), what=f"{job_id} output")
+    return wait_until(lambda: client.get(job_id) if log_text(client, job_id).strip() else None, what=f"{job_id} output")
 
 
 def quick_job(**fields: object) -> JobSpec:
