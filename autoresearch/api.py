@@ -83,7 +83,7 @@ def run(
     policy_factory: PolicyFactory | None = None,
 ) -> RunOutcome:
     """Run the campaign of a config file (continuing it if it ran before) until it ends."""
-    campaign = load_campaign(config_path)
+    campaign = load_campaign(Path(config_path))
     if max_trials is not None:
         campaign = with_max_trials(campaign, max_trials)
     return run_campaign(campaign, home=home, display=display, settings=settings, policy_factory=policy_factory)

@@ -40,36 +40,9 @@ from compute import (  # noqa: E402
     Client, DaemonConfig, JobSpec, JobState, NodeView, PendingJob, RunningAttempt, SchedulerConfig, schedule,
     start_daemon, stop_daemon,
 )
+from compute.latency import GRACE_S, launch_latencies, pct, preemption_overheads  # noqa: E402
 
-PRINT_TIME = [sys.executable, "-c", "import time; print(repr(time.time()), flush=True)"]
 SHORT = ["sleep", "0.2"]
-GRACE_S = 1.0
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
-
-
-def first_output_time(path: Path) -> float:
-    return float(path.read_text().split()[0])
-
-
-def launch_latencies(client: Client, n: int, workdir: Path) -> tuple[list[float], list[float]]:
-    """(bare Popen, job) latencies to the command's first instruction, interleaved so that
-    load from other processes on the machine hits both alike."""
-    bare, jobs = [], []
-    for i in range(n):
-        path = workdir / f"bare-{i}.out"
-        with open(path, "wb") as fh:
-            t0 = time.time()
-            subprocess.Popen(PRINT_TIME, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True).wait()
-        bare.append(first_output_time(path) - t0)
-        t0 = time.time()
-        job = client.submit(JobSpec(argv=PRINT_TIME, resources={"gpus": 1}))
-        client.wait(job.id, timeout=120)
-        jobs.append(first_output_time(client.log_path(job.id)) - t0)
-    return bare, jobs
 
 
 def bare_runtime(argv: list[str], n: int = 5) -> float:
@@ -88,23 +61,6 @@ def makespan(client: Client, n: int, slots: int) -> tuple[float, float]:
     jobs = client.wait(ids, timeout=600)
     assert all(j.state == JobState.succeeded for j in jobs), "some makespan jobs failed"
     return max(j.attempts[-1].ended_at for j in jobs) - t0, ideal
-
-
-def preemption_overheads(client: Client, rounds: int, min_runtime_s: float) -> list[float]:
-    out = []
-    stubborn = ["sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"]
-    for _ in range(rounds):
-        victim = client.submit(JobSpec(argv=stubborn, priority="low", resources={"gpus": 4}, grace_s=GRACE_S))
-        while client.get(victim.id).state != JobState.running:
-            time.sleep(0.01)
-        time.sleep(min_runtime_s + 0.1)
-        t0 = time.time()
-        high = client.submit(JobSpec(argv=["true"], priority="high", resources={"gpus": 4}))
-        done = client.wait(high.id, timeout=120)[0]
-        out.append(done.attempts[0].started_at - t0 - GRACE_S)
-        client.cancel(victim.id)
-        client.wait(victim.id, timeout=120)
-    return out
 
 
 def scheduling_pass_ms(pending_n: int = 10_000, nodes_n: int = 1_000, gpus_per_node: int = 8,

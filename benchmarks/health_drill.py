@@ -66,7 +66,7 @@ def quarantine_times(client: Client, kind: str, repeats: int) -> list[float]:
         since = last_event_id(client)
         client.inject_fault("local-0", kind)
         injected = event_after(client, "local-0", "fault_injected", since)
-        out = wait_for(lambda: event_after(client, "local-0", "quarantined", since), "quarantine")
+        out = wait_for(lambda since=since: event_after(client, "local-0", "quarantined", since), "quarantine")
         times.append(out.ts - injected.ts)
     return times
 
@@ -79,11 +79,11 @@ def rerun_times(client: Client, kind: str, repeats: int, workdir: Path) -> list[
         gate = workdir / f"gate-{i}"
         job = client.submit(JobSpec(argv=["sh", "-c", f'while [ ! -e "{gate}" ]; do sleep 0.05; done'],
                                     resources={"gpus": 1}, max_retries=0))
-        first = wait_for(lambda: (j := client.get(job.id)).attempts and j.attempts[0], "first attempt")
+        first = wait_for(lambda job=job: (j := client.get(job.id)).attempts and j.attempts[0], "first attempt")
         since = last_event_id(client)
         client.inject_fault(first.node, kind)
         injected = event_after(client, first.node, "fault_injected", since)
-        second = wait_for(lambda: len((j := client.get(job.id)).attempts) == 2 and j.attempts[1], "rerun")
+        second = wait_for(lambda job=job: len((j := client.get(job.id)).attempts) == 2 and j.attempts[1], "rerun")
         times.append(second.started_at - injected.ts)
         gate.touch()
         client.wait(job.id, timeout=TIMEOUT)

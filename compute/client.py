@@ -8,6 +8,7 @@ wait costs almost nothing.
 
 from __future__ import annotations
 
+import builtins
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -49,7 +50,7 @@ class Client:
     def close(self) -> None:
         self._store.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -73,9 +74,9 @@ class Client:
 
     def submit(self, spec: JobSpec) -> Job:
         """Queue a job; the same idempotency_key returns the job submitted first."""
-        if spec.cwd is None:
-            spec = spec.model_copy(update={"cwd": os.getcwd()})
-        if not Path(spec.cwd).is_dir():
+        cwd = spec.cwd if spec.cwd is not None else os.getcwd()
+        spec = spec.model_copy(update={"cwd": cwd})
+        if not Path(cwd).is_dir():
             raise ComputeError(f"job {spec.name!r}: cwd {spec.cwd} is not a directory; pass an existing absolute path")
         nodes = self._store.nodes()
         largest = max((len(n.gpus) for n in nodes), default=None)
@@ -116,7 +117,7 @@ class Client:
         max_priority: int | None = None,
         limit: int = 100,
         offset: int = 0,
-    ) -> list[Job]:
+    ) -> builtins.list[Job]:
         """Jobs, newest first, filtered by state, labels (all must match) and priority."""
         try:
             return self._store.list_jobs(states, labels, min_priority, max_priority, limit, offset)
@@ -136,12 +137,12 @@ class Client:
                 return Path(a.log_path)
         raise ComputeError(f"job {job_id} has attempts 1-{len(job.attempts)}; there is no attempt {attempt}")
 
-    def nodes(self) -> list[Node]:
+    def nodes(self) -> builtins.list[Node]:
         return self._store.nodes()
 
     # -- nodes --------------------------------------------------------------------
 
-    def node_status(self) -> list[NodeStatus]:
+    def node_status(self) -> builtins.list[NodeStatus]:
         """Every node with state, health, last reason and used/free GPU slots."""
         return node_status(self._store)
 
@@ -170,13 +171,13 @@ class Client:
         return fault
 
     def events(self, job_id: str | None = None, node: str | None = None, since_id: int = 0,
-               limit: int = 1000) -> list[Event]:
+               limit: int = 1000) -> builtins.list[Event]:
         """The event log, oldest first: every state change with its reason."""
         return self._store.events(job_id, node, since_id, limit)
 
     # -- waiting ------------------------------------------------------------------
 
-    def wait(self, job_ids: str | Sequence[str], timeout: float | None = None) -> list[Job]:
+    def wait(self, job_ids: str | Sequence[str], timeout: float | None = None) -> builtins.list[Job]:
         """Block until every job is final (or `timeout` s passed); return the jobs as they are."""
         ids = [job_ids] if isinstance(job_ids, str) else list(job_ids)
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -192,7 +193,7 @@ class Client:
         return jobs
 
     def wait_for_change(self, job_ids: Sequence[str], since: dict[str, str] | None = None,
-                        timeout: float | None = None) -> list[Job]:
+                        timeout: float | None = None) -> builtins.list[Job]:
         """Return as soon as any job's state differs from `since` (id -> state name).
 
         `since` None means 'the states right now'. Returns the changed jobs; empty on timeout.

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import compute
 from compute.backends.choose import make_backend, monitor_probes
 from compute.daemon import Daemon
 from compute.daemon_config import DaemonConfig
@@ -81,7 +80,7 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
     if running is not None:
         raise DaemonAlreadyRunning(already_running_message(paths, running))
     paths.ensure()
-    package_root = Path(compute.__file__).resolve().parent.parent
+    package_root = Path(__file__).resolve().parent.parent  # the folder holding the compute package
     with open(paths.daemon_log, "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "compute", "--home", str(paths.home), "--config", config.model_dump_json()],
@@ -161,8 +160,11 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
                                          **monitor_probes(backend, config.health)))
     info = {"pid": os.getpid(), "started_at": time.time(), "backend": backend.name, "config": config.model_dump(),
             "socket": address.replace("\0", "@"), "nodes": [n.model_dump(mode="json") for n in nodes], "ready": True}
+    def ready() -> None:
+        paths.daemon_info.write_text(json.dumps(info, indent=2))
+
     try:
-        daemon.serve(sock, on_ready=lambda: paths.daemon_info.write_text(json.dumps(info, indent=2)))
+        daemon.serve(sock, on_ready=ready)
     finally:
         sock.close()
         if not address.startswith("\0"):

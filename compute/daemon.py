@@ -31,8 +31,6 @@ Fault drills armed on a virtual node kill its running attempts the fault's way.
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import os
 import random
@@ -47,8 +45,7 @@ from pathlib import Path
 from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchRequest, WakesDaemon, Warms
 from compute.container import container_argv
 from compute.daemon_config import DaemonConfig
-from compute.endings import JobBudget, StopReason, decide_ending
-from compute.errors import ComputeError
+from compute.endings import JobBudget, AttemptStopReason, decide_ending
 from compute.health import MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.lifecycle import (
     LiveAttempt, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
@@ -56,7 +53,7 @@ from compute.lifecycle import (
 )
 from compute.nodes import record_health
 from compute.paths import ComputePaths
-from compute.records import AttemptOutcome, FailureClass, NodeState
+from compute.records import AttemptOutcome, FailureClass, Node, NodeState
 from compute.scheduler import NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
 from compute.spec import JobSpec
 from compute.store import Store
@@ -135,7 +132,7 @@ class Daemon:
             for p in decision.preempt:
                 victim = by_key[(p.job_id, p.attempt)]
                 reason = f"preempted for {p.for_job} (higher priority)"
-                deadlines.append(self._stop(victim, StopReason.preempt, reason, now))
+                deadlines.append(self._stop(victim, AttemptStopReason.preempt, reason, now))
             for placement in decision.start:
                 self._start(placement)
             if len(decision.start) < len(pending):
@@ -166,21 +163,21 @@ class Daemon:
                 return False, None
             return False, attempt.kill_at
         if attempt.cancel_requested is not None:
-            return True, self._stop(attempt, StopReason.cancel, attempt.cancel_requested, now)
+            return True, self._stop(attempt, AttemptStopReason.cancel, attempt.cancel_requested, now)
         if self.draining:
-            return True, self._stop(attempt, StopReason.shutdown, "daemon shutting down with --stop-jobs", now)
+            return True, self._stop(attempt, AttemptStopReason.shutdown, "daemon shutting down with --stop-jobs", now)
         if attempt.time_limit_s is not None:
             limit_at = attempt.started_at + attempt.time_limit_s
             if now >= limit_at:
                 reason = f"time limit of {attempt.time_limit_s:g}s reached"
-                return True, self._stop(attempt, StopReason.timeout, reason, now)
+                return True, self._stop(attempt, AttemptStopReason.timeout, reason, now)
             return False, limit_at
         return False, None
 
     def _grace(self, attempt: LiveAttempt) -> float:
         return self.config.grace_s if attempt.grace_s is None else attempt.grace_s
 
-    def _stop(self, attempt: LiveAttempt, stop: StopReason, reason: str, now: float) -> float:
+    def _stop(self, attempt: LiveAttempt, stop: AttemptStopReason, reason: str, now: float) -> float:
         """SIGTERM to the attempt's processes now; SIGKILL at the returned time (end of grace)."""
         grace = self._grace(attempt)
         request_stop(self.store, attempt, stop, now + grace, f"{reason}; SIGTERM, SIGKILL after {grace:g}s")
@@ -209,7 +206,7 @@ class Daemon:
             for attempt in running:
                 if attempt.node == node.name and attempt.key not in stopping:
                     _append_log(attempt.log_path, [f"{MONITOR_KILL_MARKER}: {reason}"])
-                    self._stop(attempt, StopReason.quarantine, reason, now)
+                    self._stop(attempt, AttemptStopReason.quarantine, reason, now)
                     stopping.add(attempt.key)
         self.nodes = self.store.nodes()
 
@@ -393,18 +390,3 @@ def _drain(sock: socket.socket) -> None:
     except (BlockingIOError, InterruptedError):
         pass
 
-
-def main(argv: list[str] | None = None) -> None:
-    """`python -m compute --home H --config JSON`: what `compute up` spawns."""
-    from compute.control import serve_forever
-
-    parser = argparse.ArgumentParser(prog="python -m compute", description="Run the compute daemon.")
-    parser.add_argument("--home", required=True)
-    parser.add_argument("--config", default="{}", help="DaemonConfig as JSON")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        serve_forever(ComputePaths.of(args.home), DaemonConfig.model_validate(json.loads(args.config)))
-    except ComputeError as err:
-        log.error("%s", err)
-        raise SystemExit(1) from None

@@ -27,7 +27,7 @@ from compute.records import AttemptOutcome, FailureClass, JobState
 MAX_BACKOFF_S = 3600.0
 
 
-class StopReason(str, enum.Enum):
+class AttemptStopReason(str, enum.Enum):
     """Why the daemon asked an attempt to stop."""
 
     preempt = "preempt"
@@ -73,7 +73,7 @@ def decide_ending(
     *,
     number: int,
     node: str,
-    stop: StopReason | None,
+    stop: AttemptStopReason | None,
     exit_code: int | None,
     classify: Callable[[], FailureClass],
     budget: JobBudget,
@@ -92,19 +92,19 @@ def _cancel_reason(budget: JobBudget) -> str:
     return budget.cancel_requested or "cancelled by request"
 
 
-def _decide(number: int, node: str, stop: StopReason | None, exit_code: int | None,
+def _decide(number: int, node: str, stop: AttemptStopReason | None, exit_code: int | None,
             classify: Callable[[], FailureClass], budget: JobBudget, now: float, jitter: float) -> Ending:
     code = f"exit code {exit_code}" if exit_code is not None else "no exit code"
-    if stop in (StopReason.preempt, StopReason.shutdown):
-        why = "preempted for higher-priority work" if stop == StopReason.preempt else "daemon shut down"
+    if stop in (AttemptStopReason.preempt, AttemptStopReason.shutdown):
+        why = "preempted for higher-priority work" if stop == AttemptStopReason.preempt else "daemon shut down"
         return Ending(AttemptOutcome.preempted, JobState.pending, f"attempt {number} {why}; requeued with its checkpoint dir")
-    if stop == StopReason.cancel:
+    if stop == AttemptStopReason.cancel:
         return Ending(AttemptOutcome.cancelled, JobState.cancelled, _cancel_reason(budget))
-    if stop == StopReason.quarantine:
+    if stop == AttemptStopReason.quarantine:
         return Ending(AttemptOutcome.infra_failed, JobState.pending,
                       f"attempt {number} stopped: node {node} was quarantined; requeued elsewhere",
                       FailureClass.infra, exclude_node=node)
-    if stop == StopReason.timeout:
+    if stop == AttemptStopReason.timeout:
         return _user_failure(AttemptOutcome.timed_out, f"attempt {number} hit its time limit", None, budget, now, jitter)
     if exit_code is None:
         return Ending(AttemptOutcome.lost, JobState.pending, f"attempt {number} lost (process gone, no exit status); requeued")

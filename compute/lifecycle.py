@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compute.endings import Ending, StopReason
-from compute.records import JobState, Node, NodeState
+from compute.endings import Ending, AttemptStopReason
+from compute.records import JobState, Node
 from compute.scheduler import PendingJob
 from compute.spec import JobSpec
 from compute.store import Store, node_from_row
@@ -29,7 +29,7 @@ class LiveAttempt:
     gpus: tuple[int, ...]
     started_at: float
     handle: dict[str, Any] | None
-    stop: StopReason | None
+    stop: AttemptStopReason | None
     kill_at: float | None
     killed: bool
     log_path: str
@@ -67,7 +67,7 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
         LiveAttempt(
             job_id=r["job_id"], number=r["number"], node=r["node"], gpus=tuple(json.loads(r["gpus"])),
             started_at=r["started_at"], handle=json.loads(r["handle"]) if r["handle"] else None,
-            stop=StopReason(r["stop_reason"]) if r["stop_reason"] else None, kill_at=r["kill_at"],
+            stop=AttemptStopReason(r["stop_reason"]) if r["stop_reason"] else None, kill_at=r["kill_at"],
             killed=bool(r["killed"]), log_path=r["log_path"], priority=r["priority"],
             preemptible=bool(r["preemptible"]), time_limit_s=r["time_limit_s"], grace_s=r["grace_s"],
             cancel_requested=r["cancel_requested"],
@@ -124,7 +124,7 @@ def record_handle(store: Store, job_id: str, number: int, handle: dict[str, Any]
         )
 
 
-def request_stop(store: Store, attempt: LiveAttempt, stop: StopReason, kill_at: float, reason: str) -> None:
+def request_stop(store: Store, attempt: LiveAttempt, stop: AttemptStopReason, kill_at: float, reason: str) -> None:
     with store.transaction() as conn:
         conn.execute(
             "UPDATE attempts SET stop_reason=?, kill_at=? WHERE job_id=? AND number=?",
@@ -199,17 +199,6 @@ def sync_nodes(store: Store, offered: list[Node]) -> list[Node]:
             store.event(conn, "node_added" if old is None else "node_changed",
                         f"{len(node.gpus)} GPU slots", node=node.name, data={"gpus": node.gpus})
     return store.nodes()
-
-
-def update_node(store: Store, node: Node, reason: str) -> None:
-    """Record a health check's verdict on a node (state, health, reason, probe time)."""
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE nodes SET state=?, health=?, reason=?, last_probe_at=? WHERE name=?",
-            (node.state.value, node.health.value, reason, node.last_probe_at, node.name),
-        )
-        kind = "quarantined" if node.state == NodeState.quarantined else "node_health"
-        store.event(conn, kind, reason, node=node.name, data={"state": node.state.value, "health": node.health.value})
 
 
 def daemon_event(store: Store, kind: str, reason: str, data: dict[str, Any] | None = None) -> None:

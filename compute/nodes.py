@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,16 +62,24 @@ class NodeStatus(BaseModel):
 
 def node_status(store: Store) -> list[NodeStatus]:
     """Every node with its used and free GPU slots."""
+    return slot_usage(store.nodes(), ((a.node, a.gpus) for a in live_attempts(store)))
+
+
+def slot_usage(nodes: Sequence[Node], held: Iterable[tuple[str, Sequence[int]]]) -> list[NodeStatus]:
+    """Each node with its used and free GPU slots, from the (node, gpus) of every running attempt.
+
+    The one place slots are counted: free slots are 0 on a node that is not active.
+    """
     used: Counter[str] = Counter()
     running: Counter[str] = Counter()
-    for attempt in live_attempts(store):
-        used[attempt.node] += len(attempt.gpus)
-        running[attempt.node] += 1
+    for node, gpus in held:
+        used[node] += len(gpus)
+        running[node] += 1
     return [
         NodeStatus(name=n.name, state=n.state, health=n.health, reason=n.reason, virtual=n.virtual,
                    last_probe_at=n.last_probe_at, gpus=n.gpus, gpus_used=used[n.name], running=running[n.name],
                    gpus_free=max(len(n.gpus) - used[n.name], 0) if n.state is NodeState.active else 0)
-        for n in store.nodes()
+        for n in nodes
     ]
 
 

@@ -27,7 +27,7 @@ class ComputePaths:
     home: Path
 
     @classmethod
-    def of(cls, home: str | os.PathLike[str] | None = None) -> "ComputePaths":
+    def of(cls, home: str | os.PathLike[str] | None = None) -> ComputePaths:
         return cls(resolve_home(home))
 
     @property

@@ -149,7 +149,7 @@ class JobSpec(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _argv_matches_shell(self) -> "JobSpec":
+    def _argv_matches_shell(self) -> JobSpec:
         if isinstance(self.argv, str):
             if not self.shell:
                 raise ValueError(

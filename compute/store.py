@@ -293,7 +293,8 @@ class Store:
         offset: int = 0,
     ) -> list[Job]:
         """Newest first, filtered by state, labels (all must match) and priority range."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[object] = []
         if states is not None:
             values = [JobState(s).value for s in states]
             where.append(f"state IN ({','.join('?' * len(values))})")
@@ -325,7 +326,8 @@ class Store:
     def events(
         self, job_id: str | None = None, node: str | None = None, since_id: int = 0, limit: int = 1000
     ) -> list[Event]:
-        where, params = ["id > ?"], [since_id]
+        where: list[str] = ["id > ?"]
+        params: list[object] = [since_id]
         if job_id is not None:
             where.append("job_id = ?")
             params.append(job_id)

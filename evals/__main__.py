@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 import signal
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from evals.suites import SUITES, Part
@@ -35,7 +35,7 @@ def auto_llm(environ: Mapping[str, str] = os.environ) -> str:
 
 def default_out(suite: str) -> Path:
     home = Path(os.environ.get("AUTORESEARCH_HOME") or Path.home() / ".autoresearch")
-    return home / "evals" / f"{suite}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    return home / "evals" / f"{suite}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -87,7 +87,7 @@ def check_end(snap: CampaignSnapshot) -> list[str]:
     complete = [t for t in snap.trials if t.state == "complete" and t.value is not None]
     if complete:
         pick = min if snap.mode == "min" else max
-        best = pick(complete, key=lambda t: t.value)
+        best = pick(complete, key=lambda t: t.value if t.value is not None else math.nan)
         reported = by_trial.get(snap.reported_best) if snap.reported_best is not None else None
         if reported is None or reported.value != best.value:
             problems.append(

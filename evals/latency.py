@@ -1,5 +1,5 @@
 """Launch and preemption latency of the compute layer, measured on the eval's daemon with the
-compute benchmark's own probes (benchmarks/compute_bench.py)."""
+compute benchmark's own probes (compute/latency.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks.compute_bench import GRACE_S, launch_latencies, pct, preemption_overheads
+from compute.latency import GRACE_S, launch_latencies, pct, preemption_overheads
 from evals.env import DAEMON, EvalEnv
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from evals.metrics import regret_at_time, time_curve
 from evals.records import RunRecord
 from evals.run import Results
+from evals.tasks import curve, minimum
 
 
 def _pyplot():
@@ -29,12 +30,11 @@ def _band(rows: list[list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     data[~np.isfinite(data)] = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a column with no result yet stays a gap
-        return tuple(np.nanpercentile(data, q, axis=0) for q in (50, 25, 75))  # type: ignore[return-value]
+        return tuple(np.nanpercentile(data, q, axis=0) for q in (50, 25, 75))
 
 
 def plot_regret_by_trials(results: Results, out: Path) -> Path | None:
     """regret_vs_trials.png: median best-so-far regret (IQR band) per arm, one panel per function."""
-    from evals.report import curve
 
     groups: dict[str, dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in results.runs:
@@ -65,7 +65,6 @@ def plot_regret_by_trials(results: Results, out: Path) -> Path | None:
 
 def plot_regret_by_time(results: Results, out: Path) -> Path | None:
     """regret_vs_wallclock.png: median regret reached by each time, per arm and slot count."""
-    from evals.report import minimum
 
     groups: dict[str, dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in results.runs:

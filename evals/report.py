@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from evals.metrics import (
     PairedTest,
-    best_so_far,
     paired_wilcoxon,
     regret_at,
     regret_within_steps,
@@ -20,15 +20,7 @@ from evals.metrics import (
 )
 from evals.records import Arm, FaultKind, RunRecord
 from evals.run import Results
-from evals.tasks import synthetic
-
-MINIMA = {"branin": synthetic("branin").minimum, "hartmann6": synthetic("hartmann6").minimum}
-
-
-def minimum(task: str) -> float:
-    """The known minimum of a task's lower-is-better objective (digits: 0 validation error)."""
-    return MINIMA.get(task.removesuffix("-deceptive"), 0.0)
-
+from evals.tasks import curve, minimum
 
 def fmt(x: float) -> str:
     if math.isinf(x):
@@ -37,17 +29,13 @@ def fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
-def cell(values: list[float]) -> str:
+def cell(values: Sequence[float]) -> str:
     s = spread(values)
     return f"{fmt(s.median)} [{fmt(s.q25)}, {fmt(s.q75)}]"
 
 
 def test_cell(test: PairedTest) -> str:
     return f"{fmt(test.median_diff)} (p={test.p_value:.2g}, {test.wins}W/{test.losses}L)"
-
-
-def curve(run: RunRecord) -> list[float]:
-    return best_so_far(run.values, minimum(run.task))
 
 
 def baseline(results: Results, run: RunRecord, trials: int) -> RunRecord | None:
@@ -84,8 +72,7 @@ def quality_table(results: Results) -> list[str]:
         trials = min(len(r.trials) for r in runs)
         cells = [cell([regret_at(curve(r), c) for r in runs]) if c <= trials else "" for c in checks]
         at = max((c for c in checks if c <= trials), default=trials)
-        pairs = [(r, baseline(results, r, at)) for r in runs]
-        pairs = [(r, b) for r, b in pairs if b is not None]
+        pairs = [(r, b) for r in runs if (b := baseline(results, r, at)) is not None]
         versus = ""
         if arm != Arm.plain_tpe.value and pairs:
             mine = [regret_at(curve(r), at) for r, _ in pairs]
@@ -128,7 +115,7 @@ def wallclock_table(results: Results) -> list[str]:
         if slots != 4 or (task, target, arm, 1) not in groups:
             continue
         one = {r.seed: _ttt(r) for r in groups[(task, target, arm, 1)]}
-        ratios = [_ttt(r) / one[r.seed] for r in group if _ttt(r) is not None and one.get(r.seed)]
+        ratios = [t / base for r in group if (t := _ttt(r)) is not None and (base := one.get(r.seed))]
         if ratios:
             lines.append(
                 f"- {task}, {arm}: 4-slot / 1-slot time to target, median of paired ratios "

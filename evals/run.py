@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from functools import partial
 from pathlib import Path
 
@@ -78,8 +78,8 @@ def run_suite(
     llm: str = SCRIPTED,
     command: str = "",
     progress: Progress = lambda line: print(line, file=sys.stderr, flush=True),
-    save: Callable[[Results], None] | None = None,
-    checkpoint: Callable[[Results], None] | None = None,
+    save: Callable[[Results], object] | None = None,
+    checkpoint: Callable[[Results], object] | None = None,
     resume: Results | None = None,
 ) -> Results:
     """Run `parts` of `suite`: `checkpoint(results)` after each measurement, `save(results)` after
@@ -93,11 +93,11 @@ def run_suite(
                              f"resume with --suite {resume.suite.name}, or start a new --out folder")  # fmt: skip
         results = resume.model_copy(update={"parts": [p for p in Part if p in set(resume.parts) | set(chosen)],
                                             "command": command, "llm": llm}, deep=True)  # fmt: skip
-        results.notes.append(f"resumed {datetime.now(timezone.utc).isoformat(timespec='seconds')} "
+        results.notes.append(f"resumed {datetime.now(UTC).isoformat(timespec='seconds')} "
                              f"with {len(done_keys(resume))} measurements kept")  # fmt: skip
     else:
         results = Results(suite=suite, parts=chosen, llm=llm, command=command,
-                          started=datetime.now(timezone.utc).isoformat(timespec="seconds"), machine=machine())  # fmt: skip
+                          started=datetime.now(UTC).isoformat(timespec="seconds"), machine=machine())  # fmt: skip
     done = done_keys(results)
     t0 = time.monotonic() - results.wall_s
     with tempfile.TemporaryDirectory(prefix="ar-evals-") as scratch, EvalEnv(Path(scratch)) as env:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from typing import Any
+from typing import Any, cast
 
 from autoresearch.campaign import Ledger, TrialState
 from autoresearch.llm import Message, Role, ScriptedProvider, ToolCall
@@ -49,7 +49,7 @@ class LocalSearchScript:
         """`n` new parameter sets."""
         objective = self.ledger.campaign.objective
         done = [t for t in self.ledger.trials() if t.state is TrialState.complete and t.value is not None]
-        done.sort(key=lambda t: t.value if objective.mode.value == "min" else -t.value)
+        done.sort(key=lambda t: cast(float, t.value) if objective.mode.value == "min" else -cast(float, t.value))
         spent = len(self.ledger.trials()) / self.ledger.campaign.budget.max_trials
         out = []
         for _ in range(n):

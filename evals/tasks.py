@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.campaign import Campaign
+from evals.metrics import best_so_far
+from evals.records import RunRecord
 from examples.synthetic.functions import FUNCTIONS, Function
 
 REPO = Path(__file__).resolve().parent.parent
@@ -134,7 +136,7 @@ def digits(*, epochs: int = 10) -> Task:
     work whoever runs it (importing mlflow in each job costs ~1.5 s here)."""
     command = ["python", "train.py", "--lr", "{lr}", "--hidden", "{hidden}", "--activation", "{activation}",
                "--epochs", str(epochs), "--seed", "{seed}", "--no-mlflow"]  # fmt: skip
-    space = {
+    space: dict[str, dict[str, Any]] = {
         "lr": {"type": "float", "low": 1e-4, "high": 1e-1, "log": True},
         "hidden": {"type": "int", "low": 16, "high": 256},
         "activation": {"type": "categorical", "choices": ["relu", "tanh"]},
@@ -154,3 +156,16 @@ def suggest(trial: Any, space: Mapping[str, Mapping[str, Any]]) -> dict[str, Any
         else:
             params[name] = trial.suggest_categorical(name, list(spec["choices"]))
     return params
+
+
+def minimum(task: str) -> float:
+    """The known minimum of a task's lower-is-better objective (digits: 0 validation error)."""
+    return _MINIMA.get(task.removesuffix("-deceptive"), 0.0)
+
+
+def curve(run: RunRecord) -> list[float]:
+    """A run's best-so-far simple regret after each trial, against its task's known minimum."""
+    return best_so_far(run.values, minimum(run.task))
+
+
+_MINIMA = {"branin": FUNCTIONS["branin"].minimum, "hartmann6": FUNCTIONS["hartmann6"].minimum}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from compute.nodes import slot_usage
 from compute.records import HealthStatus, Job, JobState, NodeState
 from compute.spec import priority_name
 from skills.context import SkillContext
@@ -57,29 +58,12 @@ def cluster_status(ctx: SkillContext, args: ClusterStatusInput) -> ClusterStatus
         nodes = ctx.client.nodes()
         running = _all(ctx, JobState.running)
         pending = _all(ctx, JobState.pending)
-    used: dict[str, int] = {}
-    jobs_on: dict[str, int] = {}
-    for job in running:
-        attempt = job.last_attempt
-        if attempt is not None and attempt.ended_at is None:
-            used[attempt.node] = used.get(attempt.node, 0) + len(attempt.gpus)
-            jobs_on[attempt.node] = jobs_on.get(attempt.node, 0) + 1
-    views = []
-    for node in nodes:
-        total, busy = len(node.gpus), used.get(node.name, 0)
-        views.append(
-            NodeStatus(
-                name=node.name,
-                state=node.state,
-                health=node.health,
-                reason=node.reason,
-                gpus_total=total,
-                gpus_used=busy,
-                gpus_free=max(total - busy, 0) if node.state is NodeState.active else 0,
-                running_jobs=jobs_on.get(node.name, 0),
-                virtual=node.virtual,
-            )
-        )
+    held = [(a.node, a.gpus) for job in running if (a := job.last_attempt) is not None and a.ended_at is None]
+    views = [
+        NodeStatus(name=n.name, state=n.state, health=n.health, reason=n.reason, gpus_total=len(n.gpus),
+                   gpus_used=n.gpus_used, gpus_free=n.gpus_free, running_jobs=n.running, virtual=n.virtual)
+        for n in slot_usage(nodes, held)
+    ]
     by_priority: dict[str, int] = {}
     for job in sorted(pending, key=lambda j: -j.priority):
         name = priority_name(job.priority)

@@ -38,7 +38,7 @@ from autoresearch.campaign.records import (
 from autoresearch.campaign.status import (
     BudgetUsed,
     CampaignStatus,
-    StopReason,
+    CampaignStopReason,
     TrialSummary,
     campaign_status,
     free_slots,
@@ -77,7 +77,7 @@ __all__ = [
     "ProviderKind",
     "PrunerKind",
     "SamplerKind",
-    "StopReason",
+    "CampaignStopReason",
     "Tracking",
     "TrialFailure",
     "TrialLedger",

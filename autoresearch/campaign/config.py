@@ -12,7 +12,7 @@ import string
 from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
@@ -53,12 +53,14 @@ class Objective(Section):
     """Where to read the metric: `mlflow`, `log`, or `auto` (MLflow when logged, else the log)."""
 
     @property
-    def direction(self) -> str:
+    def direction(self) -> Literal["maximize", "minimize"]:
         """Optuna's name for the mode: `maximize` or `minimize`."""
         return "maximize" if self.mode is Mode.max else "minimize"
 
-    def better(self, a: float, b: float) -> bool:
-        """Whether value `a` is strictly better than value `b`."""
+    def better(self, a: float | None, b: float | None) -> bool:
+        """Whether value `a` is strictly better than value `b` (no value is never better, and any value beats none)."""
+        if a is None or b is None:
+            return a is not None
         return a > b if self.mode is Mode.max else a < b
 
     def reached(self, value: float | None) -> bool:
@@ -68,7 +70,7 @@ class Objective(Section):
         return value >= self.target if self.mode is Mode.max else value <= self.target
 
 
-ParamSpec = Annotated[Union[FloatParam, IntParam, CategoricalParam], Field(discriminator="type")]
+ParamSpec = Annotated[FloatParam | IntParam | CategoricalParam, Field(discriminator="type")]
 
 
 class Budget(Section):

@@ -100,7 +100,7 @@ def load_campaign(path: str | Path, *, check_paths: bool = True) -> Campaign:
 def _drop_shadowed(errors: list[Any]) -> list[Any]:
     """Drop `missing key x` when the same mapping has a misspelled key close to `x`: one problem, not two."""
     missing = {tuple(e["loc"]) for e in errors if e["type"] == "missing"}
-    shadowed = set()
+    shadowed: set[tuple[object, ...]] = set()
     for err in errors:
         if err["type"] == "extra_forbidden":
             parent, key = tuple(err["loc"][:-1]), str(err["loc"][-1])

@@ -4,7 +4,7 @@ the budget check that decides when it ends."""
 from __future__ import annotations
 
 import enum
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -66,7 +66,7 @@ class CampaignStatus(_Record):
     """Every trial, by number."""
 
 
-class StopReason(str, enum.Enum):
+class CampaignStopReason(str, enum.Enum):
     """Why a campaign stops proposing trials."""
 
     max_trials = "max_trials"
@@ -78,7 +78,7 @@ class StopReason(str, enum.Enum):
 
 def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> CampaignStatus:
     """The status of the campaign whose ledger this is."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     trials = ledger.trials()
     best = ledger.best()
     end = ledger.ended_at or now
@@ -103,21 +103,21 @@ def stop_reason(
     best_value: float | None,
     started_at: datetime,
     now: datetime | None = None,
-) -> StopReason | None:
+) -> CampaignStopReason | None:
     """The first budget limit reached (or the target), or None to go on proposing."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     budget = campaign.budget
     deadline = budget.deadline_at(started_at)
     if campaign.objective.reached(best_value):
-        return StopReason.target_reached
+        return CampaignStopReason.target_reached
     if used.trials >= budget.max_trials:
-        return StopReason.max_trials
+        return CampaignStopReason.max_trials
     if budget.max_gpu_hours is not None and used.gpu_hours >= budget.max_gpu_hours:
-        return StopReason.max_gpu_hours
+        return CampaignStopReason.max_gpu_hours
     if budget.max_llm_usd is not None and used.llm_usd >= budget.max_llm_usd:
-        return StopReason.max_llm_usd
+        return CampaignStopReason.max_llm_usd
     if deadline is not None and now >= deadline:
-        return StopReason.deadline
+        return CampaignStopReason.deadline
     return None
 
 

@@ -207,9 +207,10 @@ class ChatSession:
         space = ledger.campaign.search_space
         filled = dict(params)
         best = ledger.best()
-        borrowed = [k for k in space if k not in params and best is not None and k in best.params]
-        for k in borrowed:
-            filled[k] = best.params[k]
+        borrowed: list[str] = []
+        if best is not None:
+            borrowed = [k for k in space if k not in params and k in best.params]
+            filled.update({k: best.params[k] for k in borrowed})
         try:
             checked = check_params(space, filled)
         except ValueError as exc:

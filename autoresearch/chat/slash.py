@@ -59,10 +59,10 @@ def parse(line: str) -> tuple[str, dict[str, Any]]:
     if command == "/logs":
         if not rest:
             raise SlashError("write /logs N (trial N's job log), optionally /logs N LINES")
-        args = {"trial": _int(rest[0], "/logs N")}
+        logs = {"trial": _int(rest[0], "/logs N")}
         if len(rest) > 1:
-            args["lines"] = _int(rest[1], "/logs N LINES")
-        return "logs", args
+            logs["lines"] = _int(rest[1], "/logs N LINES")
+        return "logs", logs
     if command in ("/pause", "/stop"):
         return command[1:], {"reason": text}
     if command == "/note":

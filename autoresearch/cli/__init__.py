@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import typer
+from autoresearch.cli._app import app
 
-app = typer.Typer(
-    name="autoresearch",
-    help="An AI agent that runs ML research campaigns on a GPU fleet.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+__all__ = ["app", "main"]
 
 
 def _register() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -17,7 +17,7 @@ from rich.table import Table
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, ConfigError, LedgerError
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
 from autoresearch.runner.display import render_status
@@ -29,7 +29,7 @@ _EXIT = {CampaignState.completed: 0, CampaignState.stopped: 0, CampaignState.pau
 @app.command("run")
 def run(
     config: Path = typer.Argument(..., help="The campaign YAML file."),
-    max_trials: Optional[int] = typer.Option(None, "--max-trials", help="Override budget.max_trials."),
+    max_trials: int | None = typer.Option(None, "--max-trials", help="Override budget.max_trials."),
     quiet: bool = QUIET_OPTION,
 ) -> None:
     """Run a campaign until its budget or target ends it (continues it if it ran before)."""
@@ -49,7 +49,7 @@ def resume(
 
 @app.command("status")
 def status(
-    name: Optional[str] = typer.Argument(None, help="A campaign name; without it, list campaigns."),
+    name: str | None = typer.Argument(None, help="A campaign name; without it, list campaigns."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Where a campaign stands: state, budget used, best trial, trials. No NAME: every campaign."""
@@ -74,7 +74,7 @@ def status(
 @app.command("report")
 def report(
     name: str = typer.Argument(..., help="The campaign name."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),
+    out: Path | None = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),
 ) -> None:
     """Write the campaign's Markdown report with PNG plots and MLflow links."""
     try:
@@ -102,7 +102,7 @@ def _run_guarded(call: Callable[[Display], RunOutcome], quiet: bool) -> None:
             "Run the same command again (or `autoresearch resume NAME`) to continue.",
             highlight=False, soft_wrap=True,
         )  # fmt: skip
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     _print_outcome(outcome)
@@ -151,4 +151,5 @@ def _quiet_libraries() -> None:
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # mlflow sets its level when imported
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)

@@ -12,23 +12,22 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Optional
 
 import typer
 
 from autoresearch.chat import ChatError, ChatSession, Conversation, chat_provider
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import fail
 
 
 @app.command("chat")
 def chat(
     name: str = typer.Argument(..., help="The campaign name."),
-    model: Optional[str] = typer.Option(None, "--model", help="provider:model for plain language (default: the "
+    model: str | None = typer.Option(None, "--model", help="provider:model for plain language (default: the "
                                         "campaign's policy model when its key is set)."),  # fmt: skip
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint for --model (OpenAI-compatible)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Endpoint for --model (OpenAI-compatible)."),
     no_llm: bool = typer.Option(False, "--no-llm", help="Slash commands only, even when a model is configured."),
-    author: Optional[str] = typer.Option(None, "--author", help="Who is steering (default: your user name)."),
+    author: str | None = typer.Option(None, "--author", help="Who is steering (default: your user name)."),
     wait: float = typer.Option(15.0, "--wait", help="At the end of input, seconds to wait for a live runner to "
                                "apply the changes posted (and print what it did)."),  # fmt: skip
 ) -> None:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from typing import Any
+
 
 import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
 from compute.control import daemon_info, start_daemon, stop_daemon
 from compute.health import load_health_config
-from compute.lifecycle import live_attempts
+from compute.nodes import node_status
 
 compute_app = typer.Typer(help="Start, stop and inspect the per-host compute daemon.", no_args_is_help=True)
 app.add_typer(compute_app, name="compute")
@@ -46,7 +47,7 @@ def up(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
-    settings = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
+    settings: dict[str, Any] = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
                 "min_runtime_s": min_runtime, "backend": backend, "ray_address": address}
     if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None):
         fail("--virtual-nodes and --gpus-per-node split this host for the local backend; with --backend ray "
@@ -105,11 +106,9 @@ def status(as_json: bool = JSON_OPTION) -> None:
     paths = ComputePaths.of()
     store = Store(paths)
     try:
-        used = Counter()
-        for attempt in live_attempts(store):
-            used[attempt.node] += len(attempt.gpus)
-        nodes = [{**n.model_dump(mode="json"), "gpus_used": used[n.name]} for n in store.nodes()]
-        report = {"home": str(paths.home), "daemon": daemon_info(paths), "nodes": nodes, "jobs": store.count_by_state()}
+        used = {n.name: n.gpus_used for n in node_status(store)}
+        nodes = [{**n.model_dump(mode="json"), "gpus_used": used.get(n.name, 0)} for n in store.nodes()]
+        report: dict[str, Any] = {"home": str(paths.home), "daemon": daemon_info(paths), "nodes": nodes, "jobs": store.count_by_state()}
     finally:
         store.close()
     if as_json:

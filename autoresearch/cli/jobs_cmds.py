@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 from autoresearch.cli.compute_cmds import validation_message
 from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli.skills_cmds import (
     CAMPAIGN_OPTION,
     HOME_OPTION,

@@ -7,11 +7,10 @@ import logging
 import signal
 from pathlib import Path
 from types import FrameType
-from typing import Optional
 
 import typer
 
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import console, fail
 from autoresearch.nightly import Night, WindowError, window_end, write_morning_report
 
@@ -19,9 +18,9 @@ from autoresearch.nightly import Night, WindowError, window_end, write_morning_r
 @app.command("nightly")
 def nightly(
     configs: list[Path] = typer.Argument(..., help="Campaign YAML files; they run concurrently."),
-    until: Optional[str] = typer.Option(None, "--until", help="When the window ends: HH:MM (the next one) or an "
+    until: str | None = typer.Option(None, "--until", help="When the window ends: HH:MM (the next one) or an "
                                         "ISO datetime."),  # fmt: skip
-    duration: Optional[float] = typer.Option(None, "--duration", help="Or: the window's length in seconds."),
+    duration: float | None = typer.Option(None, "--duration", help="Or: the window's length in seconds."),
     priority: str = typer.Option("low", "--priority", help="Compute priority of the night's jobs (preemptible)."),
     retry_s: float = typer.Option(30.0, "--retry-s", help="Pause before retrying after a compute or LLM fault."),
 ) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from autoresearch.cli import app
+from autoresearch.cli._app import app
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 from skills import (
     DEFAULT_MAX_OUTPUT_BYTES,

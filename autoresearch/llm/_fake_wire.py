@@ -11,7 +11,7 @@ import time
 import uuid
 from typing import Any
 
-from autoresearch.llm.messages import LLMResponse, Message, StopReason, ToolCall, ToolChoice, ToolResult
+from autoresearch.llm.messages import LLMResponse, Message, ModelStopReason, ToolCall, ToolChoice, ToolResult
 from skills.tooldef import ToolDef
 
 
@@ -98,9 +98,9 @@ def _corrupt(raw: str) -> str:
 
 
 _OPENAI_FINISH = {
-    StopReason.TOOL_USE: "tool_calls",
-    StopReason.MAX_TOKENS: "length",
-    StopReason.REFUSAL: "content_filter",
+    ModelStopReason.TOOL_USE: "tool_calls",
+    ModelStopReason.MAX_TOKENS: "length",
+    ModelStopReason.REFUSAL: "content_filter",
 }
 
 
@@ -142,7 +142,7 @@ def encode_anthropic(response: LLMResponse, *, malformed: bool) -> dict[str, Any
         # The real API always sends an object; a broken server could send anything.
         args: Any = _corrupt(c.arguments_json()) if malformed else json.loads(c.arguments_json())
         content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": args})
-    stop = response.stop_reason.value if response.stop_reason is not StopReason.OTHER else "end_turn"
+    stop = response.stop_reason.value if response.stop_reason is not ModelStopReason.OTHER else "end_turn"
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
         "type": "message",

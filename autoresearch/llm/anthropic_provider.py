@@ -9,17 +9,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from autoresearch.llm.messages import Message, Role, StopReason, ToolCall, ToolChoice
+from autoresearch.llm.messages import Message, Role, ModelStopReason, ToolCall, ToolChoice
 from autoresearch.llm.provider import SDKProvider
 from skills.tooldef import ToolDef
 
 _STOP = {
-    "end_turn": StopReason.END_TURN,
-    "tool_use": StopReason.TOOL_USE,
-    "max_tokens": StopReason.MAX_TOKENS,
-    "model_context_window_exceeded": StopReason.MAX_TOKENS,
-    "stop_sequence": StopReason.STOP_SEQUENCE,
-    "refusal": StopReason.REFUSAL,
+    "end_turn": ModelStopReason.END_TURN,
+    "tool_use": ModelStopReason.TOOL_USE,
+    "max_tokens": ModelStopReason.MAX_TOKENS,
+    "model_context_window_exceeded": ModelStopReason.MAX_TOKENS,
+    "stop_sequence": ModelStopReason.STOP_SEQUENCE,
+    "refusal": ModelStopReason.REFUSAL,
 }
 _CHOICE = {ToolChoice.AUTO: "auto", ToolChoice.REQUIRED: "any", ToolChoice.NONE: "none"}
 
@@ -70,11 +70,11 @@ def _tool_call(block: Any) -> ToolCall:
     return ToolCall.from_json(raw, name=block.name, id=block.id)
 
 
-def parse_anthropic_message(msg: Any) -> tuple[Message, StopReason, str, int, int]:
+def parse_anthropic_message(msg: Any) -> tuple[Message, ModelStopReason, str, int, int]:
     """A Messages API response as (message, stop reason, model, input tokens, output tokens)."""
     text = "".join(b.text for b in msg.content if b.type == "text")
     calls = [_tool_call(b) for b in msg.content if b.type == "tool_use"]
-    stop = _STOP.get(msg.stop_reason or "", StopReason.OTHER)
+    stop = _STOP.get(msg.stop_reason or "", ModelStopReason.OTHER)
     return Message.assistant(text, calls), stop, msg.model, msg.usage.input_tokens, msg.usage.output_tokens
 
 
@@ -103,5 +103,5 @@ class AnthropicProvider(SDKProvider):
             kwargs["tool_choice"] = {"type": _CHOICE[tool_choice]}
         return self._client.messages.create(**kwargs)
 
-    def _parse(self, raw: Any) -> tuple[Message, StopReason, str, int, int]:
+    def _parse(self, raw: Any) -> tuple[Message, ModelStopReason, str, int, int]:
         return parse_anthropic_message(raw)

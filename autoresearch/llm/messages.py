@@ -23,7 +23,7 @@ class Role(str, Enum):
     TOOL = "tool"
 
 
-class StopReason(str, Enum):
+class ModelStopReason(str, Enum):
     """Why the model stopped producing output."""
 
     END_TURN = "end_turn"
@@ -156,7 +156,7 @@ class LLMResponse(BaseModel):
 
     message: Message
     """The assistant turn: text and/or tool calls."""
-    stop_reason: StopReason
+    stop_reason: ModelStopReason
     """Why generation stopped."""
     usage: Usage = Usage()
     """Tokens and cost of this call."""

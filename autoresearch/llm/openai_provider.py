@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoresearch.llm.messages import Message, Role, StopReason, ToolCall, ToolChoice
+from autoresearch.llm.messages import Message, Role, ModelStopReason, ToolCall, ToolChoice
 from autoresearch.llm.provider import SDKProvider
 from skills.tooldef import ToolDef
 
 _STOP = {
-    "stop": StopReason.END_TURN,
-    "tool_calls": StopReason.TOOL_USE,
-    "function_call": StopReason.TOOL_USE,
-    "length": StopReason.MAX_TOKENS,
-    "content_filter": StopReason.REFUSAL,
+    "stop": ModelStopReason.END_TURN,
+    "tool_calls": ModelStopReason.TOOL_USE,
+    "function_call": ModelStopReason.TOOL_USE,
+    "length": ModelStopReason.MAX_TOKENS,
+    "content_filter": ModelStopReason.REFUSAL,
 }
 
 
@@ -58,7 +58,7 @@ def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def parse_openai_completion(completion: Any) -> tuple[Message, StopReason, str, int, int]:
+def parse_openai_completion(completion: Any) -> tuple[Message, ModelStopReason, str, int, int]:
     """A ChatCompletion as (message, stop reason, model, input tokens, output tokens)."""
     choice = completion.choices[0]
     calls = [
@@ -67,7 +67,7 @@ def parse_openai_completion(completion: Any) -> tuple[Message, StopReason, str, 
         if getattr(tc, "function", None) is not None
     ]
     # Some compatible servers say "stop" while returning tool calls.
-    stop = StopReason.TOOL_USE if calls else _STOP.get(choice.finish_reason or "", StopReason.OTHER)
+    stop = ModelStopReason.TOOL_USE if calls else _STOP.get(choice.finish_reason or "", ModelStopReason.OTHER)
     usage = completion.usage
     return (
         Message.assistant(choice.message.content or "", calls),
@@ -101,5 +101,5 @@ class OpenAIProvider(SDKProvider):
             kwargs["tool_choice"] = tool_choice.value
         return self._client.chat.completions.create(**kwargs)
 
-    def _parse(self, raw: Any) -> tuple[Message, StopReason, str, int, int]:
+    def _parse(self, raw: Any) -> tuple[Message, ModelStopReason, str, int, int]:
         return parse_openai_completion(raw)

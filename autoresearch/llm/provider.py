@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from autoresearch.llm.messages import LLMResponse, Message, StopReason, ToolChoice
+from autoresearch.llm.messages import LLMResponse, Message, ModelStopReason, ToolChoice
 from autoresearch.llm.pricing import DEFAULT_PRICES, PriceTable
 from autoresearch.llm.retry import RetryPolicy, call_with_retries, classify_sdk_error
 from autoresearch.llm.secrets import redact, register_secret
@@ -132,5 +132,5 @@ class SDKProvider(ABC):
         """One request through the SDK; its exceptions are classified by the caller."""
 
     @abstractmethod
-    def _parse(self, raw: Any) -> tuple[Message, StopReason, str, int, int]:
+    def _parse(self, raw: Any) -> tuple[Message, ModelStopReason, str, int, int]:
         """(assistant message, stop reason, model, input tokens, output tokens)."""

@@ -8,14 +8,13 @@ in order. No network, no key; usage is estimated at ~4 characters per token.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Union
 
 from autoresearch.llm.errors import LLMError
-from autoresearch.llm.messages import LLMResponse, Message, StopReason, ToolCall, ToolChoice, Usage
+from autoresearch.llm.messages import LLMResponse, Message, ModelStopReason, ToolCall, ToolChoice, Usage
 from autoresearch.llm.provider import check_tool_choice
 from skills.tooldef import ToolDef
 
-Reply = Union[str, ToolCall, Sequence[ToolCall], Message, LLMResponse]
+Reply = str | ToolCall | Sequence[ToolCall] | Message | LLMResponse
 """What a script may return: text, one or more tool calls, an assistant Message, or everything."""
 
 ScriptFn = Callable[[list[Message], list[ToolDef]], Reply]
@@ -43,7 +42,7 @@ def to_response(reply: Reply, *, model: str, input_tokens: int) -> LLMResponse:
         message = reply
     else:
         message = Message.assistant(tool_calls=list(reply))
-    stop = StopReason.TOOL_USE if message.tool_calls else StopReason.END_TURN
+    stop = ModelStopReason.TOOL_USE if message.tool_calls else ModelStopReason.END_TURN
     usage = Usage(input_tokens=input_tokens, output_tokens=estimate_tokens([message]))
     return LLMResponse(message=message, stop_reason=stop, usage=usage, model=model)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import optuna
@@ -38,7 +38,7 @@ def write_report(
     """Write `report.md` and its PNG plots into `out_dir` (created); return the Markdown path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     status = campaign_status(ledger, now=now)
     trials = ledger.trials()
     campaign = ledger.campaign
@@ -158,7 +158,8 @@ def _lineage_section(ledger: TrialLedger, trials: list[TrialRecord]) -> list[str
     lines = ["## Code lineage", ""]
     if lin.parent is None:
         return lines + ["No candidate has a result yet: new code starts from the campaign's folder.", ""]
-    chain, at = [], lin.parent
+    chain: list[int] = []
+    at: int | None = lin.parent
     while at is not None and at not in chain:
         chain.append(at)
         at = by_number[at].parent_trial if at in by_number else None

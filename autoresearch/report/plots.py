@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -43,7 +44,7 @@ def _complete(trials: list[TrialRecord], by_end: bool) -> list[TrialRecord]:
 def plot_best_by_trial(trials: list[TrialRecord], objective: Objective, path: Path) -> Path:
     """Each complete trial's value, and the best so far, against the trial number."""
     done = _complete(trials, by_end=False)
-    values = [t.value for t in done]
+    values = [cast(float, t.value) for t in done]  # complete trials have values
     fig, ax = _figure()
     ax.scatter([t.number for t in done], values, s=14, alpha=0.5, label="trial value")
     best = running_best(values, objective)
@@ -62,7 +63,7 @@ def plot_best_by_time(trials: list[TrialRecord], objective: Objective, started_a
     span = max(seconds, default=0.0)
     unit, scale = ("seconds", 1.0) if span < 120 else ("minutes", 60.0) if span < 3 * 3600 else ("hours", 3600.0)
     fig, ax = _figure()
-    best = running_best([t.value for t in done], objective)
+    best = running_best([cast(float, t.value) for t in done], objective)
     ax.step([s / scale for s in seconds], best, where="post", color="C1", marker=".")
     ax.set_xlabel(f"{unit} since the campaign started")
     ax.set_ylabel(f"best {objective.metric}")
@@ -93,5 +94,5 @@ def plot_failures(counts: Counter[str], path: Path) -> Path:
     ax.bar(names, [counts[n] for n in names], color="C3")
     ax.set_ylabel("failed trials")
     ax.set_title("Failures by class")
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.yaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # matplotlib stubs: Locator.set_params takes no params
     return _save(fig, path)

@@ -66,7 +66,8 @@ class Evaluator:
 
         Returns the trials that ended and the job states seen (for `Client.wait_for_change`).
         """
-        ended, seen = [], {}
+        ended: list[TrialRecord] = []
+        seen: dict[str, str] = {}
         for trial in trials:
             if ended:
                 break

@@ -8,6 +8,8 @@ idempotency key; the checkpointer restarts the node that was cut off.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import enum
 import os
 import sqlite3
@@ -17,6 +19,9 @@ from datetime import datetime
 import optuna
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign import (
@@ -154,7 +159,7 @@ def _drive(nodes: SteeredNodes, connection: sqlite3.Connection, thread: str) -> 
     """Invoke the graph: continue a cut-off round from its checkpoint, else start a round. While
     the graph waits on an approval (`interrupt()`), wait for the answer and resume with it."""
     graph = build_graph(nodes).compile(checkpointer=SqliteSaver(connection))
-    config = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
+    config: RunnableConfig = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
     snapshot = graph.get_state(config)
     if snapshot.next:
         graph.invoke(None, config, durability="sync")

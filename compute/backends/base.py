@@ -24,10 +24,12 @@ Rules every backend keeps:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from compute.health.report import HealthProbe
 from compute.records import Node
 
 
@@ -131,4 +133,17 @@ class Warms(Protocol):
     """Optional: prepare the next launch while the daemon is idle (e.g. a spare process)."""
 
     def warm(self) -> None:
+        ...
+
+
+@runtime_checkable
+class ProbesOnNodes(Protocol):
+    """Optional: the backend's nodes are other hosts, so health probes must run there.
+
+    The daemon gives its `HealthMonitor` the probes `on_nodes` returns; a backend without
+    this capability has its probes run on this host (where its nodes are).
+    """
+
+    def on_nodes(self, probes: Sequence[HealthProbe]) -> list[HealthProbe]:
+        """The same probes in the same order, each run on the node it probes."""
         ...

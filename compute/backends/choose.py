@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compute.backends.base import Backend
+from compute.backends.base import Backend, ProbesOnNodes
 from compute.backends.local import LocalBackend
 from compute.daemon_config import DaemonConfig
 from compute.gpus import plan_nodes
@@ -24,12 +24,10 @@ def make_backend(paths: ComputePaths, config: DaemonConfig) -> Backend:
 
 def monitor_probes(backend: Backend, health: HealthConfig) -> dict[str, Any]:
     """HealthMonitor arguments that make its probes run where the backend's nodes are:
-    nothing for the local backend (probes run on this host), Ray tasks on each node for Ray."""
-    node_id = getattr(backend, "node_id", None)
-    if backend.name != "ray" or node_id is None:
+    nothing for a backend on this host, the backend's own wrapping for one with
+    `ProbesOnNodes` (Ray: a task pinned to each node)."""
+    if not isinstance(backend, ProbesOnNodes):
         return {}
-    from compute.backends.ray_health import on_ray_nodes
-
     nccl = NcclProbe(health.nccl_timeout_s, health.nccl_min_busbw_gbps)
-    probes = on_ray_nodes([*build_probes(health), nccl], node_id)
+    probes = backend.on_nodes([*build_probes(health), nccl])
     return {"probes": probes[:-1], "nccl_probe": probes[-1]}

@@ -4,8 +4,8 @@ Every attempt runs under a small `sh` script (`run/<key>.sh`) that writes its pi
 `<key>.pid`, sends its output to the attempt's log, runs the command, and writes the
 command's exit status to `<key>.exit`. The script traps (does not ignore) SIGTERM and
 SIGINT, so the command keeps default signal dispositions while the script survives to
-record the status; a stop that lands before the command started skips it (status 143). Attempts run in a new session, so they outlive the daemon; after a
-daemon restart `adopt` finds them again by pid, checking the process start time
+record the status; a stop that lands before the command started skips it (status 143).
+Attempts run in a new session, so they outlive the daemon; after a daemon restart `adopt` finds them again by pid, checking the process start time
 (/proc/<pid>/stat) so a reused pid is never mistaken for the attempt. Exits are noticed
 at once through pidfds (`wake_fds`).
 
@@ -153,10 +153,10 @@ class LocalBackend:
         proc = self._procs[key]
         if proc.popen is not None:
             try:
-                ended = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                ended = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
             except ChildProcessError:
                 ended = True  # already reaped
-            if ended is None:
+            if not ended:
                 return None
             # The leader is a zombie, so its group id cannot be reused yet: clean up
             # processes the command left behind, then reap the leader.

@@ -33,8 +33,9 @@ import os
 import re
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import ray
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, RayTaskError
@@ -43,7 +44,9 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from compute.backends._ray_agent import NodeAgent
 from compute.backends.base import AttemptExit, LaunchRequest
 from compute.backends.ray_address import resolve_ray_address
+from compute.backends.ray_health import on_ray_nodes
 from compute.errors import ComputeError
+from compute.health.report import HealthProbe
 from compute.records import Node
 
 log = logging.getLogger("compute.ray")
@@ -133,6 +136,10 @@ class RayBackend:
         return next((n.address for n in self._nodes if n.name == name), None)
 
     # -- attempts -------------------------------------------------------------------
+
+    def on_nodes(self, probes: Sequence[HealthProbe]) -> list[HealthProbe]:
+        """ProbesOnNodes: each probe runs as a Ray task pinned to the node it probes."""
+        return on_ray_nodes(probes, self.node_id)
 
     def _agent(self, node_id: str, node: str) -> Any:
         agent = self._agents.get(node_id)
@@ -256,13 +263,14 @@ class RayBackend:
         while not self._stop.is_set():
             try:
                 with self._lock:
-                    waiting = {ref: key for key, ref in self._runs.items() if ref is not None and key not in self._done}
+                    waiting: dict[ray.ObjectRef, str] = {
+                        ref: key for key, ref in self._runs.items() if ref is not None and key not in self._done}
                 if waiting:
                     ready, _ = ray.wait(list(waiting), num_returns=1, timeout=_WAIT_S, fetch_local=False)
                     with self._lock:
-                        for ref in ready:
-                            if self._runs.get(waiting[ref]) is ref:
-                                self._done.add(waiting[ref])
+                        for done_ref in cast("list[ray.ObjectRef]", ready):  # ray types it as Optional
+                            if self._runs.get(waiting[done_ref]) is done_ref:
+                                self._done.add(waiting[done_ref])
                                 self._wake()
                 else:
                     self._stop.wait(_WAIT_S)

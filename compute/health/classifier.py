@@ -160,9 +160,10 @@ class Classifier:
                 continue
             line = ""
             if regex is not None:
-                line = next((ln for ln in reversed(lines) if regex.search(ln)), None)
-                if line is None:
+                found = next((ln for ln in reversed(lines) if regex.search(ln)), None)
+                if found is None:
                     continue
+                line = found
             return Classification(failure_class=rule.failure_class, rule=rule.name, line=line.strip()[:500],
                                   explanation=rule.explanation, exit_code=exit_code, signal=signal)
         return Classification(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta, timezone
+from datetime import datetime, time, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -106,7 +106,7 @@ def test_yaml_12_scalars_deadlines_and_full_keys(project: Path) -> None:
 
 def test_iso_deadline(tmp_path: Path) -> None:
     campaign = make_campaign(tmp_path, budget={"max_trials": 3, "deadline": "2026-12-01T06:00:00+00:00"})
-    assert campaign.budget.deadline_at(datetime.now(timezone.utc)) == datetime(2026, 12, 1, 6, tzinfo=timezone.utc)
+    assert campaign.budget.deadline_at(datetime.now(UTC)) == datetime(2026, 12, 1, 6, tzinfo=UTC)
 
 
 def _error(project: Path, text: str) -> ConfigError:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 from autoresearch.campaign import (
@@ -11,7 +11,7 @@ from autoresearch.campaign import (
     CampaignState,
     Ledger,
     Proposal,
-    StopReason,
+    CampaignStopReason,
     TrialFailure,
     campaign_status,
     free_slots,
@@ -56,14 +56,14 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
 def test_elapsed_stops_when_the_campaign_ends(home: Path, tmp_path: Path) -> None:
     ledger = _ledger(tmp_path)
     ledger.set_state(CampaignState.stopped, "person said stop")
-    later = datetime.now(timezone.utc) + timedelta(hours=5)
+    later = datetime.now(UTC) + timedelta(hours=5)
     status = campaign_status(ledger, now=later)
     assert status.state is CampaignState.stopped
     assert status.budget_used.elapsed < 3600
 
 
 def test_stop_reason_checks_each_limit(tmp_path: Path) -> None:
-    start = datetime(2026, 11, 30, 20, 0, tzinfo=timezone.utc)
+    start = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
     campaign = make_campaign(
         tmp_path,
         objective={"metric": "score", "mode": "max", "target": 9.5},
@@ -74,11 +74,11 @@ def test_stop_reason_checks_each_limit(tmp_path: Path) -> None:
         return BudgetUsed(trials=trials, gpu_hours=gpu, llm_usd=usd, elapsed=60)
 
     assert stop_reason(campaign, used(), 9.0, start, now=start) is None
-    assert stop_reason(campaign, used(), 9.5, start, now=start) is StopReason.target_reached
-    assert stop_reason(campaign, used(trials=10), 9.0, start, now=start) is StopReason.max_trials
-    assert stop_reason(campaign, used(gpu=2.0), 9.0, start, now=start) is StopReason.max_gpu_hours
-    assert stop_reason(campaign, used(usd=1.0), None, start, now=start) is StopReason.max_llm_usd
-    assert stop_reason(campaign, used(), 9.0, start, now=start + timedelta(hours=3)) is StopReason.deadline
+    assert stop_reason(campaign, used(), 9.5, start, now=start) is CampaignStopReason.target_reached
+    assert stop_reason(campaign, used(trials=10), 9.0, start, now=start) is CampaignStopReason.max_trials
+    assert stop_reason(campaign, used(gpu=2.0), 9.0, start, now=start) is CampaignStopReason.max_gpu_hours
+    assert stop_reason(campaign, used(usd=1.0), None, start, now=start) is CampaignStopReason.max_llm_usd
+    assert stop_reason(campaign, used(), 9.0, start, now=start + timedelta(hours=3)) is CampaignStopReason.deadline
 
 
 def test_free_slots_counts_unlaunched_trials_and_the_trial_budget(home: Path, tmp_path: Path) -> None:

@@ -1,61 +1,10 @@
-"""Small helpers for compute tests: waiting on real processes without asserting timings."""
+"""The compute test helpers ship in the package (compute/testing/jobs.py); tests import them from here too."""
 
-from __future__ import annotations
+from compute.testing.jobs import (
+    COUNTER, TIMEOUT, counter_job, env_job, gate_job, log_text, quick_job, wait_started, wait_state, wait_until,
+)
 
-import sys
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import TypeVar
-
-from compute import Client, Job, JobSpec, JobState
-
-T = TypeVar("T")
-JOBS = Path(__file__).parent / "jobs"
-TIMEOUT = 60.0
-
-
-def wait_until(check: Callable[[], T], timeout: float = TIMEOUT, what: str = "condition") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
-
-
-def wait_state(client: Client, job_id: str, state: JobState, timeout: float = TIMEOUT) -> Job:
-    return wait_until(lambda: (j := client.get(job_id)).state == state and j, timeout, f"{job_id} {state.value}")
-
-
-def gate_job(gate: Path, **fields: object) -> JobSpec:
-    """A job that runs until the file `gate` exists, then exits 0."""
-    script = f'echo waiting; while [ ! -e "{gate}" ]; do sleep 0.05; done'
-    return JobSpec(argv=["sh", "-c", script], **fields)
-
-
-def env_job(**fields: object) -> JobSpec:
-    """A job that prints the variables the backend sets, one `NAME=value` per line."""
-    names = ["CUDA_VISIBLE_DEVICES", "AR_JOB_ID", "AR_ATTEMPT", "AR_CHECKPOINT_DIR", "EXTRA"]
-    script = "; ".join(f'echo "{n}=${n}"' for n in names)
-    return JobSpec(argv=["sh", "-c", script], **fields)
-
-
-def wait_started(client: Client, job_id: str) -> Job:
-    """Wait until the job's command itself runs (it printed its first line)."""
-    wait_state(client, job_id, JobState.running)
-    return wait_until(lambda: log_text(client, job_id).strip() and client.get(job_id), what=f"{job_id} output")
-
-
-def quick_job(**fields: object) -> JobSpec:
-    return JobSpec(argv=["true"], **fields)
-
-
-def counter_job(steps: int, step_s: float, **fields: object) -> JobSpec:
-    return JobSpec(argv=[sys.executable, str(JOBS / "counter.py"), str(steps), str(step_s)], **fields)
-
-
-def log_text(client: Client, job_id: str, attempt: int | None = None) -> str:
-    return client.log_path(job_id, attempt).read_text()
+__all__ = [
+    "COUNTER", "TIMEOUT", "counter_job", "env_job", "gate_job", "log_text", "quick_job", "wait_started", "wait_state",
+    "wait_until",
+]

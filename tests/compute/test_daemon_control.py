@@ -88,7 +88,6 @@ def test_a_missing_cwd_is_refused_at_submit(compute_client, tmp_path):
 def test_an_attempt_whose_handle_was_never_recorded_is_adopted_from_its_pid_file(tmp_path):
     """The daemon commits `running` before the spawn and the pid just after: a daemon killed in
     between leaves no handle in the store. The next one finds the live process by its pid file."""
-    from compute import LaunchRequest, LocalBackend, plan_nodes
 
     nodes = plan_nodes(virtual_nodes=1, gpus_per_node=1, detected=[])
     gate = tmp_path / "open"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compute import AttemptOutcome, FailureClass, JobState
-from compute.endings import JobBudget, StopReason, backoff_delay, decide_ending
+from compute.endings import JobBudget, AttemptStopReason, backoff_delay, decide_ending
 
 
 def end(stop=None, exit_code=1, failure=FailureClass.user, retries=(0, 0), infra=(0, 3), cancel=None):
@@ -18,18 +18,18 @@ def end(stop=None, exit_code=1, failure=FailureClass.user, retries=(0, 0), infra
 
 @pytest.mark.parametrize("code", [0, 1, -15, None])
 def test_a_stopped_attempt_takes_the_outcome_of_its_stop_whatever_its_exit_code(code):
-    assert (end(StopReason.preempt, code).outcome, end(StopReason.preempt, code).job_state) == (
+    assert (end(AttemptStopReason.preempt, code).outcome, end(AttemptStopReason.preempt, code).job_state) == (
         AttemptOutcome.preempted, JobState.pending)
-    assert end(StopReason.cancel, code).job_state == JobState.cancelled
-    assert end(StopReason.timeout, code).outcome == AttemptOutcome.timed_out
+    assert end(AttemptStopReason.cancel, code).job_state == JobState.cancelled
+    assert end(AttemptStopReason.timeout, code).outcome == AttemptOutcome.timed_out
 
 
 def test_preemption_lost_and_quarantine_spend_no_retry():
-    for ending in (end(StopReason.preempt, 0), end(None, None), end(StopReason.quarantine, -9)):
+    for ending in (end(AttemptStopReason.preempt, 0), end(None, None), end(AttemptStopReason.quarantine, -9)):
         assert ending.job_state == JobState.pending
         assert not ending.retry_spent and not ending.infra_retry_spent
     assert end(None, None).outcome == AttemptOutcome.lost
-    assert end(StopReason.quarantine, -9).exclude_node == "local"
+    assert end(AttemptStopReason.quarantine, -9).exclude_node == "local"
 
 
 def test_user_failure_retries_with_exponential_backoff_until_the_budget_is_spent():
@@ -44,8 +44,8 @@ def test_user_failure_retries_with_exponential_backoff_until_the_budget_is_spent
 
 
 def test_timeout_retries_while_retries_remain():
-    assert end(StopReason.timeout, -15, retries=(0, 1)).job_state == JobState.pending
-    assert end(StopReason.timeout, -15, retries=(1, 1)).job_state == JobState.failed
+    assert end(AttemptStopReason.timeout, -15, retries=(0, 1)).job_state == JobState.pending
+    assert end(AttemptStopReason.timeout, -15, retries=(1, 1)).job_state == JobState.failed
 
 
 def test_infra_failures_requeue_elsewhere_on_the_infra_budget():
@@ -57,11 +57,11 @@ def test_infra_failures_requeue_elsewhere_on_the_infra_budget():
 
 
 def test_a_requested_cancel_wins_over_a_requeue():
-    ending = end(StopReason.preempt, 0, cancel="pruned at step 4")
+    ending = end(AttemptStopReason.preempt, 0, cancel="pruned at step 4")
     assert (ending.outcome, ending.job_state) == (AttemptOutcome.preempted, JobState.cancelled)
     assert ending.reason == "attempt 1 preempted; cancelled: pruned at step 4"
     assert end(None, 0, cancel="pruned at step 4").job_state == JobState.succeeded
 
 
 def test_a_cancelled_job_keeps_the_reason_given_with_the_request():
-    assert end(StopReason.cancel, -15, cancel="pruned at step 4").reason == "pruned at step 4"
+    assert end(AttemptStopReason.cancel, -15, cancel="pruned at step 4").reason == "pruned at step 4"

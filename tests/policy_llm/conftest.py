@@ -4,7 +4,6 @@ researchers that answer through the fake wire server (real OpenAI and Anthropic 
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any

@@ -67,7 +67,7 @@ def test_sdk_parameter_types_accept_the_definitions(tool: Any) -> None:
 def test_a_strict_call_with_every_field_null_validates_to_the_defaults() -> None:
     skill = builtin_registry().get("read_logs")
     props = skill.tooldef.parameters["properties"]
-    sent = {name: None for name in props} | {"job_id": "job-0123456789"}
+    sent = dict.fromkeys(props) | {"job_id": "job-0123456789"}
     Draft202012Validator(skill.tooldef.parameters).validate(sent)
     args = skill.input_model.model_validate(sent)
     assert args.max_matches == 200 and args.tail is None

@@ -223,7 +223,7 @@ def test_loading_while_the_ledger_is_being_created_waits_for_it(home: Path, tmp_
         campaign = base.model_copy(update={"name": f"race{i}"})
         loaded: list[object] = []
 
-        def load(name: str = campaign.name) -> None:
+        def load(name: str = campaign.name, loaded: list[object] = loaded) -> None:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import tempfile
 from collections.abc import Callable, Iterator
@@ -20,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from compute import Client
+from compute import Client, Node
 
-_REPO = str(Path(__file__).resolve().parents[2])
+_REPO = str(Path(__file__).resolve().parents[3])
 BACKENDS = ["local", pytest.param("ray", marks=pytest.mark.ray)]
 
 
@@ -110,3 +111,40 @@ def cli(tmp_path: Path) -> Iterator[Any]:
     yield run
     if daemon_pid(ComputePaths.of(home)) is not None:
         stop_daemon(home, stop_jobs=True)
+
+
+HARNESSES = ["local", pytest.param("ray", marks=pytest.mark.ray), "fake"]
+
+
+@pytest.fixture(params=HARNESSES)
+def backend_harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """The protocol suite's harness on local, ray (the session cluster) and the in-memory FakeBackend."""
+    from compute.backends.local import LocalBackend
+    from compute.testing import FakeBackend
+    from compute.testing.backend_suite import FakeHarness, ShellHarness
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    harness: Any
+    if request.param == "local":
+        def reopen() -> LocalBackend:
+            return LocalBackend([Node(name="local", gpus=[0, 1])], tmp_path / "run")
+
+        harness = ShellHarness(reopen(), workdir, reopen)
+    elif request.param == "ray":
+        cluster = request.getfixturevalue("ray_cluster")
+        from compute.backends.ray import RayBackend
+
+        def reopen_ray() -> RayBackend:
+            return RayBackend(tmp_path / "home", cluster.address)
+
+        harness = ShellHarness(reopen_ray(), workdir, reopen_ray)
+    else:
+        harness = FakeHarness(FakeBackend(), workdir)
+    yield harness
+    for key in ("suite-live.1", "suite-term.1"):  # a failed test may leave its endless attempt running
+        try:
+            harness.backend.signal(key, signal.SIGKILL)
+        except KeyError:
+            pass
+    harness.backend.close()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from compute.health import NodeTarget
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 SMI = DATA / "nvidia_smi"
 LOGS = DATA / "failure_logs"
 

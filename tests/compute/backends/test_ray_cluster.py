@@ -108,7 +108,7 @@ def test_a_removed_node_loses_its_attempt_which_finishes_on_another_node(client,
     jobs = [client.submit(gate_job(gate, name=f"job-{i}", resources=TWO)) for i in range(2)]
     for job in jobs:
         wait_state(client, job.id, JobState.running)
-        wait_until(lambda: _log(client, job.id, 1), what="job output")
+        wait_until(lambda job=job: _log(client, job.id, 1), what="job output")
     head = three_nodes.head_node.node_id
     by_address = {n.address: n.name for n in client.nodes()}
     on_worker = next(j for j in (client.get(j.id) for j in jobs) if j.attempts[0].node != by_address[head])

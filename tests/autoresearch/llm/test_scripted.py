@@ -13,7 +13,7 @@ from autoresearch.llm import (
     Provider,
     Role,
     ScriptedProvider,
-    StopReason,
+    ModelStopReason,
     ToolCall,
     ToolResult,
 )
@@ -35,13 +35,13 @@ def test_a_function_decides_each_turn_from_messages_and_tools():
     provider = ScriptedProvider(model)
     assert isinstance(provider, Provider)
     first = provider.complete([Message.user("lr?")], [LOOKUP])
-    assert first.stop_reason is StopReason.TOOL_USE and first.message.tool_calls[0].arguments == {"q": "lr?"}
+    assert first.stop_reason is ModelStopReason.TOOL_USE and first.message.tool_calls[0].arguments == {"q": "lr?"}
     assert first.usage.input_tokens >= 1 and first.usage.cost_usd == 0
     call = first.message.tool_calls[0]
     final = provider.complete(
         [Message.user("lr?"), first.message, Message.tool(ToolResult(tool_call_id=call.id, content="3e-4"))], [LOOKUP]
     )
-    assert final.message.content == "answer: 3e-4" and final.stop_reason is StopReason.END_TURN
+    assert final.message.content == "answer: 3e-4" and final.stop_reason is ModelStopReason.END_TURN
     assert len(provider.calls) == 2
 
 

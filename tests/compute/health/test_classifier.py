@@ -9,7 +9,7 @@ import yaml
 
 from compute.health import DEFAULT_RULES, Classifier, load_rules, signal_of
 from compute.records import FailureClass
-from tests.health.helpers import LOGS
+from tests.compute.health.helpers import LOGS
 
 MANIFEST = yaml.safe_load((LOGS / "manifest.yaml").read_text())
 CLASSIFIER = Classifier()

@@ -14,7 +14,7 @@ from autoresearch.llm import (
     OpenAIProvider,
     PriceTable,
     ScriptedProvider,
-    StopReason,
+    ModelStopReason,
     Usage,
     UsageMeter,
     log_llm_settings,
@@ -31,7 +31,7 @@ def _billed(req):
     """Every answer bills 1000 input and 500 output tokens: $0.007 at PRICES."""
     return LLMResponse(
         message=Message.assistant("ok"),
-        stop_reason=StopReason.END_TURN,
+        stop_reason=ModelStopReason.END_TURN,
         usage=Usage(input_tokens=1000, output_tokens=500),
         model=req.model,
     )

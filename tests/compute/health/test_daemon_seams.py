@@ -11,7 +11,7 @@ import pytest
 from compute.health import CommandProbe, FaultInjector, GpuProbe, HealthConfig, HealthMonitor
 from compute.records import FailureClass, HealthStatus, Node, NodeState
 from compute.scheduler import NodeView, PendingJob, SchedulerConfig, schedule
-from tests.health.helpers import LOGS
+from tests.compute.health.helpers import LOGS
 
 CONFIG = HealthConfig(release_after_passes=2, release_pass_spacing_s=0, recheck_backoff_s=0.2, probe_workers=2)
 

@@ -7,7 +7,7 @@ import pytest
 from compute.health import GpuProbe, GpuThresholds, NodeTarget, evaluate, parse_nvidia_smi
 from compute.health.gpu import OLD_PREFIX, query_fields
 from compute.records import HealthStatus
-from tests.health.helpers import SMI, gpu_node
+from tests.compute.health.helpers import SMI, gpu_node
 
 
 def judge(name: str, n: int = 8, limits: GpuThresholds | None = None, fields=None):
@@ -24,9 +24,7 @@ def test_healthy_8_gpus_parse_into_one_ok_check_each():
     parsed, checks = judge("healthy_8x_h100.txt")
     assert [g.index for g in parsed.gpus] == list(range(8))
     assert parsed.gpus[3].temperature_c == 38
-    assert parsed.gpus[0].throttle == {r: False for r in
-                                       ("hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown",
-                                        "hw_power_brake_slowdown")}
+    assert parsed.gpus[0].throttle == dict.fromkeys(("hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown", "hw_power_brake_slowdown"), False)
     assert parsed.gpus[0].retired_pages_pending is None  # [N/A] on Hopper: row remapping instead
     assert parsed.gpus[0].remapped_rows_pending is False
     assert sorted(checks) == [f"gpu{i}" for i in range(8)]

@@ -1,15 +1,26 @@
-"""Every provider, with its real SDK client, against the fake wire server."""
+"""What every LLM provider must do, with its real SDK client, against the fake wire server.
+
+A test module imports the test functions (`from autoresearch.testing.provider_suite import *`)
+and provides a fixture `harness`: called with a script (FakeRequest -> Reply), it starts a
+`FakeLLMServer` and returns a `Harness` whose `provider()` is the provider under test pointed
+at it (`kind` names the wire: `openai` or `anthropic`). The suite covers text turns, tool
+calls and results, schemas reaching the wire unchanged, retries (429 with Retry-After, 5xx,
+529, timeouts), refused connections, malformed tool arguments, bad requests, usage and cost.
+"""
 
 from __future__ import annotations
 
 import json
 import socket
+import time
+from dataclasses import dataclass, field
 
 import pytest
 from pydantic import BaseModel
 
 from autoresearch.llm import (
     AnthropicProvider,
+    FakeLLMServer,
     FakeRequest,
     FaultKind,
     LLMError,
@@ -20,8 +31,9 @@ from autoresearch.llm import (
     OpenAIProvider,
     PriceTable,
     RetryPolicy,
+    SDKProvider,
     Role,
-    StopReason,
+    ModelStopReason,
     ToolCall,
     ToolChoice,
     ToolResult,
@@ -29,7 +41,61 @@ from autoresearch.llm import (
 )
 from skills.tooldef import ToolDef
 
-from .conftest import FAST, KEY
+__all__ = [
+    "FAST", "KEY", "Harness", "GET_METRIC", "text_or_tool",
+    "test_plain_text_turn",
+    "test_tool_call_round_trip",
+    "test_tool_error_result_reaches_the_model",
+    "test_tooldef_schema_with_nested_and_optional_fields_reaches_the_wire_unchanged",
+    "test_rate_limit_with_retry_after_is_waited_out_then_succeeds",
+    "test_retry_after_beyond_the_time_budget_gives_up_at_once_with_the_hint",
+    "test_a_run_of_500s_exhausts_retries_and_raises_unavailable",
+    "test_overloaded_529_is_retried",
+    "test_a_slow_response_times_out_and_is_retried",
+    "test_connection_refused_is_unavailable_without_status",
+    "test_malformed_tool_arguments_become_a_parse_error_not_an_exception",
+    "test_bad_request_is_not_retried",
+    "test_usage_and_cost_come_from_the_wire_and_the_price_table",
+    "test_required_tool_choice_without_tools_is_refused_before_any_request",
+    "test_retry_policy_bounds_are_validated",
+]
+
+KEY = "sk-test-7f3c9a1e5b2d4c6f8a0b"
+"""The key the fake server expects. Shaped like a real one so the pattern redaction is exercised too."""
+
+FAST = RetryPolicy(
+    max_attempts=4, initial_wait_s=0.001, max_wait_s=0.01, jitter_s=0.001, max_total_s=60, request_timeout_s=20
+)
+"""Tiny waits, generous request timeout (2 shared cores)."""
+
+
+@dataclass
+class Harness:
+    """One provider kind against one fake server, with a sleep recorder."""
+
+    kind: str
+    server: FakeLLMServer
+    sleeps: list[float] = field(default_factory=list)
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        time.sleep(seconds)
+
+    def provider(
+        self,
+        model: str = "test-model",
+        *,
+        api_key: str = KEY,
+        retry: RetryPolicy = FAST,
+        prices: PriceTable | None = None,
+    ) -> SDKProvider:
+        cls = OpenAIProvider if self.kind == "openai" else AnthropicProvider
+        url = self.server.openai_base_url if self.kind == "openai" else self.server.anthropic_base_url
+        extra = {"prices": prices} if prices is not None else {}
+        return cls(
+            model, api_key=api_key, base_url=url, api_key_env="TEST_LLM_KEY", retry=retry, sleep=self.sleep, **extra
+        )
+
 
 GET_METRIC = ToolDef(
     name="get_metric",
@@ -57,7 +123,7 @@ def test_plain_text_turn(harness):
     reply = h.provider().complete([Message.system("Be brief."), Message.user("hi")])
     assert reply.message.role is Role.ASSISTANT
     assert reply.message.content == f"hello from {h.kind}"
-    assert reply.stop_reason is StopReason.END_TURN
+    assert reply.stop_reason is ModelStopReason.END_TURN
     assert reply.attempts == 1 and reply.model == "test-model"
     seen = h.server.requests[0]
     body = json.loads(seen.body)
@@ -72,7 +138,7 @@ def test_tool_call_round_trip(harness):
     provider = h.provider()
     history = [Message.user("How is trial 3 doing?")]
     first = provider.complete(history, [GET_METRIC])
-    assert first.stop_reason is StopReason.TOOL_USE
+    assert first.stop_reason is ModelStopReason.TOOL_USE
     (call,) = first.message.tool_calls
     assert call.name == "get_metric" and call.arguments == {"trial": 3, "name": "val_loss"}
     assert call.parse_error is None
@@ -80,7 +146,7 @@ def test_tool_call_round_trip(harness):
     history += [first.message, Message.tool(ToolResult(tool_call_id=call.id, content="0.42"))]
     final = provider.complete(history, [GET_METRIC])
     assert final.message.content == "trial 3 reached 0.42"
-    assert final.stop_reason is StopReason.END_TURN
+    assert final.stop_reason is ModelStopReason.END_TURN
     # The server saw the call and its result, linked by id, in its own wire format.
     decoded = h.server.requests[-1]
     body = json.loads(decoded.body)
@@ -242,7 +308,7 @@ def test_usage_and_cost_come_from_the_wire_and_the_price_table(harness):
     h = harness(
         lambda req: LLMResponse(
             message=Message.assistant("ok"),
-            stop_reason=StopReason.END_TURN,
+            stop_reason=ModelStopReason.END_TURN,
             usage=Usage(input_tokens=1000, output_tokens=500),
             model=req.model,
         )

@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from tests.health.helpers import SMI
+from tests.compute.health.helpers import SMI
 
 FAKE_SMI = """#!/bin/sh
 # A stand-in for nvidia-smi (no GPU here): replays a recorded output, logs its argv.

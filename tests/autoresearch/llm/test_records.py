@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 from pydantic import ValidationError
@@ -116,7 +116,7 @@ def test_price_overrides_and_unknown_models():
 
 
 def test_parse_retry_after_forms():
-    now = datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
     assert parse_retry_after({"retry-after": "7"}) == 7
     assert parse_retry_after({"retry-after": "0.25"}) == 0.25
     assert parse_retry_after({"retry-after-ms": "150", "retry-after": "9"}) == 0.15

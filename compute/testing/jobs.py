@@ -1,0 +1,75 @@
+"""Jobs and waits for compute tests: real processes, waited on without asserting timings.
+
+Used by the backend suite (compute/testing/backend_suite.py) and the project's own tests.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from compute import Client, Job, JobSpec, JobState
+
+T = TypeVar("T")
+COUNTER = Path(__file__).parent / "_counter_job.py"
+"""A resumable job script: `COUNTER STEPS STEP_SECONDS` (checkpoints on SIGTERM, resumes)."""
+TIMEOUT = 60.0
+"""Seconds a wait gives up after (a hung test fails with what it waited for)."""
+
+
+def wait_until(check: Callable[[], T | None], timeout: float = TIMEOUT, what: str = "condition") -> T:
+    """Poll `check` until it returns something truthy (returned); AssertionError naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.05)
+
+
+def wait_state(client: Client, job_id: str, state: JobState, timeout: float = TIMEOUT) -> Job:
+    """The job, once it is in `state`."""
+    def reached() -> Job | None:
+        job = client.get(job_id)
+        return job if job.state == state else None
+
+    return wait_until(reached, timeout, f"{job_id} {state.value}")
+
+
+def gate_job(gate: Path, **fields: object) -> JobSpec:
+    """A job that runs until the file `gate` exists, then exits 0."""
+    script = f'echo waiting; while [ ! -e "{gate}" ]; do sleep 0.05; done'
+    return JobSpec(argv=["sh", "-c", script], **fields)
+
+
+def env_job(**fields: object) -> JobSpec:
+    """A job that prints the variables the backend sets, one `NAME=value` per line."""
+    names = ["CUDA_VISIBLE_DEVICES", "AR_JOB_ID", "AR_ATTEMPT", "AR_CHECKPOINT_DIR", "EXTRA"]
+    script = "; ".join(f'echo "{n}=${n}"' for n in names)
+    return JobSpec(argv=["sh", "-c", script], **fields)
+
+
+def wait_started(client: Client, job_id: str) -> Job:
+    """Wait until the job's command itself runs (it printed its first line)."""
+    wait_state(client, job_id, JobState.running)
+    return wait_until(lambda: client.get(job_id) if log_text(client, job_id).strip() else None, what=f"{job_id} output")
+
+
+def quick_job(**fields: object) -> JobSpec:
+    """A job that exits 0 at once."""
+    return JobSpec(argv=["true"], **fields)
+
+
+def counter_job(steps: int, step_s: float, **fields: object) -> JobSpec:
+    """The COUNTER job: sums 0..steps-1, `step_s` per step, checkpointing on SIGTERM."""
+    return JobSpec(argv=[sys.executable, str(COUNTER), str(steps), str(step_s)], **fields)
+
+
+def log_text(client: Client, job_id: str, attempt: int | None = None) -> str:
+    """The log of the job's attempt (default: the latest)."""
+    return client.log_path(job_id, attempt).read_text()
