@@ -10,7 +10,7 @@ from autoresearch.campaign import (
     CampaignState,
     CampaignStatus,
     Ledger,
-    StopReason,
+    CampaignStopReason,
     TrialFailure,
     TrialRecord,
     TrialState,
@@ -26,7 +26,7 @@ from autoresearch.runner.graph import RunnerState
 from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
 
-_CANCEL_ON = (StopReason.deadline, StopReason.target_reached)
+_CANCEL_ON = (CampaignStopReason.deadline, CampaignStopReason.target_reached)
 """Limits that cancel running trials; the others let them finish."""
 
 
@@ -143,11 +143,11 @@ class CampaignNodes:
         )  # fmt: skip
         return status, view
 
-    def _limit(self, status: CampaignStatus) -> StopReason | None:
+    def _limit(self, status: CampaignStatus) -> CampaignStopReason | None:
         best = status.best_trial.value if status.best_trial else None
         return stop_reason(self.campaign, status.budget_used, best, self.ledger.started_at)
 
-    def _wind_down(self, limit: StopReason) -> bool:
+    def _wind_down(self, limit: CampaignStopReason) -> bool:
         """At a limit: cancel what the limit cancels; complete the campaign once nothing is active."""
         active = [t for t in self.ledger.trials() if not t.state.final]
         if limit in _CANCEL_ON and active:
@@ -177,17 +177,17 @@ class CampaignNodes:
         self.ctx.show()
 
 
-def _limit_text(limit: StopReason, ledger: Ledger) -> str:
+def _limit_text(limit: CampaignStopReason, ledger: Ledger) -> str:
     best = ledger.best()
     objective = ledger.campaign.objective
-    if limit is StopReason.target_reached and best is not None:
+    if limit is CampaignStopReason.target_reached and best is not None:
         return f"target reached: trial {best.number} {objective.metric} {best.value:.6g} (target {objective.target})"
     texts = {
-        StopReason.max_trials: f"budget.max_trials ({ledger.campaign.budget.max_trials}) reached",
-        StopReason.max_gpu_hours: f"budget.max_gpu_hours ({ledger.campaign.budget.max_gpu_hours}) reached",
-        StopReason.max_llm_usd: f"budget.max_llm_usd ({ledger.campaign.budget.max_llm_usd}) reached",
-        StopReason.deadline: "budget.deadline passed",
-        StopReason.target_reached: "target reached",
+        CampaignStopReason.max_trials: f"budget.max_trials ({ledger.campaign.budget.max_trials}) reached",
+        CampaignStopReason.max_gpu_hours: f"budget.max_gpu_hours ({ledger.campaign.budget.max_gpu_hours}) reached",
+        CampaignStopReason.max_llm_usd: f"budget.max_llm_usd ({ledger.campaign.budget.max_llm_usd}) reached",
+        CampaignStopReason.deadline: "budget.deadline passed",
+        CampaignStopReason.target_reached: "target reached",
     }
     text = texts[limit]
     if best is not None:
