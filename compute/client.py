@@ -23,6 +23,7 @@ from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.spec import JobSpec
 from compute.store import Store
+from compute.submitter import as_submitted
 
 _POLL_S = 0.01
 _MAX_POLL_S = 0.02
@@ -72,7 +73,18 @@ class Client:
     # -- requests -----------------------------------------------------------------
 
     def submit(self, spec: JobSpec) -> Job:
-        """Queue a job; the same idempotency_key returns the job submitted first."""
+        """Queue a job; the same idempotency_key returns the job submitted first.
+        The spec is `resolve`d first: it runs with the submitter's environment."""
+        spec = self.resolve(spec)
+        job_id = self._store.insert_job(spec)
+        self._wake()
+        return self._store.get_job(job_id)
+
+    def resolve(self, spec: JobSpec) -> JobSpec:
+        """The spec as it would be queued (what `jobs submit --dry-run` prints): cwd defaults to
+        this process's, PATH/VIRTUAL_ENV are the submitter's, a bare `python` is the submitter's
+        interpreter (compute/submitter.py). Raises ComputeError for a spec the fleet cannot run."""
+        spec = as_submitted(spec)
         if spec.cwd is None:
             spec = spec.model_copy(update={"cwd": os.getcwd()})
         if not Path(spec.cwd).is_dir():
@@ -85,9 +97,7 @@ class Client:
                 f"of {self.home} has {largest} GPU slots; ask for at most {largest}, or restart the daemon with more "
                 "(`autoresearch compute down && autoresearch compute up --gpus N`)"
             )
-        job_id = self._store.insert_job(spec)
-        self._wake()
-        return self._store.get_job(job_id)
+        return spec
 
     def cancel(self, job_id: str, reason: str = "") -> Job:
         """Pending -> cancelled at once; running -> SIGTERM, grace, SIGKILL, then cancelled."""

@@ -94,6 +94,13 @@ CREATE TABLE IF NOT EXISTS events (
     data TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS events_job ON events(job_id, id);
+CREATE TABLE IF NOT EXISTS job_waiting (
+    job_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    queue_position INTEGER NOT NULL,
+    estimated_start REAL
+);
 """
 
 _JOB_COLUMNS = (
@@ -364,6 +371,8 @@ class Store:
             job_ids,
         ):
             attempts.setdefault(arow["job_id"], []).append(attempt_from_row(arow))
+        waits = {w["job_id"]: w for w in conn.execute(  # written by the daemon's scheduling pass (compute/waitboard.py)
+            f"SELECT * FROM job_waiting WHERE job_id IN ({marks})", job_ids)}
         by_id = {
             row["id"]: Job(
                 id=row["id"],
@@ -378,10 +387,19 @@ class Store:
                 checkpoint_dir=row["checkpoint_dir"],
                 not_before=row["not_before"],
                 attempts=attempts.get(row["id"], []),
+                **waiting_fields(waits.get(row["id"]) if row["state"] == JobState.pending.value else None),
             )
             for row in rows
         }
         return [by_id[job_id] for job_id in job_ids if job_id in by_id]
+
+
+def waiting_fields(row: sqlite3.Row | None) -> dict[str, Any]:
+    """A pending job's `waiting_kind`, `waiting_reason`, `queue_position`, `estimated_start`."""
+    if row is None:
+        return {}
+    return {"waiting_kind": row["kind"], "waiting_reason": row["reason"], "queue_position": row["queue_position"],
+            "estimated_start": row["estimated_start"]}
 
 
 def attempt_from_row(row: sqlite3.Row) -> Attempt:

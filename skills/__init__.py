@@ -8,7 +8,9 @@ tracking skills, and other packages `include` it in their own registries.
 from skills.bounds import bound_output, cut_marker, cut_middle, output_size
 from skills.builtin import BUILTIN_SKILLS, builtin_registry
 from skills.context import DEFAULT_MAX_OUTPUT_BYTES, SkillContext
-from skills.exporters import anthropic_tool, anthropic_tools, openai_tool, openai_tools
+from skills.exporters import (
+    anthropic_tool, anthropic_tools, mcp_annotations, mcp_tool, mcp_tools, openai_tool, openai_tools,
+)
 from skills.logmetrics import (
     DEFAULT_PATTERN,
     STEP_PATTERN,
@@ -20,9 +22,9 @@ from skills.logmetrics import (
     sync_log_metrics,
 )
 from skills.models import ErrorCode, SkillError, SkillFailure, SkillInput, SkillOutput
-from skills.registry import Skill, SkillRegistry, validation_error
+from skills.registry import MAX_ARGUMENT_DEPTH, Skill, SkillRegistry, validation_error
 from skills.schema import input_schema, strict_schema
-from skills.tooldef import ToolDef
+from skills.tooldef import READ_ONLY, ToolDef, ToolHints
 from skills.tracking import (
     EXPERIMENT_LABEL,
     JOB_TAG,
@@ -42,6 +44,7 @@ __all__ = [
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_PATTERN",
     "EXPERIMENT_LABEL",
+    "MAX_ARGUMENT_DEPTH",
     "JOB_TAG",
     "RUN_LABEL",
     "STEP_PATTERN",
@@ -49,6 +52,7 @@ __all__ = [
     "MetricPoint",
     "ParseResult",
     "ParserState",
+    "READ_ONLY",
     "RunBinding",
     "Skill",
     "SkillContext",
@@ -58,6 +62,7 @@ __all__ = [
     "SkillOutput",
     "SkillRegistry",
     "ToolDef",
+    "ToolHints",
     "TrackingConfig",
     "anthropic_tool",
     "anthropic_tools",
@@ -70,6 +75,9 @@ __all__ = [
     "finish_run",
     "input_schema",
     "log_points",
+    "mcp_annotations",
+    "mcp_tool",
+    "mcp_tools",
     "mlflow_client",
     "openai_tool",
     "openai_tools",

@@ -17,11 +17,13 @@ from typing import Optional
 import typer
 
 from autoresearch.chat import ChatError, ChatSession, Conversation, chat_provider
-from autoresearch.cli import app
 from autoresearch.cli._common import fail
 
 
-@app.command("chat")
+cli = typer.Typer()
+
+
+@cli.command("chat")
 def chat(
     name: str = typer.Argument(..., help="The campaign name."),
     model: Optional[str] = typer.Option(None, "--model", help="provider:model for plain language (default: the "

@@ -8,25 +8,15 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from autoresearch.cli import app
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, validation_message
 from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
 from compute.control import daemon_info, start_daemon, stop_daemon
 from compute.health import load_health_config
 from compute.lifecycle import live_attempts
 
 compute_app = typer.Typer(help="Start, stop and inspect the per-host compute daemon.", no_args_is_help=True)
-app.add_typer(compute_app, name="compute")
-
-
-def validation_message(what: str, err: ValidationError) -> str:
-    """One paragraph naming each bad field, what was given and what is allowed."""
-    parts = []
-    for e in err.errors():
-        field = ".".join(str(p) for p in e["loc"]) or "(whole)"
-        given = f" (got {e['input']!r})" if "input" in e and not isinstance(e["input"], dict) else ""
-        parts.append(f"{field}: {e['msg']}{given}")
-    return f"invalid {what}: " + "; ".join(parts) + "."
+cli = typer.Typer()
+cli.add_typer(compute_app, name="compute")
 
 
 @compute_app.command("up")
@@ -125,3 +115,6 @@ def status(as_json: bool = JSON_OPTION) -> None:
     console.print(table)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report["jobs"].items())) or "none"
     console.print(f"jobs: {counts}", highlight=False)
+
+
+from autoresearch.cli import nodes_cmds  # noqa: E402,F401 - adds nodes, cordon, uncordon, inject-fault

@@ -10,13 +10,12 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from autoresearch.cli import app
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
-from autoresearch.cli.compute_cmds import validation_message
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, validation_message
 from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name
 
 jobs_app = typer.Typer(help="Submit, inspect, cancel and wait for jobs.", no_args_is_help=True)
-app.add_typer(jobs_app, name="jobs")
+cli = typer.Typer()
+cli.add_typer(jobs_app, name="jobs")
 
 
 def _client(autostart: bool = True) -> Client:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 
-from autoresearch.cli import app
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 from skills import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -21,7 +20,8 @@ from skills import (
 )
 
 skills_app = typer.Typer(help="Typed skills (the tools agents use), listed and called by hand.", no_args_is_help=True)
-app.add_typer(skills_app, name="skills")
+cli = typer.Typer()
+cli.add_typer(skills_app, name="skills")
 
 HOME_OPTION = typer.Option(None, "--home", help="State dir (default $AUTORESEARCH_HOME or ~/.autoresearch).")
 TRACKING_OPTION = typer.Option(
