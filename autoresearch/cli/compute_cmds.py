@@ -56,16 +56,20 @@ def up(
     paths = ComputePaths.of()
     try:
         start_daemon(paths.home, config, wait_s=120.0 if config.backend == "ray" else 30.0)
-    except DaemonAlreadyRunning as err:
-        fail(str(err), code=1)
+    except DaemonAlreadyRunning:
+        already = True  # exit 0: what was asked for holds (`compute up` is idempotent for agents)
     except ComputeError as err:
         fail(str(err))
-    info = daemon_info(paths) or {}
+    else:
+        already = False
+    info = {**(daemon_info(paths) or {}), "already_running": already}
     if as_json:
         print_json(info)
         return
     slots = ", ".join(f"{n['name']} ({len(n['gpus'])} GPU slots)" for n in info.get("nodes", []))
-    console.print(f"compute daemon running (pid {info.get('pid')}) for {paths.home}: {slots}", highlight=False)
+    what = "already running; nothing started" if already else "running"
+    console.print(f"compute daemon {what} (pid {info.get('pid')}) for {paths.home}: {slots}", highlight=False,
+                  soft_wrap=True)
 
 
 @compute_app.command("down")
