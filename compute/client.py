@@ -12,18 +12,19 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compute.control import daemon_pid, ensure_daemon, notify
 from compute.errors import ComputeError, DaemonNotRunning
-from compute.health import Fault, FaultKind
-from compute.nodes import (
-    NodeStatus, cordon_node, get_node, inject_fault, node_status, request_uncordon, wait_uncordoned,
-)
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.spec import JobSpec
 from compute.store import Store
 from compute.submitter import as_submitted
+
+if TYPE_CHECKING:  # the node methods import compute.nodes (and the health package) when called
+    from compute.health import Fault, FaultKind
+    from compute.nodes import NodeStatus
 
 _POLL_S = 0.01
 _MAX_POLL_S = 0.02
@@ -153,16 +154,22 @@ class Client:
 
     def node_status(self) -> list[NodeStatus]:
         """Every node with state, health, last reason and used/free GPU slots."""
+        from compute.nodes import node_status
+
         return node_status(self._store)
 
     def cordon(self, node: str, reason: str = "") -> Node:
         """Take a node out of service: no new work; its running attempts finish."""
+        from compute.nodes import cordon_node
+
         cordoned = cordon_node(self._store, node, reason)
         notify(self.paths)
         return cordoned
 
     def uncordon(self, node: str, timeout: float = 300.0) -> Node:
         """Return a cordoned node; blocks until it passed a probe (ComputeError if it failed one)."""
+        from compute.nodes import get_node, request_uncordon, wait_uncordoned
+
         if daemon_pid(self.paths) is None:
             raise DaemonNotRunning(f"no compute daemon serves {self.home}: a node returns only after the daemon "
                                    "probes it; start one with `autoresearch compute up`, then uncordon")
@@ -175,6 +182,8 @@ class Client:
     def inject_fault(self, node: str, kind: FaultKind | str, probes: int = 1) -> Fault:
         """Fault drill on a virtual node: its running attempts and its next `probes` probes fail
         that way (FaultRefused on a real node)."""
+        from compute.nodes import inject_fault
+
         fault = inject_fault(self.paths, self._store, node, kind, probes)
         notify(self.paths)
         return fault

@@ -9,7 +9,13 @@ from skills.bounds import bound_output, cut_marker, cut_middle, output_size
 from skills.builtin import BUILTIN_SKILLS, builtin_registry
 from skills.context import DEFAULT_MAX_OUTPUT_BYTES, SkillContext
 from skills.exporters import (
-    anthropic_tool, anthropic_tools, mcp_annotations, mcp_tool, mcp_tools, openai_tool, openai_tools,
+    anthropic_tool,
+    anthropic_tools,
+    mcp_annotations,
+    mcp_tool,
+    mcp_tools,
+    openai_tool,
+    openai_tools,
 )
 from skills.logmetrics import (
     DEFAULT_PATTERN,
@@ -44,15 +50,15 @@ __all__ = [
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_PATTERN",
     "EXPERIMENT_LABEL",
-    "MAX_ARGUMENT_DEPTH",
     "JOB_TAG",
+    "MAX_ARGUMENT_DEPTH",
+    "READ_ONLY",
     "RUN_LABEL",
     "STEP_PATTERN",
     "ErrorCode",
     "MetricPoint",
     "ParseResult",
     "ParserState",
-    "READ_ONLY",
     "RunBinding",
     "Skill",
     "SkillContext",

@@ -18,7 +18,7 @@ description: Run and watch ML training jobs and research campaigns on a GPU flee
 
 # Driving autoresearch
 
-autoresearch queues training jobs on a per-host compute daemon (GPU slots, priorities,
+The autoresearch CLI queues training jobs on a per-host compute daemon (GPU slots, priorities,
 preemption) and runs research campaigns (a policy proposes trials, each trial is a job).
 Everything below works from a shell; every reading command takes `--json`.
 

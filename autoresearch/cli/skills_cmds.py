@@ -16,6 +16,7 @@ from skills import (
     SkillRegistry,
     anthropic_tools,
     builtin_registry,
+    mcp_tools,
     openai_tools,
 )
 
@@ -72,15 +73,16 @@ def cli_context(home: Path | None, tracking_uri: str | None, max_bytes: int, cam
 @skills_app.command("list")
 def list_skills(
     as_json: bool = JSON_OPTION,
-    fmt: str = typer.Option("tooldef", "--format", help="With --json: tooldef, openai or anthropic."),
+    fmt: str = typer.Option("tooldef", "--format", help="With --json: tooldef, openai, anthropic or mcp."),
     campaign: str | None = CAMPAIGN_OPTION,
 ) -> None:
     """List the skills with their descriptions (--json: full tool definitions)."""
     tools = cli_registry(campaign).tooldefs()
     if as_json:
-        formats = {"tooldef": lambda: tools, "openai": lambda: openai_tools(tools), "anthropic": lambda: anthropic_tools(tools)}
+        formats = {"tooldef": lambda: tools, "openai": lambda: openai_tools(tools),
+                   "anthropic": lambda: anthropic_tools(tools), "mcp": lambda: mcp_tools(tools)}
         if fmt not in formats:
-            fail(f"unknown --format {fmt!r}: use tooldef, openai or anthropic")
+            fail(f"unknown --format {fmt!r}: use tooldef, openai, anthropic or mcp")
         print_json(formats[fmt]())
         return
     for tool in tools:

@@ -11,7 +11,14 @@ import time
 import uuid
 from typing import Any
 
-from autoresearch.llm.messages import LLMResponse, Message, StopReason, ToolCall, ToolChoice, ToolResult
+from autoresearch.llm.messages import (
+    LLMResponse,
+    Message,
+    StopReason,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+)
 from skills.tooldef import ToolDef
 
 

@@ -14,7 +14,14 @@ from openai.types.chat import ChatCompletionToolParam
 from pydantic import TypeAdapter
 
 from autoresearch.llm.fake_server import FakeLLMServer, FakeRequest
-from skills import SkillInput, anthropic_tools, input_schema, openai_tool, openai_tools, strict_schema
+from skills import (
+    SkillInput,
+    anthropic_tools,
+    input_schema,
+    openai_tool,
+    openai_tools,
+    strict_schema,
+)
 from skills.builtin import builtin_registry
 
 TOOLS = builtin_registry().tooldefs()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -26,7 +27,7 @@ for step in range(args.steps):
     time.sleep(0.1)
 print(f"objective: {(args.lr - 0.003) ** 2}")
 """
-_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
+_BLOCK = re.compile(r"```bash\n(.*?)```", re.DOTALL)
 _INLINE = re.compile(r"`(autoresearch [^`]*)`")
 NOT_RUN_HERE = {"autoresearch mcp"}  # serves stdio until closed: tests/skills/test_mcp.py drives it
 
@@ -42,6 +43,7 @@ def _campaign(folder: Path, tracking_uri: str) -> None:
     }, sort_keys=False))  # fmt: skip
 
 
+@pytest.mark.timeout(1200)  # some 40 CLI calls, a campaign run, a resume and a report
 def test_the_bundle_has_front_matter_and_every_command_in_it_runs(compute_home: Path, tracking, tmp_path: Path) -> None:
     bundle = tmp_path / "skill"
     result = CliRunner().invoke(app, ["skills", "export-agent", str(bundle)])
@@ -57,7 +59,7 @@ def test_the_bundle_has_front_matter_and_every_command_in_it_runs(compute_home: 
     commands = [line.strip() for line in script.splitlines() if "autoresearch " in line]
     for t in texts:
         prose = _BLOCK.sub("", t)
-        assert not [line for line in prose.splitlines() if line.startswith("autoresearch ")]
+        assert not [line for line in prose.splitlines() if line.startswith("autoresearch ")]  # commands sit in blocks
         for shown in _INLINE.findall(prose):
             assert shown in NOT_RUN_HERE or any(shown in c for c in commands), f"`{shown}` is shown but never run"
 
