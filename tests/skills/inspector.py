@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +22,28 @@ def npx() -> str | None:
 
 def inspect(home: Path, tracking_uri: str, method: str, tool: str | None = None,
             args: dict[str, str] | None = None) -> tuple[int, Any]:
-    """Run one Inspector CLI call against `autoresearch mcp`: (exit status, its JSON output)."""
-    server = [sys.executable, "-c", "from autoresearch.cli import main; main()", "mcp", "--home", str(home),
-              "--tracking-uri", tracking_uri]
-    command = [npx() or "npx", "-y", INSPECTOR_PACKAGE, "--cli", "--connect-timeout", "240000", *server,
-               "--method", method]
-    if tool is not None:
-        command += ["--tool-name", tool]
-    for key, value in (args or {}).items():
-        command += ["--tool-arg", f"{key}={value}"]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "AUTORESEARCH_HOME": str(home)}
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    """Run one Inspector CLI call against `autoresearch mcp`: (exit status, its JSON output).
+
+    The server is described in a config file, the one place the CLI takes request timeouts
+    from (its default, 60 s for `initialize`, is too short for a loaded 2-core machine)."""
+    server = {
+        "type": "stdio", "command": sys.executable, "cwd": str(REPO),
+        "args": ["-c", "from autoresearch.cli import main; main()", "mcp", "--home", str(home),
+                 "--tracking-uri", tracking_uri],
+        "env": {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO), "AUTORESEARCH_HOME": str(home)},
+        "requestTimeout": 600_000, "connectionTimeout": 600_000,
+    }  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="inspector-") as folder:
+        config = Path(folder) / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"autoresearch": server}}))
+        command = [npx() or "npx", "-y", INSPECTOR_PACKAGE, "--cli", "--config", str(config), "--server",
+                   "autoresearch", "--method", method]
+        if tool is not None:
+            command += ["--tool-name", tool]
+        for key, value in (args or {}).items():
+            command += ["--tool-arg", f"{key}={value}"]
+        env = {**os.environ, "MCP_INSPECTOR_SECRET_STORE": "memory"}
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False)
     out = done.stdout.strip()
     start = out.find("{")
     try:
@@ -39,5 +51,6 @@ def inspect(home: Path, tracking_uri: str, method: str, tool: str | None = None,
     except json.JSONDecodeError:
         data = None
     if data is None:
-        raise AssertionError(f"no JSON from the inspector (exit {done.returncode}): {out[-2000:]} {done.stderr[-2000:]}")
+        raise AssertionError(f"no JSON from the inspector for {method} {tool} {args} (exit {done.returncode}): "
+                             f"{out[-1500:]} {done.stderr[:3000]}")
     return done.returncode, data
