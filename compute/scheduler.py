@@ -379,7 +379,10 @@ def schedule(
         if not job.excluded_nodes and failed_below[job.gpus] < job.priority:
             for k in range(job.gpus, p.largest + 1):
                 failed_below[k] = max(failed_below[k], job.priority)
-        if reserved is not None and job.gpus <= reserved[2] and reserved[1] not in job.excluded_nodes:
+        fitting = [n for n, v in p.nodes.items() if len(v.gpus) >= job.gpus] if job.excluded_nodes else ()
+        if fitting and all(n in job.excluded_nodes for n in fitting):
+            waiting[job.job_id] = (WaitKind.excluded, ahead, (", ".join(sorted(fitting)[:3]),))
+        elif reserved is not None and job.gpus <= reserved[2] and reserved[1] not in job.excluded_nodes:
             waiting[job.job_id] = (WaitKind.reservation, ahead, (reserved[0],))
         elif ahead > 1 and job.gpus <= initial_top:
             waiting[job.job_id] = (WaitKind.behind, ahead, (ahead - 1,))

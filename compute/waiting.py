@@ -25,6 +25,8 @@ class WaitKind(str, enum.Enum):
     """No node that takes work has that many GPU slots at all."""
     node_unavailable = "node_unavailable"
     """The nodes big enough are cordoned, quarantined or not yet probed."""
+    excluded = "excluded"
+    """Every node big enough is excluded for it (a recent infra failure there, or no fresh NCCL check)."""
     behind = "behind"
     """Slots were free, but jobs ahead of it in the queue took them."""
     reservation = "reservation"
@@ -41,8 +43,9 @@ WaitEntry = tuple[WaitKind, int, tuple[object, ...]]
 """(kind, 1-based place among the waiting jobs in scheduling order, the text's arguments)."""
 
 _TEXT = {
-    WaitKind.no_fit: "needs {0} GPUs on one node; the largest free block is {1} ({2})",
-    WaitKind.too_big: "needs {0} GPUs on one node; the largest node taking work has {1}",
+    WaitKind.no_fit: "needs {0} on one node; the largest free block is {1} ({2})",
+    WaitKind.too_big: "needs {0} on one node; the largest node taking work has {1}",
+    WaitKind.excluded: "excluded from {0} (a recent infra failure there, or no fresh NCCL check yet)",
     WaitKind.node_unavailable: "node {0} is {1}",
     WaitKind.behind: "behind {0} higher-priority job(s)",
     WaitKind.reservation: "held for {0} (reservation)",
@@ -55,8 +58,11 @@ _TEXT = {
 def describe(entry: WaitEntry) -> Waiting:
     """The record, with its text, of one entry of `Decision.waiting`."""
     kind, position, args = entry
-    if kind is WaitKind.no_fit and not args[1]:
-        return Waiting(kind, f"needs {args[0]} GPUs on one node; no GPU slot is free", position)
+    if kind in (WaitKind.no_fit, WaitKind.too_big):
+        gpus = f"{args[0]} GPU" + ("" if args[0] == 1 else "s")
+        if kind is WaitKind.no_fit and not args[1]:
+            return Waiting(kind, f"needs {gpus} on one node; no GPU slot is free", position)
+        args = (gpus, *args[1:])
     return Waiting(kind, _TEXT[kind].format(*args), position)
 
 

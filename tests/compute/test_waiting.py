@@ -43,6 +43,9 @@ def test_each_rule_that_keeps_a_job_waiting_names_itself() -> None:
     assert why["j"].text == "node local-0 is cordoned" and why["j"].kind is WaitKind.node_unavailable
     why, _ = _why([PendingJob("huge", 50, 8, 1, 1000.0)], [], nodes)
     assert why["huge"].text == "needs 8 GPUs on one node; the largest node taking work has 4"
+    shy = PendingJob("shy", 50, 4, 1, 1000.0, frozenset({"local-0", "local-1"}))
+    why, _ = _why([shy], [], nodes)
+    assert why["shy"].kind is WaitKind.excluded and why["shy"].text.startswith("excluded from local-0, local-1")
 
     low = [RunningAttempt("low", 1, "local-0", (0, 1, 2, 3), 10, True, 0.0)]
     why, decision = _why([PendingJob("urgent", 90, 4, 1, 1000.0)], low, [NodeView("local-0", (0, 1, 2, 3))])
@@ -61,13 +64,13 @@ def test_earliest_free_block_from_time_limits() -> None:
     assert out[4] == 80.0  # a never frees its 4th slot (no time limit); b frees all four at 80
 
 
-def test_the_daemon_stores_why_and_every_interface_shows_it(compute_client: Client, tracking) -> None:
-    client = compute_client
-    holder = client.submit(JobSpec(argv=["sleep", "30"], resources={"gpus": 4}, time_limit_s=60))
+def test_the_daemon_stores_why_and_every_interface_shows_it(start_compute, tracking) -> None:
+    client = start_compute(gpus=1)  # one slot, no multi-GPU NCCL check in the way
+    holder = client.submit(JobSpec(argv=["sleep", "30"], resources={"gpus": 1}, time_limit_s=60))
     _until(client, holder.id, lambda j: j.state == JobState.running)
-    waiting = client.submit(JobSpec(argv=["true"], resources={"gpus": 2}, name="waits"))
+    waiting = client.submit(JobSpec(argv=["true"], resources={"gpus": 1}, name="waits"))
     job = _until(client, waiting.id, lambda j: j.waiting_reason is not None)
-    assert job.waiting_reason == "needs 2 GPUs on one node; no GPU slot is free"
+    assert job.waiting_reason == "needs 1 GPU on one node; no GPU slot is free"
     assert job.queue_position == 1 and job.waiting_kind is WaitKind.no_fit
     started = client.get(holder.id).attempts[0].started_at
     assert abs(job.estimated_start - (started + 60)) < 1e-6  # the holder's time limit ends then
@@ -101,7 +104,7 @@ def test_a_cordoned_node_and_a_retry_backoff_are_named(compute_client: Client) -
     assert backing.queue_position == 0
 
 
-def _until(client: Client, job_id: str, ok, timeout: float = 60.0):
+def _until(client: Client, job_id: str, ok, timeout: float = 120.0):
     deadline = time.time() + timeout
     while time.time() < deadline:
         job = client.get(job_id)
