@@ -29,13 +29,20 @@ CLI = [sys.executable, "-c", "from autoresearch.cli import main; main()"]
 TARGETS = {"jobs status ID --json": 0.15, "jobs submit -- true": 0.2}
 
 
-def median_s(argv: list[str], env: dict[str, str], runs: int) -> float:
-    times = []
+def wall_s(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - t0
+
+
+def medians(commands: dict[str, list[str]], env: dict[str, str], runs: int) -> dict[str, float]:
+    """Median wall time per command; rounds go over every command in turn, so that load from
+    other processes on the machine hits all of them (and the baseline) alike."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for name, argv in commands.items():
+            times[name].append(wall_s(argv, env))
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def main() -> None:
@@ -66,10 +73,11 @@ def main() -> None:
                 "compute nodes --json": ["compute", "nodes", "--json"],
                 "skills list": ["skills", "list"],
             }
-            bare = median_s([sys.executable, "-c", "pass"], env, runs)
-            rows = [(name, median_s(CLI + args, env, runs)) for name, args in commands.items()]
-            cancel = median_s(CLI + ["jobs", "cancel", sleeper.id], env, runs)
-            rows.append(("jobs cancel ID", cancel))
+            argvs = {"python -c pass": [sys.executable, "-c", "pass"]} | {n: CLI + a for n, a in commands.items()}
+            times = medians(argvs, env, runs)
+            times["jobs cancel ID"] = medians({"cancel": CLI + ["jobs", "cancel", sleeper.id]}, env, 1)["cancel"]
+            bare = times.pop("python -c pass")
+            rows = list(times.items())
         finally:
             stop_daemon(home, stop_jobs=True, wait_s=60)
     print(f"runs per command: {runs}; bare `python -c pass`: {bare * 1000:.0f} ms; load average "

@@ -132,10 +132,13 @@ class Store:
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        with self.transaction() as conn:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+        # The schema's last table present means all are: a reader then takes no write lock
+        # (a CLI call must not queue behind the daemon's transactions).
+        if not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'job_waiting'").fetchone():
+            with self.transaction() as conn:
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
 
     def close(self) -> None:
         with self._lock:

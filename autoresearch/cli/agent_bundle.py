@@ -116,11 +116,10 @@ CAMPAIGNS = """\
 # Campaigns
 
 A campaign.yaml names the command (with `{param}` placeholders), the objective metric the job
-prints as `key: value` lines, the search space, the budget and the policy. `config schema` prints
-its JSON Schema; `config check` validates a file and prints it resolved:
+prints as `key: value` lines, the search space, the budget and the policy (`config schema`
+prints its JSON Schema). `config check` validates a file and prints it resolved:
 
 ```bash
-autoresearch config schema > /dev/null
 autoresearch config check campaign.yaml
 ```
 
@@ -128,9 +127,7 @@ Watch and read results:
 
 ```bash
 autoresearch status --json
-autoresearch status "$NAME"
 autoresearch skills call list_trials --campaign "$NAME" --json '{"limit": 5}'
-autoresearch skills call best_trials --campaign "$NAME" --json '{}'
 ```
 
 Steer with chat slash commands on stdin (`--no-llm`: slash commands only; `--wait 0`: do not
@@ -139,10 +136,10 @@ lr=1e-4..1e-2`, `/pause`, `/resume`, `/stop` change the campaign (applied by its
 on its next run):
 
 ```bash
-printf '/status\\n/best\\n/trials\\n' | autoresearch chat "$NAME" --no-llm --wait 0
-printf '/budget max_trials=3\\n' | autoresearch chat "$NAME" --no-llm --wait 0
-autoresearch resume "$NAME" --quiet
+printf '/status\\n/best\\n/budget max_trials=3\\n' | autoresearch chat "$NAME" --no-llm --wait 0
 ```
+
+Then `resume NAME` continues it with the new budget (the same as `run` again).
 
 Report: Markdown with plots, written to the campaign folder (or `--out DIR`):
 

@@ -46,7 +46,7 @@ def test_every_tool_succeeds_and_fails_in_the_typescript_client(
         "cluster_status ok": ("tools/call", "cluster_status", {}),
         "cluster_status bad": ("tools/call", "cluster_status", {"verbose": "true"}),
     }
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(inspect, home, uri, method, tool, args) for name, (method, tool, args) in calls.items()}
         results = {name: future.result() for name, future in futures.items()}
 

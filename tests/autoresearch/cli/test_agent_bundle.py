@@ -74,7 +74,7 @@ def test_the_bundle_has_front_matter_and_every_command_in_it_runs(compute_home: 
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
            "AUTORESEARCH_HOME": str(compute_home)}
     done = subprocess.run(["bash", "-euo", "pipefail", "-x", "-c", script], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=1100)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-8000:]
     assert "Traceback" not in done.stdout + done.stderr
     assert done.stdout.count("exit 2") == 3  # the three bad-input examples exit 2 (the wait on a done job: 0)
