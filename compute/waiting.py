@@ -95,16 +95,14 @@ def earliest_free(running: Sequence[tuple[str, int, float | None]], free: dict[s
     for node, slots, end in running:
         if node in free:
             ends.setdefault(node, []).extend([float("inf") if end is None else end] * slots)
+    inf = float("inf")
     largest = max(sizes.values(), default=0)
-    out: list[float | None] = [None] * (largest + 1)
+    best = [inf] * (largest + 1)
     for node, have in free.items():
         times = sorted(ends.get(node, []))
         for g in range(1, sizes[node] + 1):
             need = g - have
-            at = 0.0 if need <= 0 else (times[need - 1] if need <= len(times) else float("inf"))
-            if at != float("inf") and (out[g] is None or at < out[g]):
-                out[g] = at
+            best[g] = min(best[g], 0.0 if need <= 0 else (times[need - 1] if need <= len(times) else inf))
     for g in range(largest - 1, 0, -1):  # a block of g+1 free slots is also a block of g
-        if out[g + 1] is not None and (out[g] is None or out[g + 1] < out[g]):
-            out[g] = out[g + 1]
-    return out
+        best[g] = min(best[g], best[g + 1])
+    return [None if t == inf else t for t in best]
