@@ -45,12 +45,12 @@ class LazyGroup(TyperGroup):
     _listing = False
 
     def list_commands(self, ctx: _click.Context) -> list[str]:
-        return list(COMMANDS)
+        return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
 
     def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
         entry = COMMANDS.get(cmd_name)
-        if entry is None:
-            return None
+        if entry is None:  # a command registered on `app` directly (eagerly)
+            return super().get_command(ctx, cmd_name)
         if self._listing:  # --help: the static table, no import
             return TyperCommand(cmd_name, help=entry.help, short_help=entry.help)
         return load(cmd_name)
