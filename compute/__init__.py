@@ -5,12 +5,10 @@ requests into the durable store and wakes the daemon, which runs attempts throug
 `Backend` (local subprocesses here; Ray elsewhere).
 """
 
-from __future__ import annotations
+import importlib as _importlib
+import typing as _typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from compute.backends.base import (
         AttemptExit,
         Backend,
@@ -118,11 +116,11 @@ _WHERE = {
 the client and the store, not the daemon, the backends or the health probes."""
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'compute' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
