@@ -13,17 +13,19 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compute.control import daemon_pid, ensure_daemon, notify
 from compute.errors import ComputeError, DaemonNotRunning
-from compute.health import Fault, FaultKind
-from compute.nodes import (
-    NodeStatus, cordon_node, get_node, inject_fault, node_status, request_uncordon, wait_uncordoned,
-)
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.spec import JobSpec
 from compute.store import Store
+from compute.submitter import as_submitted
+
+if TYPE_CHECKING:  # the node methods import compute.nodes (and the health package) when called
+    from compute.health import Fault, FaultKind
+    from compute.nodes import NodeStatus
 
 _POLL_S = 0.01
 _MAX_POLL_S = 0.02
@@ -73,10 +75,21 @@ class Client:
     # -- requests -----------------------------------------------------------------
 
     def submit(self, spec: JobSpec) -> Job:
-        """Queue a job; the same idempotency_key returns the job submitted first."""
-        cwd = spec.cwd if spec.cwd is not None else os.getcwd()
-        spec = spec.model_copy(update={"cwd": cwd})
-        if not Path(cwd).is_dir():
+        """Queue a job; the same idempotency_key returns the job submitted first.
+        The spec is `resolve`d first: it runs with the submitter's environment."""
+        spec = self.resolve(spec)
+        job_id = self._store.insert_job(spec)
+        self._wake()
+        return self._store.get_job(job_id)
+
+    def resolve(self, spec: JobSpec) -> JobSpec:
+        """The spec as it would be queued (what `jobs submit --dry-run` prints): cwd defaults to
+        this process's, PATH/VIRTUAL_ENV are the submitter's, a bare `python` is the submitter's
+        interpreter (compute/submitter.py). Raises ComputeError for a spec the fleet cannot run."""
+        spec = as_submitted(spec)
+        if spec.cwd is None:
+            spec = spec.model_copy(update={"cwd": os.getcwd()})
+        if not Path(spec.cwd).is_dir():
             raise ComputeError(f"job {spec.name!r}: cwd {spec.cwd} is not a directory; pass an existing absolute path")
         nodes = self._store.nodes()
         largest = max((len(n.gpus) for n in nodes), default=None)
@@ -86,9 +99,7 @@ class Client:
                 f"of {self.home} has {largest} GPU slots; ask for at most {largest}, or restart the daemon with more "
                 "(`autoresearch compute down && autoresearch compute up --gpus N`)"
             )
-        job_id = self._store.insert_job(spec)
-        self._wake()
-        return self._store.get_job(job_id)
+        return spec
 
     def cancel(self, job_id: str, reason: str = "") -> Job:
         """Pending -> cancelled at once; running -> SIGTERM, grace, SIGKILL, then cancelled."""
@@ -144,16 +155,22 @@ class Client:
 
     def node_status(self) -> builtins.list[NodeStatus]:
         """Every node with state, health, last reason and used/free GPU slots."""
+        from compute.nodes import node_status
+
         return node_status(self._store)
 
     def cordon(self, node: str, reason: str = "") -> Node:
         """Take a node out of service: no new work; its running attempts finish."""
+        from compute.nodes import cordon_node
+
         cordoned = cordon_node(self._store, node, reason)
         notify(self.paths)
         return cordoned
 
     def uncordon(self, node: str, timeout: float = 300.0) -> Node:
         """Return a cordoned node; blocks until it passed a probe (ComputeError if it failed one)."""
+        from compute.nodes import get_node, request_uncordon, wait_uncordoned
+
         if daemon_pid(self.paths) is None:
             raise DaemonNotRunning(f"no compute daemon serves {self.home}: a node returns only after the daemon "
                                    "probes it; start one with `autoresearch compute up`, then uncordon")
@@ -166,6 +183,8 @@ class Client:
     def inject_fault(self, node: str, kind: FaultKind | str, probes: int = 1) -> Fault:
         """Fault drill on a virtual node: its running attempts and its next `probes` probes fail
         that way (FaultRefused on a real node)."""
+        from compute.nodes import inject_fault
+
         fault = inject_fault(self.paths, self._store, node, kind, probes)
         notify(self.paths)
         return fault

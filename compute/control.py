@@ -15,15 +15,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from compute.backends.choose import make_backend, monitor_probes
-from compute.daemon import Daemon
-from compute.daemon_config import DaemonConfig
 from compute.errors import ComputeError, DaemonAlreadyRunning
-from compute.health import FaultInjector, HealthMonitor
 from compute.paths import ComputePaths
 from compute.pidlock import holder_pid, try_lock
+
+if TYPE_CHECKING:  # clients only find, wake and spawn the daemon: they never import its machinery
+    from compute.daemon_config import DaemonConfig
 
 _LOCK_TRIES_S = 2.0  # a client probing the lock holds it for microseconds
 
@@ -74,6 +73,8 @@ def daemon_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, 
 def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfig | None = None,
                  wait_s: float = 30.0) -> int:
     """Spawn a detached daemon for `home` and wait until it serves; return its pid."""
+    from compute.daemon_config import DaemonConfig
+
     paths = ComputePaths.of(home)
     config = config or DaemonConfig()
     running = daemon_pid(paths)
@@ -142,6 +143,10 @@ def already_running_message(paths: ComputePaths, pid: int) -> str:
 
 def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
     """Take the lock, bind the socket, run the daemon until it is told to stop."""
+    from compute.backends.choose import make_backend, monitor_probes
+    from compute.daemon import Daemon
+    from compute.health import FaultInjector, HealthMonitor
+
     paths.ensure()
     deadline = time.monotonic() + _LOCK_TRIES_S
     while (lock_fd := try_lock(paths.lock)) is None:

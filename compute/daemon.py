@@ -54,9 +54,10 @@ from compute.lifecycle import (
 from compute.nodes import record_health
 from compute.paths import ComputePaths
 from compute.records import AttemptOutcome, FailureClass, Node, NodeState
-from compute.scheduler import NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
+from compute.scheduler import Decision, NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
 from compute.spec import JobSpec
 from compute.store import Store
+from compute.waitboard import WaitBoard
 
 log = logging.getLogger("compute.daemon")
 
@@ -76,6 +77,7 @@ class Daemon:
         self.classifier = health.classifier if health is not None else Classifier()
         """Classifies failed attempts (infra, user, resource)."""
         self.store = Store(paths)
+        self.waitboard = WaitBoard(self.store)
         self.sched_config = SchedulerConfig(min_runtime_s=config.min_runtime_s, aging_s=config.aging_s)
         self.draining = False
         self.exiting = False
@@ -122,9 +124,10 @@ class Daemon:
         self._check_health(now, running, stopping)
         if self.draining:
             return min(deadlines, default=None)
-        pending, wake = pending_jobs(self.store, now)
-        if wake is not None:
-            deadlines.append(wake)
+        pending, backing_off = pending_jobs(self.store, now)
+        if backing_off:
+            deadlines.append(min(backing_off.values()))
+        decision, nodes = Decision(), []
         if pending:
             pending, nodes = self._placeable(pending, now)
             decision = schedule(pending, self._views(running, stopping), nodes, now, self.sched_config)
@@ -138,6 +141,7 @@ class Daemon:
             if len(decision.start) < len(pending):
                 deadlines += [a.started_at + self.config.min_runtime_s for a in running
                               if a.preemptible and a.key not in stopping and now - a.started_at < self.config.min_runtime_s]
+        self.waitboard.update(decision.waiting, backing_off, pending, running, nodes, now)
         return min(deadlines, default=None)
 
     def _poll(self, attempt: LiveAttempt) -> AttemptExit | None:
@@ -222,9 +226,7 @@ class Daemon:
         exclusions: multi-GPU jobs also skip nodes without a fresh NCCL check. A job whose every
         node big enough is excluded by its past infra failures (a one-node host) may go back."""
         health = self.health
-        views = [NodeView(n.name, tuple(n.gpus),
-                          n.state is NodeState.active and (health is None or health.ready(n.name, now)))
-                 for n in self.nodes]
+        views = [NodeView(n.name, tuple(n.gpus), not why, why) for n in self.nodes for why in [self._unready(n, now)]]
         no_nccl: frozenset[str] = frozenset()
         if health is not None and any(j.gpus >= 2 for j in pending):
             no_nccl = frozenset(v.name for v in views if v.schedulable and not health.ready(v.name, now, 2))
@@ -237,6 +239,12 @@ class Daemon:
                 excluded |= no_nccl
             jobs.append(job if excluded == job.excluded_nodes else replace(job, excluded_nodes=excluded))
         return jobs, views
+
+    def _unready(self, node: Node, now: float) -> str:
+        """Why `node` takes no work now (its state, or no fresh passing probe); "" when it does."""
+        if node.state is not NodeState.active:
+            return node.state.value
+        return "" if self.health is None or self.health.ready(node.name, now) else "waiting for a passing health probe"
 
     # -- starting and ending attempts -----------------------------------------------
 

@@ -76,18 +76,18 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
     ]
 
 
-def pending_jobs(store: Store, now: float) -> tuple[list[PendingJob], float | None]:
-    """Jobs ready to schedule, and the earliest `not_before` of those still backing off."""
-    ready, wake = [], None
+def pending_jobs(store: Store, now: float) -> tuple[list[PendingJob], dict[str, float]]:
+    """Jobs ready to schedule, and those still backing off (job id -> not_before)."""
+    ready, backing_off = [], {}
     for r in store.read(
         "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes FROM jobs WHERE state = 'pending'"
     ):
         if r["not_before"] > now:
-            wake = r["not_before"] if wake is None else min(wake, r["not_before"])
+            backing_off[r["id"]] = r["not_before"]
             continue
         excluded = frozenset(json.loads(r["excluded_nodes"]))
         ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded))
-    return ready, wake
+    return ready, backing_off
 
 
 def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...]) -> Started | None:

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from compute.spec import JobSpec
+from compute.waiting import WaitKind
 
 
 class JobState(str, enum.Enum):
@@ -122,6 +123,17 @@ class Job(_Record):
     """Backoff: the job will not start before this Unix time."""
     attempts: list[Attempt] = []
     """All attempts so far, oldest first."""
+    waiting_kind: WaitKind | None = None
+    """For a pending job: the kind of reason it waits (set by the daemon's last scheduling pass)."""
+    waiting_reason: str | None = None
+    """For a pending job: why it waits, e.g. `needs 4 GPUs on one node; the largest free block is 2
+    (local-1)`, `node local-0 is cordoned`, `behind 3 higher-priority job(s)`, `held for job-ab12
+    (reservation)`, `not before 12:03:10 (retry backoff)`. None before the daemon's first pass."""
+    queue_position: int | None = None
+    """For a pending job: its 1-based place among the waiting jobs in scheduling order (0 in backoff)."""
+    estimated_start: float | None = None
+    """For a pending job: the earliest Unix time a block of GPUs it fits frees, from running attempts'
+    time limits; None when no running attempt it waits for has a time limit. A bound, not a promise."""
 
     @property
     def last_attempt(self) -> Attempt | None:

@@ -27,6 +27,8 @@ Rules, in order:
    it chooses the node that needs the fewest victims (then lowest victim priority).
    Slots of attempts already stopping count as soon free: a job covered by them
    waits and preempts nothing more.
+6. Reasons. Every pending job the pass does not start gets a `Waiting` (compute/waiting.py)
+   in `Decision.waiting`: the rule above that kept it waiting, and its place in the order.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import heapq
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from compute.waiting import WaitEntry, WaitKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,8 @@ class NodeView:
     """All GPU indices (slots) of the node."""
     schedulable: bool = True
     """False for quarantined or cordoned nodes: no new work goes there."""
+    unavailable: str = ""
+    """Why it is not schedulable (`cordoned`, `quarantined` ...), for waiting reasons."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +125,8 @@ class SchedulerConfig:
 class Decision:
     start: list[Placement] = field(default_factory=list)
     preempt: list[Preemption] = field(default_factory=list)
+    waiting: dict[str, WaitEntry] = field(default_factory=dict)
+    """job id -> why it did not start (`compute.waiting.describe`), for every pending job not in `start`."""
 
 
 def effective_priority(job: PendingJob, now: float, config: SchedulerConfig) -> float:
@@ -288,14 +296,29 @@ class _Pass:
         self._step(node)
         self._reindex(node)
 
-    def reserve_for(self, job: PendingJob) -> None:
-        """Hold the node with the most soon-free capacity for a blocked head-of-line job."""
+    def reserve_for(self, job: PendingJob) -> tuple[str, int] | None:
+        """Hold the node with the most soon-free capacity for a blocked head-of-line job;
+        (that node, its free slots before the hold), or None."""
         names = [n for n, v in self.nodes.items() if len(v.gpus) >= job.gpus and n not in job.excluded_nodes]
-        if names:
-            node = min(names, key=lambda n: (-(len(self.avail[n]) + len(self.soon.get(n, ()))), n))
-            have = len(self.avail[node])
-            self.claim(node, job.gpus)
-            self.claim_soon(node, job.gpus - have)
+        if not names:
+            return None
+        node = min(names, key=lambda n: (-(len(self.avail[n]) + len(self.soon.get(n, ()))), n))
+        have = len(self.avail[node])
+        self.claim(node, job.gpus)
+        self.claim_soon(node, job.gpus - have)
+        return node, have
+
+    def largest_free(self) -> tuple[int, str | None]:
+        """The most free slots of any node, and that node (None when no slot is free)."""
+        return self.top, self._bucket_head(self.top) if self.top else None
+
+
+def _unhostable(job: PendingJob, nodes: Sequence[NodeView], largest: int, ahead: int) -> WaitEntry:
+    """Why a job no schedulable node can host waits: a big-enough node out of service, or none exists."""
+    for n in nodes:
+        if not n.schedulable and len(n.gpus) >= job.gpus and n.name not in job.excluded_nodes:
+            return WaitKind.node_unavailable, ahead, (n.name, n.unavailable or "not taking work")
+    return WaitKind.too_big, ahead, (job.gpus, largest)
 
 
 def schedule(
@@ -315,23 +338,32 @@ def schedule(
     # below priority q, any later job needing >= k at priority <= q fails too.
     # failed_below[g]: the highest such q over all k <= g.
     failed_below = [-1] * (p.largest + 1)
+    waiting = decision.waiting
+    initial_top, reserved, ahead = p.top, None, 0  # reserved: (job id, node, its free slots then)
     for job in order:
         if job.gpus == 0:
             node = min((n for n in p.nodes if n not in job.excluded_nodes), default=None)
             if node is not None:
                 decision.start.append(Placement(job.job_id, node, ()))
+            else:
+                ahead += 1
+                waiting[job.job_id] = _unhostable(job, nodes, p.largest, ahead)
             continue
-        if job.gpus > p.largest:
-            continue  # no schedulable node can ever host it; the daemon reports why
+        if job.gpus > p.largest:  # no schedulable node can ever host it
+            ahead += 1
+            waiting[job.job_id] = _unhostable(job, nodes, p.largest, ahead)
+            continue
         node = p.best_fit(job)
         if node is not None:
             decision.start.append(Placement(job.job_id, node, p.claim(node, job.gpus)))
             continue
+        ahead += 1
         node = p.covered_by_stopping(job)
         if node is not None:
             have = len(p.avail[node])
             p.claim(node, job.gpus)
             p.claim_soon(node, job.gpus - have)
+            waiting[job.job_id] = (WaitKind.stopping, ahead, (node,))
             continue
         hopeless = not job.excluded_nodes and failed_below[job.gpus] >= job.priority
         plan = None if hopeless or p.lowest_victim_priority() >= job.priority else p.preemption_plan(job)
@@ -342,11 +374,23 @@ def schedule(
             have = len(p.avail[node])
             p.claim(node, job.gpus)
             p.claim_soon(node, job.gpus - have - sum(len(v.gpus) for v in victims))
+            waiting[job.job_id] = (WaitKind.preempting, ahead, (len(victims), node))
             continue
         if not job.excluded_nodes and failed_below[job.gpus] < job.priority:
             for k in range(job.gpus, p.largest + 1):
                 failed_below[k] = max(failed_below[k], job.priority)
+        fitting = [n for n, v in p.nodes.items() if len(v.gpus) >= job.gpus] if job.excluded_nodes else ()
+        if fitting and all(n in job.excluded_nodes for n in fitting):
+            waiting[job.job_id] = (WaitKind.excluded, ahead, (", ".join(sorted(fitting)[:3]),))
+        elif reserved is not None and job.gpus <= reserved[2] and reserved[1] not in job.excluded_nodes:
+            waiting[job.job_id] = (WaitKind.reservation, ahead, (reserved[0],))
+        elif ahead > 1 and job.gpus <= initial_top:
+            waiting[job.job_id] = (WaitKind.behind, ahead, (ahead - 1,))
+        else:
+            waiting[job.job_id] = (WaitKind.no_fit, ahead, (job.gpus, *p.largest_free()))
         if not head_reserved:
             head_reserved = True
-            p.reserve_for(job)
+            held = p.reserve_for(job)
+            if held is not None:
+                reserved = (job.job_id, *held)
     return decision

@@ -94,6 +94,13 @@ CREATE TABLE IF NOT EXISTS events (
     data TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS events_job ON events(job_id, id);
+CREATE TABLE IF NOT EXISTS job_waiting (
+    job_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    queue_position INTEGER NOT NULL,
+    estimated_start REAL
+);
 """
 
 _JOB_COLUMNS = (
@@ -125,10 +132,13 @@ class Store:
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        with self.transaction() as conn:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+        # The schema's last table present means all are: a reader then takes no write lock
+        # (a CLI call must not queue behind the daemon's transactions).
+        if not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'job_waiting'").fetchone():
+            with self.transaction() as conn:
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
 
     def close(self) -> None:
         with self._lock:
@@ -366,6 +376,8 @@ class Store:
             job_ids,
         ):
             attempts.setdefault(arow["job_id"], []).append(attempt_from_row(arow))
+        waits = {w["job_id"]: w for w in conn.execute(  # written by the daemon's scheduling pass (compute/waitboard.py)
+            f"SELECT * FROM job_waiting WHERE job_id IN ({marks})", job_ids)}
         by_id = {
             row["id"]: Job(
                 id=row["id"],
@@ -380,10 +392,19 @@ class Store:
                 checkpoint_dir=row["checkpoint_dir"],
                 not_before=row["not_before"],
                 attempts=attempts.get(row["id"], []),
+                **waiting_fields(waits.get(row["id"]) if row["state"] == JobState.pending.value else None),
             )
             for row in rows
         }
         return [by_id[job_id] for job_id in job_ids if job_id in by_id]
+
+
+def waiting_fields(row: sqlite3.Row | None) -> dict[str, Any]:
+    """A pending job's `waiting_kind`, `waiting_reason`, `queue_position`, `estimated_start`."""
+    if row is None:
+        return {}
+    return {"waiting_kind": row["kind"], "waiting_reason": row["reason"], "queue_position": row["queue_position"],
+            "estimated_start": row["estimated_start"]}
 
 
 def attempt_from_row(row: sqlite3.Row) -> Attempt:

@@ -9,15 +9,25 @@ log parsing and tag names live in the `tracking` package, below this one.
 from skills.bounds import bound_output, cut_marker, cut_middle, output_size
 from skills.builtin import BUILTIN_SKILLS, builtin_registry
 from skills.context import DEFAULT_MAX_OUTPUT_BYTES, SkillContext
-from skills.exporters import anthropic_tool, anthropic_tools, openai_tool, openai_tools
+from skills.exporters import (
+    anthropic_tool,
+    anthropic_tools,
+    mcp_annotations,
+    mcp_tool,
+    mcp_tools,
+    openai_tool,
+    openai_tools,
+)
 from skills.models import ErrorCode, SkillError, SkillFailure, SkillInput, SkillOutput
-from skills.registry import Skill, SkillRegistry, validation_error
+from skills.registry import MAX_ARGUMENT_DEPTH, Skill, SkillRegistry, validation_error
 from skills.schema import input_schema, strict_schema
-from skills.tooldef import ToolDef
+from skills.tooldef import READ_ONLY, ToolDef, ToolHints
 
 __all__ = [
     "BUILTIN_SKILLS",
     "DEFAULT_MAX_OUTPUT_BYTES",
+    "MAX_ARGUMENT_DEPTH",
+    "READ_ONLY",
     "ErrorCode",
     "Skill",
     "SkillContext",
@@ -27,6 +37,7 @@ __all__ = [
     "SkillOutput",
     "SkillRegistry",
     "ToolDef",
+    "ToolHints",
     "anthropic_tool",
     "anthropic_tools",
     "bound_output",
@@ -34,6 +45,9 @@ __all__ = [
     "cut_marker",
     "cut_middle",
     "input_schema",
+    "mcp_annotations",
+    "mcp_tool",
+    "mcp_tools",
     "openai_tool",
     "openai_tools",
     "output_size",

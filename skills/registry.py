@@ -28,7 +28,7 @@ from skills.bounds import bound_output
 from skills.context import SkillContext
 from skills.models import ErrorCode, SkillError, SkillFailure, SkillInput, SkillOutput
 from skills.schema import input_schema, strict_schema
-from skills.tooldef import ToolDef
+from skills.tooldef import ToolDef, ToolHints
 
 SkillFn = Callable[[SkillContext, Any], SkillOutput]
 
@@ -42,16 +42,17 @@ class Skill:
     fn: SkillFn
     input_model: type[SkillInput]
     output_model: type[SkillOutput]
+    hints: ToolHints = ToolHints()
 
     @classmethod
-    def from_function(cls, fn: SkillFn, name: str | None = None) -> Skill:
+    def from_function(cls, fn: SkillFn, name: str | None = None, hints: ToolHints | None = None) -> Skill:
         """Read the input model, output model and description from `fn`'s signature."""
         label = getattr(fn, "__qualname__", repr(fn))
-        hints = typing.get_type_hints(fn)
+        types = typing.get_type_hints(fn)
         params = list(inspect.signature(fn).parameters)
         if len(params) != 2:
             raise TypeError(f"skill {label} must take (ctx: SkillContext, args: <SkillInput model>), not {params}")
-        input_model, output_model = hints.get(params[1]), hints.get("return")
+        input_model, output_model = types.get(params[1]), types.get("return")
         if not (inspect.isclass(input_model) and issubclass(input_model, SkillInput)):
             raise TypeError(f"skill {label}: annotate its second parameter with a SkillInput subclass")
         if not (inspect.isclass(output_model) and issubclass(output_model, SkillOutput)):
@@ -59,18 +60,18 @@ class Skill:
         description = inspect.cleandoc(fn.__doc__ or "")
         if not description:
             raise TypeError(f"skill {label} needs a docstring: it is the description models read")
-        return cls(name or fn.__name__, description, fn, input_model, output_model)
+        return cls(name or fn.__name__, description, fn, input_model, output_model, hints or ToolHints())
 
     @cached_property
     def tooldef(self) -> ToolDef:
-        """The provider-neutral definition; the strict schema when one exists."""
+        """The provider-neutral definition: the plain schema, and the strict form when one exists."""
         schema = input_schema(self.input_model)
-        strict = strict_schema(schema)
         return ToolDef(
             name=self.name,
             description=self.description,
-            parameters=strict if strict is not None else schema,
-            strict=strict is not None,
+            parameters=schema,
+            strict_parameters=strict_schema(schema),
+            hints=self.hints,
         )
 
 
@@ -87,9 +88,10 @@ class SkillRegistry:
         self.add(fn)
         return fn
 
-    def add(self, fn: SkillFn, name: str | None = None) -> Skill:
-        """Register `fn` as a skill named `name` (default: the function's name)."""
-        skill = Skill.from_function(fn, name)
+    def add(self, fn: SkillFn, name: str | None = None, hints: ToolHints | None = None) -> Skill:
+        """Register `fn` as a skill named `name` (default: the function's name); `hints` say
+        whether it reads, changes or stops work (default: may change and stop work)."""
+        skill = Skill.from_function(fn, name, hints)
         self._put(skill)
         return skill
 
@@ -142,6 +144,8 @@ class SkillRegistry:
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
+            except RecursionError:
+                return _too_deep(name)
             except json.JSONDecodeError as exc:
                 return SkillError(
                     error=ErrorCode.invalid_json,
@@ -157,10 +161,17 @@ class SkillRegistry:
                 skill=name,
                 message=f"arguments must be a JSON object, not {type(arguments).__name__}",
             )
+        if _depth(arguments) > MAX_ARGUMENT_DEPTH:
+            return _too_deep(name)
         try:
-            args = skill.input_model.model_validate(arguments)
-        except ValidationError as exc:
-            return validation_error(name, exc)
+            # JSON mode, strict: a number sent as a string ("5") or a bool for an integer is
+            # refused with the field named, never coerced; enum values and dates still parse.
+            args = skill.input_model.model_validate_json(json.dumps(arguments), strict=True)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, ValidationError):
+                return validation_error(name, exc)
+            return SkillError(error=ErrorCode.invalid_json, skill=name,
+                              message=f"arguments are not JSON data ({exc}): pass one JSON object")
         try:
             output = skill.fn(ctx, args)
         except SkillFailure as failure:
@@ -174,6 +185,34 @@ class SkillRegistry:
                 message=f"skill {name} failed with {type(exc).__name__}: {exc}",
             )
         return output
+
+
+MAX_ARGUMENT_DEPTH = 32
+"""Deepest nesting of objects and arrays accepted in a skill's arguments."""
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests lists and dicts (iterative: safe on any depth)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            deepest = max(deepest, level)
+            if level > MAX_ARGUMENT_DEPTH:
+                return level
+            stack.extend((child, level + 1) for child in node)
+    return deepest
+
+
+def _too_deep(skill: str) -> SkillError:
+    return SkillError(
+        error=ErrorCode.invalid_json,
+        skill=skill,
+        message=f"arguments nest objects or arrays more than {MAX_ARGUMENT_DEPTH} levels deep: no skill input "
+        "is that deep; pass one flat JSON object as `autoresearch skills list --json` shows",
+    )
 
 
 def validation_error(skill: str, exc: ValidationError) -> SkillError:

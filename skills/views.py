@@ -43,6 +43,12 @@ class JobSummary(_View):
     """For a failed latest attempt: infra, user or resource."""
     state_reason: str = ""
     """Why it is in its state."""
+    waiting_reason: str | None = None
+    """For a pending job: why it has not started (the scheduler's last pass), e.g. `node local-0 is cordoned`."""
+    queue_position: int | None = None
+    """For a pending job: its place among the waiting jobs (1 = next; 0 while in retry backoff)."""
+    estimated_start: float | None = None
+    """For a pending job: the earliest Unix time it could start, from running jobs' time limits; None if unknown."""
     labels: dict[str, str] = {}
     mlflow_run_id: str | None = None
     """The MLflow run the job logs into, if it was tied to one."""
@@ -64,6 +70,9 @@ class JobSummary(_View):
             exit_code=last.exit_code if last else None,
             failure_class=last.failure_class if last else None,
             state_reason=job.state_reason,
+            waiting_reason=job.waiting_reason,
+            queue_position=job.queue_position,
+            estimated_start=job.estimated_start,
             labels=job.spec.labels,
             mlflow_run_id=job.spec.labels.get(RUN_LABEL),
             created_at=job.created_at,

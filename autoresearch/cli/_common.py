@@ -7,7 +7,7 @@ import sys
 from typing import Any, NoReturn
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 console = Console()
@@ -34,3 +34,13 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print one paragraph to stderr and exit (2 = bad input). Never a traceback."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def validation_message(what: str, err: ValidationError) -> str:
+    """One paragraph naming each bad field, what was given and what is allowed."""
+    parts = []
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or "(whole)"
+        given = f" (got {e['input']!r})" if "input" in e and not isinstance(e["input"], dict) else ""
+        parts.append(f"{field}: {e['msg']}{given}")
+    return f"invalid {what}: " + "; ".join(parts) + "."

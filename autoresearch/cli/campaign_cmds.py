@@ -17,7 +17,6 @@ from rich.table import Table
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, ConfigError, LedgerError
-from autoresearch.cli._app import app
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
 from autoresearch.runner.display import render_status
@@ -26,7 +25,10 @@ QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No live view or progre
 _EXIT = {CampaignState.completed: 0, CampaignState.stopped: 0, CampaignState.paused: 0, CampaignState.failed: 1}
 
 
-@app.command("run")
+cli = typer.Typer()
+
+
+@cli.command("run")
 def run(
     config: Path = typer.Argument(..., help="The campaign YAML file."),
     max_trials: int | None = typer.Option(None, "--max-trials", help="Override budget.max_trials."),
@@ -37,7 +39,7 @@ def run(
     _run_guarded(lambda display: api.run(config, max_trials=max_trials, display=display), quiet)
 
 
-@app.command("resume")
+@cli.command("resume")
 def resume(
     name: str = typer.Argument(..., help="The campaign name."),
     quiet: bool = QUIET_OPTION,
@@ -47,7 +49,7 @@ def resume(
     _run_guarded(lambda display: api.resume(name, display=display), quiet)
 
 
-@app.command("status")
+@cli.command("status")
 def status(
     name: str | None = typer.Argument(None, help="A campaign name; without it, list campaigns."),
     as_json: bool = JSON_OPTION,
@@ -71,7 +73,7 @@ def status(
     console.print(render_status(current, ledger_max))
 
 
-@app.command("report")
+@cli.command("report")
 def report(
     name: str = typer.Argument(..., help="The campaign name."),
     out: Path | None = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),

@@ -16,11 +16,13 @@ from collections.abc import Iterator
 import typer
 
 from autoresearch.chat import ChatError, ChatSession, Conversation, chat_provider
-from autoresearch.cli._app import app
 from autoresearch.cli._common import fail
 
 
-@app.command("chat")
+cli = typer.Typer()
+
+
+@cli.command("chat")
 def chat(
     name: str = typer.Argument(..., help="The campaign name."),
     model: str | None = typer.Option(None, "--model", help="provider:model for plain language (default: the "

@@ -9,25 +9,15 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from autoresearch.cli._app import app
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, validation_message
 from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
 from compute.control import daemon_info, start_daemon, stop_daemon
 from compute.health import load_health_config
 from compute.nodes import node_status
 
 compute_app = typer.Typer(help="Start, stop and inspect the per-host compute daemon.", no_args_is_help=True)
-app.add_typer(compute_app, name="compute")
-
-
-def validation_message(what: str, err: ValidationError) -> str:
-    """One paragraph naming each bad field, what was given and what is allowed."""
-    parts = []
-    for e in err.errors():
-        field = ".".join(str(p) for p in e["loc"]) or "(whole)"
-        given = f" (got {e['input']!r})" if "input" in e and not isinstance(e["input"], dict) else ""
-        parts.append(f"{field}: {e['msg']}{given}")
-    return f"invalid {what}: " + "; ".join(parts) + "."
+cli = typer.Typer()
+cli.add_typer(compute_app, name="compute")
 
 
 @compute_app.command("up")
@@ -67,16 +57,20 @@ def up(
     paths = ComputePaths.of()
     try:
         start_daemon(paths.home, config, wait_s=120.0 if config.backend == "ray" else 30.0)
-    except DaemonAlreadyRunning as err:
-        fail(str(err), code=1)
+    except DaemonAlreadyRunning:
+        already = True  # exit 0: what was asked for holds (`compute up` is idempotent for agents)
     except ComputeError as err:
         fail(str(err))
-    info = daemon_info(paths) or {}
+    else:
+        already = False
+    info = {**(daemon_info(paths) or {}), "already_running": already}
     if as_json:
         print_json(info)
         return
     slots = ", ".join(f"{n['name']} ({len(n['gpus'])} GPU slots)" for n in info.get("nodes", []))
-    console.print(f"compute daemon running (pid {info.get('pid')}) for {paths.home}: {slots}", highlight=False)
+    what = "already running; nothing started" if already else "running"
+    console.print(f"compute daemon {what} (pid {info.get('pid')}) for {paths.home}: {slots}", highlight=False,
+                  soft_wrap=True)
 
 
 @compute_app.command("down")
@@ -124,3 +118,6 @@ def status(as_json: bool = JSON_OPTION) -> None:
     console.print(table)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report["jobs"].items())) or "none"
     console.print(f"jobs: {counts}", highlight=False)
+
+
+from autoresearch.cli import nodes_cmds  # noqa: E402,F401 - adds nodes, cordon, uncordon, inject-fault

@@ -11,11 +11,11 @@ import yaml
 from rich.markup import escape
 
 from autoresearch.campaign import Campaign, ConfigError, load_campaign, resolve_policy_kind
-from autoresearch.cli._app import app
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 
 config_app = typer.Typer(help="Campaign config files: JSON Schema and validation.", no_args_is_help=True)
-app.add_typer(config_app, name="config")
+cli = typer.Typer()
+cli.add_typer(config_app, name="config")
 
 
 @config_app.command("schema")

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from datetime import datetime
 
 import typer
 from pydantic import ValidationError
-from rich.table import Table
+from rich.table import Column, Table
 
-from autoresearch.cli._app import app
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
-from autoresearch.cli.compute_cmds import validation_message
+from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json, validation_message
 from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name
 
 jobs_app = typer.Typer(help="Submit, inspect, cancel and wait for jobs.", no_args_is_help=True)
-app.add_typer(jobs_app, name="jobs")
+cli = typer.Typer()
+cli.add_typer(jobs_app, name="jobs")
 
 
 def _client(autostart: bool = True) -> Client:
@@ -50,9 +50,11 @@ def submit(
     label: list[str] = typer.Option([], "--label", help="key=value; repeatable."),
     key: str | None = typer.Option(None, "--key", help="Idempotency key: the same key returns the same job."),
     image: str | None = typer.Option(None, "--image", help="Run inside this container image (docker)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the resolved spec as JSON; submit nothing."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`."""
+    """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`.
+    The job runs with your PATH and virtualenv; a bare `python` is the one your shell runs."""
     fields = {
         "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
         "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
@@ -63,7 +65,10 @@ def submit(
     except ValidationError as err:
         fail(validation_message("job", err))
     try:
-        with _client() as client:
+        with _client(autostart=not dry_run) as client:
+            if dry_run:
+                print_json(dry_run_view(client.resolve(spec)))
+                return
             job = client.submit(spec)
     except ComputeError as err:
         fail(str(err))
@@ -71,6 +76,20 @@ def submit(
         print_json(job)
     else:
         sys.stdout.write(job.id + "\n")
+
+
+def dry_run_view(spec: JobSpec) -> dict[str, object]:
+    """What `--dry-run` prints: the spec as it would be queued, env by names only (values may be secret)."""
+    view = spec.model_dump(mode="json")
+    view["env"] = sorted(spec.env)
+    return {"dry_run": True, "spec": view}
+
+
+def _reason(job: Job) -> str:
+    """A pending job's waiting reason (with its place in the queue), else its state reason."""
+    if job.state == JobState.pending and job.waiting_reason:
+        return f"{job.waiting_reason} (queue position {job.queue_position})"
+    return job.state_reason
 
 
 @jobs_app.command("list")
@@ -90,10 +109,12 @@ def list_jobs(
     if as_json:
         print_json(jobs)
         return
-    table = Table("id", "name", "state", "priority", "gpus", "attempts", "updated", "reason")
+    table = Table(Column("id", no_wrap=True, min_width=max((len(j.id) for j in jobs), default=2)),
+                  *(Column(c, overflow="fold") for c in ("name", "state", "priority", "gpus", "attempts", "updated",
+                                                          "reason")))
     for j in jobs:
         table.add_row(j.id, j.spec.name, j.state.value, priority_name(j.priority), str(j.spec.resources.gpus),
-                      str(len(j.attempts)), _when(j.updated_at), j.state_reason)
+                      str(len(j.attempts)), _when(j.updated_at), _reason(j))
     console.print(table)
 
 
@@ -112,17 +133,22 @@ def status(job_id: str = typer.Argument(...), as_json: bool = JSON_OPTION) -> No
     if as_json:
         print_json(job)
         return
-    console.print(
-        f"{job.id} {job.spec.name!r}: {job.state.value} ({job.state_reason})\n"
-        f"priority {job.priority} ({priority_name(job.priority)}), retries {job.retries_used}/{job.spec.max_retries}, "
-        f"checkpoint dir {job.checkpoint_dir}", highlight=False,
-    )
-    table = Table("attempt", "node", "gpus", "started", "ended", "outcome", "exit", "log")
-    for a in job.attempts:
-        table.add_row(str(a.number), a.node, ",".join(map(str, a.gpus)) or "-", _when(a.started_at), _when(a.ended_at),
-                      a.outcome.value if a.outcome else "running", "" if a.exit_code is None else str(a.exit_code),
-                      a.log_path)
-    console.print(table)
+    lines = [f"{job.id} {job.spec.name!r}: {job.state.value} ({job.state_reason})",
+             f"priority {job.priority} ({priority_name(job.priority)}), retries {job.retries_used}/{job.spec.max_retries}",
+             f"checkpoint dir: {job.checkpoint_dir}"]
+    if job.state == JobState.pending and job.waiting_reason:
+        start = _when(job.estimated_start) if job.estimated_start else "unknown"
+        lines.append(f"waiting: {job.waiting_reason}; queue position {job.queue_position}, estimated start {start}")
+    lines += [f"attempt {a.number} log: {a.log_path}" for a in job.attempts]
+    sys.stdout.write("\n".join(lines) + "\n")  # plain lines: ids and paths are never cut at any width
+    if job.attempts:
+        table = Table(*(Column(c, overflow="fold") for c in ("attempt", "node", "gpus", "started", "ended", "outcome",
+                                                              "exit")))
+        for a in job.attempts:
+            table.add_row(str(a.number), a.node, ",".join(map(str, a.gpus)) or "-", _when(a.started_at),
+                          _when(a.ended_at), a.outcome.value if a.outcome else "running",
+                          "" if a.exit_code is None else str(a.exit_code))
+        console.print(table)
 
 
 @jobs_app.command("logs")
@@ -131,16 +157,23 @@ def logs(
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing until the job ends."),
     attempt: int | None = typer.Option(None, "--attempt", help="Attempt number (default: the latest)."),
     tail: int | None = typer.Option(None, "--tail", min=0, help="Only the last N lines."),
+    as_json: bool = typer.Option(False, "--json", help="Print {job_id, state, attempt, log_path, text} as JSON."),
 ) -> None:
     """Print an attempt's combined stdout/stderr; --follow keeps going across new attempts."""
+    if as_json and follow:
+        fail("--json prints the log once; drop --follow (poll `jobs logs ID --json` or `jobs wait ID` instead)")
     with _client(autostart=False) as client:
         job = _get(client, job_id)
         if attempt is not None and not any(a.number == attempt for a in job.attempts):
             fail(f"job {job_id} has {len(job.attempts)} attempt(s); there is no attempt {attempt}")
+        if as_json:
+            print_json(_log_view(client, job, attempt, tail))
+            return
         while not job.attempts:
             if not follow or job.state.final:
-                fail(f"job {job_id} has not started ({job.state.value}: {job.state_reason}): no log yet; "
-                     "use --follow to wait for it", code=1)
+                err_console.print(f"job {job_id} has not started ({job.state.value}: {_reason(job)}): no log yet; "
+                                  "use --follow to wait for it", highlight=False, soft_wrap=True)
+                return
             time.sleep(0.2)
             job = client.get(job_id)
         number = attempt or job.attempts[-1].number
@@ -156,6 +189,19 @@ def logs(
             if job.state.final:
                 break
             time.sleep(0.2)
+
+
+def _log_view(client: Client, job: Job, attempt: int | None, tail: int | None) -> dict[str, object]:
+    number = attempt or (job.attempts[-1].number if job.attempts else None)
+    path = client.log_path(job.id, number) if number is not None else None
+    text = ""
+    if path is not None and os.path.isfile(path):
+        with open(path, "rb") as fh:
+            text = fh.read().decode(errors="replace")
+        if tail is not None:
+            text = "".join(text.splitlines(keepends=True)[-tail:]) if tail else ""
+    return {"job_id": job.id, "state": job.state.value, "attempt": number, "log_path": None if path is None else str(path),
+            "text": text, "waiting_reason": job.waiting_reason}
 
 
 def _print_file(path, tail: int | None, offset: int) -> int:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoresearch.cli._app import app
+import typer
+
 from autoresearch.cli.skills_cmds import (
     CAMPAIGN_OPTION,
     HOME_OPTION,
@@ -15,8 +16,10 @@ from autoresearch.cli.skills_cmds import (
 )
 from skills.mcp_server import build_mcp_server
 
+cli = typer.Typer()
 
-@app.command("mcp")
+
+@cli.command("mcp")
 def mcp(
     home: Path | None = HOME_OPTION,
     tracking_uri: str | None = TRACKING_OPTION,

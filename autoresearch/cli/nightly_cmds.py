@@ -10,12 +10,14 @@ from types import FrameType
 
 import typer
 
-from autoresearch.cli._app import app
 from autoresearch.cli._common import console, fail
 from autoresearch.nightly import Night, WindowError, window_end, write_morning_report
 
 
-@app.command("nightly")
+cli = typer.Typer()
+
+
+@cli.command("nightly")
 def nightly(
     configs: list[Path] = typer.Argument(..., help="Campaign YAML files; they run concurrently."),
     until: str | None = typer.Option(None, "--until", help="When the window ends: HH:MM (the next one) or an "

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 
-from autoresearch.cli._app import app
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 from skills import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -17,19 +16,22 @@ from skills import (
     SkillRegistry,
     anthropic_tools,
     builtin_registry,
+    mcp_tools,
     openai_tools,
 )
 
 skills_app = typer.Typer(help="Typed skills (the tools agents use), listed and called by hand.", no_args_is_help=True)
-app.add_typer(skills_app, name="skills")
+cli = typer.Typer()
+cli.add_typer(skills_app, name="skills")
 
 HOME_OPTION = typer.Option(None, "--home", help="State dir (default $AUTORESEARCH_HOME or ~/.autoresearch).")
 TRACKING_OPTION = typer.Option(
     None, "--tracking-uri", help="MLflow tracking URI or .db path (default sqlite under the state dir)."
 )
 MAX_BYTES_OPTION = typer.Option(DEFAULT_MAX_OUTPUT_BYTES, "--max-bytes", help="Bound on each skill's output (bytes of JSON).")
-# Exit code of a failed call: 2 for what the caller must fix, 1 for what went wrong on our side.
-_CALLER_ERRORS = {ErrorCode.invalid_json, ErrorCode.invalid_arguments, ErrorCode.unknown_skill, ErrorCode.not_found}
+# Exit code of a failed call: 1 for what went wrong on our side (a service down, a bug), 2 for
+# everything the caller must change (bad JSON or arguments, unknown skill or id, a refused request).
+_OUR_ERRORS = {ErrorCode.unavailable, ErrorCode.internal}
 
 
 CAMPAIGN_OPTION = typer.Option(
@@ -71,15 +73,16 @@ def cli_context(home: Path | None, tracking_uri: str | None, max_bytes: int, cam
 @skills_app.command("list")
 def list_skills(
     as_json: bool = JSON_OPTION,
-    fmt: str = typer.Option("tooldef", "--format", help="With --json: tooldef, openai or anthropic."),
+    fmt: str = typer.Option("tooldef", "--format", help="With --json: tooldef, openai, anthropic or mcp."),
     campaign: str | None = CAMPAIGN_OPTION,
 ) -> None:
     """List the skills with their descriptions (--json: full tool definitions)."""
     tools = cli_registry(campaign).tooldefs()
     if as_json:
-        formats = {"tooldef": lambda: tools, "openai": lambda: openai_tools(tools), "anthropic": lambda: anthropic_tools(tools)}
+        formats = {"tooldef": lambda: tools, "openai": lambda: openai_tools(tools),
+                   "anthropic": lambda: anthropic_tools(tools), "mcp": lambda: mcp_tools(tools)}
         if fmt not in formats:
-            fail(f"unknown --format {fmt!r}: use tooldef, openai or anthropic")
+            fail(f"unknown --format {fmt!r}: use tooldef, openai, anthropic or mcp")
         print_json(formats[fmt]())
         return
     for tool in tools:
@@ -97,7 +100,7 @@ def call_skill(
     campaign: str | None = CAMPAIGN_OPTION,
 ) -> None:
     """Call a skill and print its output as JSON. A failed call prints the typed error and exits 2
-    (bad arguments, unknown id) or 1 (service unavailable, internal error)."""
+    (bad JSON or arguments, unknown skill or id, a refused request) or 1 (service unavailable, internal error)."""
     if arguments == "-":
         arguments = sys.stdin.read()
     ctx = cli_context(home, tracking_uri, max_bytes, campaign)
@@ -107,4 +110,17 @@ def call_skill(
         ctx.close()
     print_json(output)
     if isinstance(output, SkillError):
-        fail(output.message, code=2 if output.error in _CALLER_ERRORS else 1)
+        fail(output.message, code=1 if output.error in _OUR_ERRORS else 2)
+
+
+@skills_app.command("export-agent")
+def export_agent(folder: Path = typer.Argument(..., help="Folder to write (created if absent).")) -> None:
+    """Write an Agent Skills folder (SKILL.md + reference files) teaching a coding agent to drive autoresearch."""
+    from autoresearch.cli.agent_bundle import write_bundle
+
+    try:
+        paths = write_bundle(folder)
+    except OSError as exc:
+        fail(f"cannot write the agent skill bundle to {folder}: {exc}; pass a writable folder")
+    for path in paths:
+        sys.stdout.write(f"{path}\n")

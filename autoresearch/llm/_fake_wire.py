@@ -52,7 +52,7 @@ def decode_openai(body: dict[str, Any]) -> tuple[list[Message], list[ToolDef], T
             name=t["function"]["name"],
             description=t["function"].get("description", ""),
             parameters=t["function"].get("parameters", {}),
-            strict=bool(t["function"].get("strict")),
+            strict_parameters=t["function"].get("parameters", {}) if t["function"].get("strict") else None,
         )
         for t in body.get("tools", [])
     ]
@@ -85,7 +85,7 @@ def decode_anthropic(body: dict[str, Any]) -> tuple[list[Message], list[ToolDef]
             name=t["name"],
             description=t.get("description", ""),
             parameters=t["input_schema"],
-            strict=bool(t.get("strict")),
+            strict_parameters=t["input_schema"] if t.get("strict") else None,
         )
         for t in body.get("tools", [])
     ]

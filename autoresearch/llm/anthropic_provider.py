@@ -11,6 +11,7 @@ from typing import Any
 
 from autoresearch.llm.messages import Message, Role, ModelStopReason, ToolCall, ToolChoice
 from autoresearch.llm.provider import SDKProvider
+from skills.exporters import anthropic_tool
 from skills.tooldef import ToolDef
 
 _STOP = {
@@ -22,14 +23,6 @@ _STOP = {
     "refusal": ModelStopReason.REFUSAL,
 }
 _CHOICE = {ToolChoice.AUTO: "auto", ToolChoice.REQUIRED: "any", ToolChoice.NONE: "none"}
-
-
-def anthropic_tool(tool: ToolDef) -> dict[str, Any]:
-    """A ToolDef in the Messages API `tools` format."""
-    out: dict[str, Any] = {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
-    if tool.strict:
-        out["strict"] = True
-    return out
 
 
 def _blocks(m: Message) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from autoresearch.llm.messages import Message, Role, ModelStopReason, ToolCall, ToolChoice
 from autoresearch.llm.provider import SDKProvider
+from skills.exporters import openai_tool
 from skills.tooldef import ToolDef
 
 _STOP = {
@@ -25,18 +26,6 @@ def token_limit_param(base_url: str) -> str:
     """api.openai.com wants `max_completion_tokens` (its reasoning models refuse `max_tokens`);
     compatible servers (vLLM, Ollama, LM Studio, llama.cpp) all accept `max_tokens`."""
     return "max_completion_tokens" if "api.openai.com" in base_url else "max_tokens"
-
-
-def openai_tool(tool: ToolDef) -> dict[str, Any]:
-    """A ToolDef in the Chat Completions `tools` format."""
-    function: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": tool.parameters,
-    }
-    if tool.strict:
-        function["strict"] = True
-    return {"type": "function", "function": function}
 
 
 def openai_messages(messages: list[Message]) -> list[dict[str, Any]]:

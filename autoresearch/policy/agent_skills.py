@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.campaign import Proposal, TrialFailure, TrialLedger, TrialRecord, TrialState, check_params, ranked
 from autoresearch.workspace import PatchError, Workspaces
-from skills import ErrorCode, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry
+from skills import (
+    READ_ONLY, ErrorCode, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry,
+)
 from skills.logs import ReadLogsInput, ReadLogsOutput, read_logs
 
 Text = Annotated[str, Field(min_length=1, max_length=4000)]
@@ -365,5 +367,5 @@ def campaign_registry() -> SkillRegistry:
 def _with(extra: tuple[Any, ...]) -> SkillRegistry:
     registry = builtin_registry()
     for fn in extra:
-        registry.add(fn)
+        registry.add(fn, hints=READ_ONLY if fn in CAMPAIGN_SKILLS else None)
     return registry

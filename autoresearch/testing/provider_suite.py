@@ -202,8 +202,8 @@ def test_tooldef_schema_with_nested_and_optional_fields_reaches_the_wire_unchang
     assert "$defs" in schema and "anyOf" in json.dumps(schema)  # nested model, optional field
     tools = [
         ToolDef(name="suggest", description="Suggest a range.", parameters=schema),
-        ToolDef(name="strict_tool", description="Strict.", parameters={"type": "object", "properties": {},
-                "required": [], "additionalProperties": False}, strict=True),
+        ToolDef(name="strict_tool", description="Strict.", parameters={"type": "object", "properties": {}},
+                strict_parameters={"type": "object", "properties": {}, "required": [], "additionalProperties": False}),
     ]
     reply = h.provider().complete([Message.user("go")], tools, tool_choice=ToolChoice.REQUIRED)
 
@@ -214,10 +214,13 @@ def test_tooldef_schema_with_nested_and_optional_fields_reaches_the_wire_unchang
             "function": {"name": "suggest", "description": "Suggest a range.", "parameters": schema},
         }
         assert body["tools"][1]["function"]["strict"] is True
+        assert body["tools"][1]["function"]["parameters"]["additionalProperties"] is False
         assert body["tool_choice"] == "required"
     else:
         assert body["tools"][0] == {"name": "suggest", "description": "Suggest a range.", "input_schema": schema}
-        assert body["tools"][1]["strict"] is True
+        # Anthropic gets the plain schema and no strict flag: the strict form is OpenAI's only
+        assert body["tools"][1] == {"name": "strict_tool", "description": "Strict.",
+                                    "input_schema": {"type": "object", "properties": {}}}
         assert body["tool_choice"] == {"type": "any"}
     assert reply.message.tool_calls[0].arguments == {"param": "lr", "range": {"low": 1e-4, "high": 0.1}}
 

@@ -60,12 +60,14 @@ def test_wait_exit_codes_cancel_and_priority(cli):
     assert json.loads(cli("jobs", "status", sleeper, "--json").stdout)["attempts"][0]["outcome"] == "cancelled"
 
 
-def test_compute_status_and_a_refused_second_up(cli, compute_home):
+def test_compute_status_and_an_idempotent_second_up(cli, compute_home):
     report = json.loads(cli("compute", "status", "--json").stdout)
     assert report["home"] == str(compute_home) and report["daemon"]["pid"] > 0
     assert [(n["name"], n["gpus"], n["gpus_used"]) for n in report["nodes"]] == [("local", [0, 1, 2, 3], 0)]
-    second = cli("compute", "up")
-    assert second.exit_code == 1 and "already serves" in second.stderr
+    second = cli("compute", "up")  # exit 0: the daemon the caller asked for is up
+    assert second.exit_code == 0 and "already running" in second.stdout
+    again = json.loads(cli("compute", "up", "--json").stdout)
+    assert again["already_running"] is True and again["pid"] == report["daemon"]["pid"]
 
 
 @pytest.mark.parametrize(

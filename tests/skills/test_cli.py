@@ -30,7 +30,9 @@ def test_list_prints_names_and_definitions() -> None:
     anthropic = json.loads(runner.invoke(app, ["skills", "list", "--json", "--format", "anthropic"]).stdout)
     assert set(anthropic[0]) == {"name", "description", "input_schema"}
     bad = runner.invoke(app, ["skills", "list", "--json", "--format", "xml"])
-    assert bad.exit_code == 2 and "use tooldef, openai or anthropic" in bad.stderr
+    assert bad.exit_code == 2 and "use tooldef, openai, anthropic or mcp" in bad.stderr
+    mcp = json.loads(runner.invoke(app, ["skills", "list", "--json", "--format", "mcp"]).stdout)
+    assert set(mcp[0]) == {"name", "description", "inputSchema", "annotations"}
 
 
 @pytest.fixture

@@ -14,7 +14,14 @@ from openai.types.chat import ChatCompletionToolParam
 from pydantic import TypeAdapter
 
 from autoresearch.llm.fake_server import FakeLLMServer, FakeRequest
-from skills import SkillInput, anthropic_tools, input_schema, openai_tool, openai_tools, strict_schema
+from skills import (
+    SkillInput,
+    anthropic_tools,
+    input_schema,
+    openai_tool,
+    openai_tools,
+    strict_schema,
+)
 from skills.builtin import builtin_registry
 
 TOOLS = builtin_registry().tooldefs()
@@ -45,10 +52,18 @@ def test_parameters_are_valid_draft_2020_12(tool: Any) -> None:
 
 @pytest.mark.parametrize("tool", [t for t in TOOLS if t.strict], ids=[t.name for t in TOOLS if t.strict])
 def test_strict_schemas_follow_openai_strict_rules(tool: Any) -> None:
-    for obj in _objects(tool.parameters):
+    Draft202012Validator.check_schema(tool.strict_parameters)
+    for obj in _objects(tool.strict_parameters):
         assert obj["additionalProperties"] is False
         assert obj["required"] == list(obj["properties"])
-    assert '"default"' not in json.dumps(tool.parameters)
+    assert '"default"' not in json.dumps(tool.strict_parameters)
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=NAMES)
+def test_plain_schemas_require_only_required_fields(tool: Any) -> None:
+    skill = builtin_registry().get(tool.name)
+    required = {name for name, f in skill.input_model.model_fields.items() if f.is_required()}
+    assert set(tool.parameters.get("required", [])) == required
 
 
 def test_which_skills_are_strict() -> None:
@@ -59,16 +74,17 @@ def test_which_skills_are_strict() -> None:
 @pytest.mark.parametrize("tool", TOOLS, ids=NAMES)
 def test_sdk_parameter_types_accept_the_definitions(tool: Any) -> None:
     openai_param = TypeAdapter(ChatCompletionToolParam).validate_python(openai_tool(tool))
-    assert openai_param["function"]["strict"] is tool.strict
+    assert openai_param["function"].get("strict", False) is tool.strict
+    assert openai_param["function"]["parameters"] == (tool.strict_parameters or tool.parameters)
     anthropic_param = TypeAdapter(ToolParam).validate_python(anthropic_tools([tool])[0])
     assert anthropic_param["input_schema"] == tool.parameters
 
 
 def test_a_strict_call_with_every_field_null_validates_to_the_defaults() -> None:
     skill = builtin_registry().get("read_logs")
-    props = skill.tooldef.parameters["properties"]
+    props = skill.tooldef.strict_parameters["properties"]
     sent = dict.fromkeys(props) | {"job_id": "job-0123456789"}
-    Draft202012Validator(skill.tooldef.parameters).validate(sent)
+    Draft202012Validator(skill.tooldef.strict_parameters).validate(sent)
     args = skill.input_model.model_validate(sent)
     assert args.max_matches == 200 and args.tail is None
 
@@ -99,7 +115,7 @@ def test_the_real_sdks_send_the_tools() -> None:
         )
     openai_body = json.loads(server.requests[0].body)
     assert [t["function"]["name"] for t in openai_body["tools"]] == NAMES
-    assert [t["function"]["parameters"] for t in openai_body["tools"]] == [t.parameters for t in TOOLS]
+    assert [t["function"]["parameters"] for t in openai_body["tools"]] == [t.strict_parameters or t.parameters for t in TOOLS]
     anthropic_body = json.loads(server.requests[1].body)
     assert [t["input_schema"] for t in anthropic_body["tools"]] == [t.parameters for t in TOOLS]
     assert [[t.name for t in request.tools] for request in seen] == [NAMES, NAMES]

@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from compute import Client as ComputeClient
 from tracking import TrackingConfig
 from skills.builtin import builtin_registry
+from skills.mcp_server import server_version
 
 REPO = Path(__file__).resolve().parents[2]
 TRAIN = """
@@ -48,14 +49,23 @@ async def _session(server: StdioServerParameters, experiment: str, workdir: Path
 
         async def call(name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
             result = await client.call_tool(name, arguments)
-            assert json.loads(result.content[0].text) == result.structured_content
-            return result.is_error, result.structured_content
+            data = json.loads(result.content[0].text)
+            # an error carries no structuredContent (it would not match the outputSchema)
+            assert result.structured_content == (None if result.is_error else data)
+            return result.is_error, data
 
+        info = client.server_info
+        assert info.name == "autoresearch" and info.version == server_version()
         tools = (await client.list_tools()).tools
         expected = {t.name: t for t in builtin_registry().tooldefs()}
         assert [t.name for t in tools] == list(expected)
-        assert all(t.input_schema == expected[t.name].parameters for t in tools)
+        assert all(t.input_schema == expected[t.name].parameters for t in tools)  # plain, not strict
         assert all(t.description == expected[t.name].description for t in tools)
+        assert [t.name for t in tools if t.annotations.read_only_hint] == [
+            "job_status", "list_jobs", "wait_for_jobs", "read_logs", "cluster_status"]
+        assert [t.name for t in tools if t.annotations.destructive_hint] == ["cancel_job"]
+        assert "reason" not in by_name(tools, "cancel_job").input_schema.get("required", [])
+        assert "tail" not in by_name(tools, "read_logs").input_schema.get("required", [])
 
         failed, submitted = await call(
             "submit_job",
@@ -94,3 +104,11 @@ async def _session(server: StdioServerParameters, experiment: str, workdir: Path
         assert failed and error["message"] == "no job 'abc'. Job ids look like job-3f9a2c1b7d; list_jobs shows them"
         failed, error = await call("cluster_status", {"verbose": True})
         assert failed and error["field"] == "verbose"
+        failed, error = await call("read_logs", {"job_id": job_id, "tail": "2"})  # a number as a string
+        assert failed and (error["error"], error["field"]) == ("invalid_arguments", "tail")
+        failed, error = await call("submit_job", {"argv": ["true"], "gpus": True})  # a bool is not a number
+        assert failed and error["field"] == "gpus"
+
+
+def by_name(tools: list[Any], name: str) -> Any:
+    return next(t for t in tools if t.name == name)

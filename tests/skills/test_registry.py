@@ -76,12 +76,15 @@ def test_definition_comes_from_the_function(registry: SkillRegistry) -> None:
     tool = registry.get("draw").tooldef
     assert tool.name == "draw"
     assert tool.description == "Draw a shape, repeated.\n\nLonger explanation for the model."
-    props = tool.parameters["properties"]
+    plain = tool.parameters["properties"]
+    assert plain["shape"] == {"enum": ["circle", "square"], "type": "string", "description": "What to draw."}
+    assert tool.parameters["required"] == ["shape", "size"]  # the plain form: optional fields optional
+    props = tool.strict_parameters["properties"]
     assert props["shape"] == {"enum": ["circle", "square"], "type": "string", "description": "What to draw."}
     assert props["size"]["properties"]["width"]["description"] == "Width in cells."
     # strict form: every property required, optional ones nullable, defaults told in the description
     assert tool.strict is True
-    assert tool.parameters["required"] == ["shape", "size", "label", "repeat"]
+    assert tool.strict_parameters["required"] == ["shape", "size", "label", "repeat"]
     assert props["repeat"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
     assert "default: 2" in props["repeat"]["description"]
 

@@ -91,12 +91,15 @@ def test_tool_mapping_keeps_the_schema_and_strict_flag():
     schema = {
         "type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"], "additionalProperties": False
     }
-    tool = ToolDef(name="f", description="d", parameters=schema, strict=True)
+    plain = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    tool = ToolDef(name="f", description="d", parameters=plain, strict_parameters=schema)
     assert openai_tool(tool) == {
         "type": "function", "function": {"name": "f", "description": "d", "parameters": schema, "strict": True}
     }
-    assert anthropic_tool(tool) == {"name": "f", "description": "d", "input_schema": schema, "strict": True}
-    assert "strict" not in anthropic_tool(tool.model_copy(update={"strict": False}))
+    # the strict form is OpenAI's only: Anthropic gets the plain schema, without a strict flag
+    assert anthropic_tool(tool) == {"name": "f", "description": "d", "input_schema": plain}
+    loose = tool.model_copy(update={"strict_parameters": None})
+    assert openai_tool(loose) == {"type": "function", "function": {"name": "f", "description": "d", "parameters": plain}}
 
 
 def test_price_lookup_accepts_dated_snapshots_only():

@@ -1,0 +1,93 @@
+"""How long the CLI takes per call, as an agent pays it; prints one table.
+
+    python benchmarks/cli_bench.py [--runs N]
+
+Starts a compute daemon on a temporary home, then runs each job and compute command N times
+(default 7) in a fresh process, exactly as a shell would (`python -c "from autoresearch.cli
+import main; main()" ARGS`), and prints each command's median wall time beside a bare
+`python -c pass` as a ratio. Targets (issue 15, on the 2-core reference machine, daemon up):
+`jobs status ID --json` <= 0.15 s, `jobs submit` <= 0.2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from compute import Client, DaemonConfig, JobSpec, start_daemon, stop_daemon  # noqa: E402
+
+CLI = [sys.executable, "-c", "from autoresearch.cli import main; main()"]
+TARGETS = {"jobs status ID --json": 0.15, "jobs submit -- true": 0.2}
+
+
+def wall_s(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - t0
+
+
+def medians(commands: dict[str, list[str]], env: dict[str, str], runs: int) -> dict[str, float]:
+    """Median wall time per command; rounds go over every command in turn, so that load from
+    other processes on the machine hits all of them (and the baseline) alike."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, argv in commands.items():
+            times[name].append(wall_s(argv, env))
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    runs = parser.parse_args().runs
+    with tempfile.TemporaryDirectory(prefix="cli-bench-") as tmp:
+        home = Path(tmp) / "home"
+        env = {**os.environ, "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT)}
+        start_daemon(home, DaemonConfig(gpus=4, tick_s=0.2))
+        try:
+            with Client(home, autostart=False) as client:
+                done = client.submit(JobSpec(argv=["sh", "-c", "echo hello"], resources={"gpus": 1}))
+                client.wait(done.id, timeout=60)
+                sleeper = client.submit(JobSpec(argv=["sleep", "600"]))
+            commands = {
+                "--help": ["--help"],
+                "jobs submit -- true": ["jobs", "submit", "--", "true"],
+                "jobs submit --dry-run": ["jobs", "submit", "--dry-run", "--", "python", "train.py"],
+                "jobs status ID --json": ["jobs", "status", done.id, "--json"],
+                "jobs status ID": ["jobs", "status", done.id],
+                "jobs list --json": ["jobs", "list", "--json"],
+                "jobs logs ID": ["jobs", "logs", done.id],
+                "jobs wait ID": ["jobs", "wait", done.id],
+                "jobs priority ID high": ["jobs", "priority", sleeper.id, "high"],
+                "compute up (running)": ["compute", "up"],
+                "compute status --json": ["compute", "status", "--json"],
+                "compute nodes --json": ["compute", "nodes", "--json"],
+                "skills list": ["skills", "list"],
+            }
+            argvs = {"python -c pass": [sys.executable, "-c", "pass"]} | {n: CLI + a for n, a in commands.items()}
+            times = medians(argvs, env, runs)
+            times["jobs cancel ID"] = medians({"cancel": CLI + ["jobs", "cancel", sleeper.id]}, env, 1)["cancel"]
+            bare = times.pop("python -c pass")
+            rows = list(times.items())
+        finally:
+            stop_daemon(home, stop_jobs=True, wait_s=60)
+    print(f"runs per command: {runs}; bare `python -c pass`: {bare * 1000:.0f} ms; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print("| command | median | vs python -c pass | target |")
+    print("| --- | --- | --- | --- |")
+    for name, t in rows:
+        target = f"<= {TARGETS[name]:.2f} s" if name in TARGETS else ""
+        print(f"| autoresearch {name} | {t * 1000:.0f} ms | {t / bare:.1f}x | {target} |")
+
+
+if __name__ == "__main__":
+    main()

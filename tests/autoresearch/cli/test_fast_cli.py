@@ -1,0 +1,41 @@
+"""The job and compute commands start fast: none of them imports a heavy package (structural, no timing)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.autoresearch.cli.climodules import run_cli
+
+
+def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tmp_path: Path) -> None:
+    dump = tmp_path / "modules.json"
+
+    def run(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        proc, heavy = run_cli(compute_home, *args, dump=dump)
+        assert proc.returncode == code, (args, proc.stdout, proc.stderr)
+        assert heavy == [], f"`autoresearch {' '.join(args)}` imported {heavy}"
+        return proc
+
+    assert "jobs" in run("--help").stdout
+    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello").stdout.strip()
+    assert json.loads(run("jobs", "submit", "--dry-run", "--", "python", "train.py").stdout)["dry_run"] is True
+    run("jobs", "wait", job_id, "--timeout", "60")
+    assert json.loads(run("jobs", "status", job_id, "--json").stdout)["state"] == "succeeded"
+    assert job_id in run("jobs", "status", job_id).stdout
+    assert job_id in run("jobs", "list").stdout
+    run("jobs", "list", "--json")
+    assert run("jobs", "logs", job_id).stdout == "hello\n"
+    assert json.loads(run("jobs", "logs", job_id, "--json").stdout)["text"] == "hello\n"
+    sleeper = run("jobs", "submit", "--", "sleep", "60").stdout.strip()
+    run("jobs", "priority", sleeper, "high")
+    run("jobs", "cancel", sleeper)
+    run("jobs", "wait", sleeper, "--timeout", "60", code=1)  # cancelled: not a success
+    run("compute", "up")  # already running: exit 0
+    run("compute", "status")
+    run("compute", "nodes", "--json")
+    run("compute", "cordon", "local")
+    run("compute", "uncordon", "local", "--timeout", "60")
+    run("skills", "list")
+    run("compute", "down")

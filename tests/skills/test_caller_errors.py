@@ -1,0 +1,54 @@
+"""Caller errors over `skills call` exit 2 with a message and no traceback; nothing is coerced."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autoresearch.cli import app
+from compute import Client
+from skills import MAX_ARGUMENT_DEPTH, ErrorCode, TrackingConfig
+
+runner = CliRunner()
+DEEP = '{"job_id": "job-0123456789", "tail": ' + "[" * 10_000 + "]" * 10_000 + "}"
+NESTED = json.dumps({"job_ids": ["job-0123456789"], "since": {"a": json.loads("[" * 40 + "1" + "]" * 40)}})
+
+
+@pytest.fixture
+def call(compute_client: Client, tracking: TrackingConfig):
+    def run(skill: str, arguments: str):
+        args = ["skills", "call", skill, "--json", arguments, "--home", str(compute_client.home),
+                "--tracking-uri", tracking.tracking_uri]
+        result = runner.invoke(app, args)
+        assert "Traceback" not in result.output
+        return result.exit_code, json.loads(result.stdout), result.stderr
+
+    return run
+
+
+@pytest.mark.parametrize("skill, arguments, error, needle", [
+    ("read_logs", DEEP, ErrorCode.invalid_json, f"more than {MAX_ARGUMENT_DEPTH} levels deep"),
+    ("wait_for_jobs", NESTED, ErrorCode.invalid_json, "levels deep"),
+    ("read_logs", '{"job_id": "job-0123456789", "tail": "5"}', ErrorCode.invalid_arguments, "tail"),
+    ("submit_job", '{"argv": ["true"], "gpus": "1"}', ErrorCode.invalid_arguments, "gpus"),
+    ("submit_job", '{"argv": ["true"], "gpus": true}', ErrorCode.invalid_arguments, "gpus"),
+    ("submit_job", '{"argv": ["true"], "cwd": "/no/such/dir"}', ErrorCode.failed, "/no/such/dir is not a directory"),
+    ("submit_job", '{"argv": ["true"], "gpus": 8}', ErrorCode.failed, "largest node"),
+    ("job_status", '{"job_id": "job-0123456789"}', ErrorCode.not_found, "no job"),
+    ("nope", "{}", ErrorCode.unknown_skill, "no skill 'nope'"),
+    ("job_status", "[1, 2]", ErrorCode.invalid_json, "JSON object"),
+])  # fmt: skip
+def test_caller_errors_exit_2_with_the_field_named(call, skill, arguments, error, needle) -> None:
+    code, output, stderr = call(skill, arguments)
+    assert code == 2, (output, stderr)
+    assert output["error"] == error.value and needle in output["message"]
+
+
+def test_a_number_as_a_string_is_refused_not_coerced(call, tmp_path: Path) -> None:
+    code, output, _ = call("list_jobs", '{"limit": "5"}')
+    assert code == 2 and output["field"] == "limit"
+    code, output, _ = call("list_jobs", '{"limit": 5}')
+    assert code == 0 and output["jobs"] == []

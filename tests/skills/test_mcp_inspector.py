@@ -1,0 +1,83 @@
+"""`autoresearch mcp` through the official TypeScript client (the MCP Inspector CLI from npm):
+the success and the error path of every tool, as Claude Code and the Inspector see them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from compute import Client, JobSpec
+from skills import TrackingConfig
+from skills.builtin import builtin_registry
+from tests.skills.inspector import inspect, npx
+
+pytestmark = pytest.mark.skipif(npx() is None, reason="needs node and npm (.ci/run installs them)")
+
+
+@pytest.mark.timeout(1200)  # 17 Inspector runs, each a node and a python start
+def test_every_tool_succeeds_and_fails_in_the_typescript_client(
+    compute_client: Client, tracking: TrackingConfig, experiment_name: str, tmp_path: Path
+) -> None:
+    home, uri = compute_client.home, tracking.tracking_uri
+    done = compute_client.submit(JobSpec(argv=["sh", "-c", "echo 'loss: 1.5'; echo done"], cwd=str(tmp_path)))
+    sleeper = compute_client.submit(JobSpec(argv=["sleep", "120"], cwd=str(tmp_path)))
+    compute_client.wait(done.id, timeout=60)
+    argv = json.dumps([sys.executable, "-c", "print('loss: 2.0')"])
+    calls = {
+        "list": ("tools/list", None, {}),
+        "submit_job ok": ("tools/call", "submit_job", {"argv": argv, "cwd": str(tmp_path),
+                                                       "mlflow": json.dumps({"experiment": experiment_name})}),
+        "submit_job bad": ("tools/call", "submit_job", {"argv": '["true"]', "gpus": "999"}),
+        "job_status ok": ("tools/call", "job_status", {"job_id": done.id}),
+        "job_status bad": ("tools/call", "job_status", {"job_id": "job-doesnotexist"}),
+        "list_jobs ok": ("tools/call", "list_jobs", {"limit": "5"}),
+        "list_jobs bad": ("tools/call", "list_jobs", {"limit": "0"}),
+        "cancel_job ok": ("tools/call", "cancel_job", {"job_id": sleeper.id, "reason": "inspector"}),
+        "cancel_job bad": ("tools/call", "cancel_job", {"job_id": "job-doesnotexist"}),
+        "wait_for_jobs ok": ("tools/call", "wait_for_jobs", {"job_ids": json.dumps([done.id]), "timeout_s": "5"}),
+        "wait_for_jobs bad": ("tools/call", "wait_for_jobs", {"job_ids": '["job-doesnotexist"]', "timeout_s": "1"}),
+        "read_logs ok": ("tools/call", "read_logs", {"job_id": done.id, "tail": "1"}),
+        "read_logs bad": ("tools/call", "read_logs", {"job_id": "job-doesnotexist"}),
+        "fetch_metrics bad": ("tools/call", "fetch_metrics", {"run_id": "0123456789abcdef"}),
+        "cluster_status ok": ("tools/call", "cluster_status", {}),
+        "cluster_status bad": ("tools/call", "cluster_status", {"verbose": "true"}),
+    }
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(inspect, home, uri, method, tool, args) for name, (method, tool, args) in calls.items()}
+        results = {name: future.result() for name, future in futures.items()}
+
+    _, listed = results.pop("list")
+    expected = {t.name: t for t in builtin_registry().tooldefs()}
+    assert [t["name"] for t in listed["tools"]] == list(expected)
+    for tool in listed["tools"]:
+        assert tool["inputSchema"] == expected[tool["name"]].parameters  # plain JSON Schema
+        assert set(tool["annotations"]) >= {"readOnlyHint", "destructiveHint", "idempotentHint"}
+        assert "outputSchema" in tool
+
+    seen = set()
+    for name, (code, result) in results.items():
+        tool, outcome = name.split()
+        seen.add(tool)
+        text = json.loads(result["content"][0]["text"])
+        if outcome == "ok":
+            assert code == 0 and result["isError"] is False, (name, result)
+            assert result["structuredContent"] == text
+        else:  # our own message, not the client's "Structured content does not match ..."
+            assert result["isError"] is True and "structuredContent" not in result, (name, result)
+            assert text["skill"] == tool and text["message"] and "does not match" not in json.dumps(result)
+    assert seen == set(expected)  # every tool's error path (and below, each success path)
+    assert results["job_status bad"][1]["content"][0]["text"].count("no job 'job-doesnotexist'") == 1
+    assert json.loads(results["submit_job bad"][1]["content"][0]["text"])["field"] == "gpus"
+    assert json.loads(results["list_jobs ok"][1]["content"][0]["text"])["jobs"]
+
+    # fetch_metrics' success path: a job tied to an MLflow run (submitted above through the inspector)
+    submitted = json.loads(results["submit_job ok"][1]["content"][0]["text"])
+    compute_client.wait(submitted["job"]["id"], timeout=120)
+    code, metrics = inspect(home, uri, "tools/call", "fetch_metrics", {"job_id": submitted["job"]["id"]})
+    assert code == 0 and metrics["isError"] is False, metrics
+    assert [m["key"] for m in metrics["structuredContent"]["metrics"]] == ["loss"]
+
