@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 import typer
 from pydantic import ValidationError
 from rich.table import Table
@@ -13,11 +12,11 @@ from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, val
 from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
 from compute.control import daemon_info, start_daemon, stop_daemon
 from compute.health import load_health_config
+from autoresearch.cli import nodes_cmds  # noqa: F401 - adds nodes, cordon, uncordon, inject-fault to the group
+from autoresearch.cli._compute_group import cli, compute_app
 from compute.nodes import node_status
 
-compute_app = typer.Typer(help="Start, stop and inspect the per-host compute daemon.", no_args_is_help=True)
-cli = typer.Typer()
-cli.add_typer(compute_app, name="compute")
+__all__ = ["cli", "compute_app"]
 
 
 @compute_app.command("up")
@@ -119,5 +118,3 @@ def status(as_json: bool = JSON_OPTION) -> None:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report["jobs"].items())) or "none"
     console.print(f"jobs: {counts}", highlight=False)
 
-
-from autoresearch.cli import nodes_cmds  # noqa: E402,F401 - adds nodes, cordon, uncordon, inject-fault

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
-from autoresearch.cli.compute_cmds import compute_app
+from autoresearch.cli._compute_group import compute_app
 from compute import Client, ComputeError, UncordonFailed
 from compute.health import FaultKind
 
