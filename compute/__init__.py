@@ -10,7 +10,11 @@ from compute.backends.base import (
 )
 from compute.backends.local import LocalBackend
 from compute.client import Client
-from compute.container import container_argv
+from compute.attempt_command import attempt_argv
+from compute.container import (
+    ContainerMounts, ContainerRun, ContainerRuntime, container_argv, container_name, validate_image,
+)
+from compute.data import DATA_ENV_PREFIX, check_data_exists, data_env, dataset_digest
 from compute.control import daemon_info, daemon_pid, start_daemon, stop_daemon
 from compute.daemon import Daemon
 from compute.daemon_config import DaemonConfig
@@ -30,7 +34,8 @@ from compute.spec import JobSpec, Priority, Resources, parse_priority, priority_
 from compute.store import Store
 
 __all__ = [
-    "Attempt", "AttemptExit", "AttemptOutcome", "Backend", "ChangesNodes", "Client", "ComputeError", "ComputePaths",
+    "Attempt", "AttemptExit", "ContainerMounts", "ContainerRun", "ContainerRuntime", "DATA_ENV_PREFIX",
+    "attempt_argv", "check_data_exists", "container_name", "data_env", "dataset_digest", "validate_image", "AttemptOutcome", "Backend", "ChangesNodes", "Client", "ComputeError", "ComputePaths",
     "DaemonAlreadyRunning", "DaemonConfig", "DaemonNotRunning", "Daemon", "Decision", "Event",
     "FailureClass", "HealthStatus", "Job", "JobNotFound", "JobSpec", "JobState", "LaunchError",
     "LaunchRequest", "LocalBackend", "Node", "NodeState", "NodeStatus", "NodeView", "PendingJob", "Placement",
