@@ -13,6 +13,7 @@ from autoresearch.campaign.config import (
     ParamSpec,
     Tracking,
 )
+from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.ledger import Ledger, LedgerError
 from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
@@ -56,6 +57,7 @@ __all__ = [
     "ComputeSettings",
     "ConfigError",
     "ConfigProblem",
+    "Dataset",
     "FloatParam",
     "IntParam",
     "Ledger",

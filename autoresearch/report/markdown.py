@@ -11,6 +11,7 @@ from pathlib import Path
 import optuna
 
 from autoresearch.campaign import CampaignStatus, Ledger, TrialRecord, TrialState, campaign_status, tracking_uri
+from tracking.datasets import describe_datasets
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
 
@@ -68,6 +69,7 @@ def write_report(
 
     lines += _lineage_section(ledger, trials)
     lines += _trials_table(trials, ledger)
+    lines += _datasets_section(ledger)
     lines += _mlflow_section(ledger, trials, home)
     notes = ledger.notes()
     if notes:
@@ -188,6 +190,17 @@ def _trials_table(trials: list[TrialRecord], ledger: Ledger) -> list[str]:
         state = t.state.value + (f" ({t.failure_class.value})" if t.failure_class else "")
         cells = [str(t.number), state, value, f"`{_params(t.params)}`", t.job_id or "", t.mlflow_run_id or ""]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _datasets_section(ledger: Ledger) -> list[str]:
+    data = ledger.campaign.data
+    if not data:
+        return []
+    lines = ["## Datasets", "", "Recorded as MLflow dataset inputs of every trial's run.", "",
+             "| name | path | digest |", "| --- | --- | --- |"]
+    for d in describe_datasets({name: ds.path for name, ds in data.items()}):
+        lines.append(f"| {d.name} | `{d.source}` | `{d.digest}` |")
     return lines + [""]
 
 

@@ -27,6 +27,7 @@ from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.mlflow_writer import MlflowWriter
 from autoresearch.workspace import Workspaces, log_lineage
+from tracking.datasets import log_datasets
 from compute import Client, Job, JobSpec, Resources
 
 if TYPE_CHECKING:
@@ -38,10 +39,11 @@ LEDGER_TAG = "autoresearch.campaign_started"
 """Run tag: when the campaign's ledger was created (tells apart campaigns reusing a name)."""
 
 
-def job_argv(argv: list[str]) -> list[str]:
+def job_argv(argv: list[str], image: str | None = None) -> list[str]:
     """A bare `python` / `python3` runs as this interpreter (the one autoresearch runs in, with its
-    packages), whatever `python` means on the daemon's PATH. Give a path to use another one."""
-    if argv and argv[0] in ("python", "python3"):
+    packages), whatever `python` means on the daemon's PATH. Give a path to use another one.
+    In a container image, `python` is the image's own."""
+    if image is None and argv and argv[0] in ("python", "python3"):
         return [sys.executable, *argv[1:]]
     return argv
 
@@ -109,6 +111,8 @@ class Launcher:
         if params:
             self.writer.submit(self.mlflow.log_batch, run_id, params=params)
         self.writer.submit(log_lineage, self.mlflow, run_id, trial)
+        if self.ledger.campaign.data:
+            self.writer.submit(log_datasets, self.mlflow, run_id, self.ledger.campaign.data)
         return run_id
 
     def _spec(self, trial: TrialRecord, run_id: str, origin: TrialRecord) -> JobSpec:
@@ -131,7 +135,7 @@ class Launcher:
         }
         return JobSpec(
             name=f"{campaign.name}/trial-{trial.number}",
-            argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number)),
+            argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number), settings.image),
             env=env,
             cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd),
             resources=Resources(gpus=settings.gpus),
@@ -142,4 +146,7 @@ class Launcher:
             labels=labels,
             idempotency_key=self.ledger.idempotency_key(trial.number),
             checkpoint_dir=str(self.ledger.checkpoint_dir(origin)),
+            image=settings.image,
+            container_runtime=settings.container_runtime,
+            data={name: str(dataset.path) for name, dataset in campaign.data.items()},
         )
