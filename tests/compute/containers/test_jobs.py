@@ -14,9 +14,13 @@ from tests.compute.helpers import log_text, wait_state, wait_until
 from tests.conftest import FAST_DAEMON
 
 
+SLOW = 180.0
+"""Seconds to wait for anything: a container start costs seconds on a loaded 2-core machine."""
+
+
 def gone(runtime: str) -> None:
     """Wait until no container of ours is left (the daemon removes it just after recording the end)."""
-    wait_until(lambda: not our_containers(runtime), what=f"no ar-* container left in {runtime} ps -a")
+    wait_until(lambda: not our_containers(runtime), SLOW, f"no ar-* container left in {runtime} ps -a")
 
 
 def output(client, job_id: str, attempt: int | None = None) -> str:
@@ -28,7 +32,7 @@ def output(client, job_id: str, attempt: int | None = None) -> str:
 
 
 def started(client, job_id: str) -> None:
-    wait_until(lambda: "started" in output(client, job_id), what=f"{job_id} printed 'started'")
+    wait_until(lambda: "started" in output(client, job_id), SLOW, f"{job_id} printed 'started'")
 
 
 def box(runtime: str, script: str, **fields: object) -> JobSpec:
@@ -44,8 +48,9 @@ def test_env_mounts_user_and_read_only_data_arrive_and_the_container_is_removed(
               'echo cuda=$CUDA_VISIBLE_DEVICES; echo extra=$EXTRA; echo job=$AR_JOB_ID')
     job = compute_client.submit(box(runtime, script, cwd=str(tmp_path), env={"EXTRA": "x y"},
                                     data={"train": str(data)}, resources={"gpus": 2}))
-    done = wait_state(compute_client, job.id, JobState.succeeded)
+    done = compute_client.wait(job.id, timeout=SLOW)[0]
     lines = log_text(compute_client, job.id).splitlines()
+    assert done.state is JobState.succeeded, lines
     assert f"uid={os.getuid()}" in lines and f"cwd={tmp_path}" in lines
     assert "data=/data/train" in lines and "tokens" in lines and "data-read-only" in lines
     assert "extra=x y" in lines and f"job={job.id}" in lines
@@ -58,9 +63,9 @@ def test_env_mounts_user_and_read_only_data_arrive_and_the_container_is_removed(
 def test_cancel_stops_the_container_through_the_runtime(compute_client, runtime):
     job = compute_client.submit(box(runtime, "echo started; sleep 300"))
     started(compute_client, job.id)
-    wait_until(lambda: f"ar-{job.id}-1" in our_containers(runtime), what="the container")
+    wait_until(lambda: f"ar-{job.id}-1" in our_containers(runtime), SLOW, "the container")
     compute_client.cancel(job.id, "test")
-    done = wait_state(compute_client, job.id, JobState.cancelled)
+    done = wait_state(compute_client, job.id, JobState.cancelled, SLOW)
     assert done.attempts[0].exit_code == -signal.SIGTERM  # --init passed SIGTERM on to sleep
     gone(runtime)
 
@@ -68,7 +73,7 @@ def test_cancel_stops_the_container_through_the_runtime(compute_client, runtime)
 def test_a_time_limit_kills_a_container_that_ignores_sigterm(compute_client, runtime):
     job = compute_client.submit(box(runtime, "trap '' TERM; echo started; while true; do sleep 0.2; done",
                                     time_limit_s=2, grace_s=1))
-    done = compute_client.wait(job.id, timeout=90)[0]
+    done = compute_client.wait(job.id, timeout=SLOW)[0]
     assert done.state is JobState.failed and done.attempts[0].outcome is AttemptOutcome.timed_out
     assert done.attempts[0].exit_code == -signal.SIGKILL  # killed through the runtime after the grace
     gone(runtime)
@@ -81,10 +86,10 @@ def test_a_preempted_container_job_resumes_from_its_checkpoint_dir(compute_clien
     low = compute_client.submit(box(runtime, script, cwd=str(tmp_path), priority="low", resources={"gpus": 4}))
     started(compute_client, low.id)
     high = compute_client.submit(box(runtime, "echo urgent", priority="high", resources={"gpus": 4}))
-    wait_state(compute_client, high.id, JobState.succeeded)
-    wait_until(lambda: "run=2" in output(compute_client, low.id, 2), what="the second attempt")
+    wait_state(compute_client, high.id, JobState.succeeded, SLOW)
+    wait_until(lambda: "run=2" in output(compute_client, low.id, 2), SLOW, "the second attempt")
     gate.touch()
-    done = wait_state(compute_client, low.id, JobState.succeeded)
+    done = wait_state(compute_client, low.id, JobState.succeeded, SLOW)
     assert [a.number for a in done.attempts] == [1, 2]
     assert "run=1" in log_text(compute_client, low.id, 1)
     gone(runtime)
@@ -96,15 +101,15 @@ def test_a_restarted_daemon_adopts_a_container_whose_client_is_gone(start_comput
     job = client.submit(box(runtime, f"echo started; while [ ! -e {gate} ]; do sleep 0.1; done; echo finished",
                             cwd=str(tmp_path)))
     started(client, job.id)
-    wait_until(lambda: f"ar-{job.id}-1" in our_containers(runtime), what="the container")
+    wait_until(lambda: f"ar-{job.id}-1" in our_containers(runtime), SLOW, "the container")
     os.kill(daemon_pid(client.paths), signal.SIGKILL)
     pid = int((client.paths.run_dir / f"{job.id}.1.pid").read_text())
     os.killpg(pid, signal.SIGKILL)  # the attempt script and the runtime client die; the container lives on
-    wait_until(lambda: daemon_pid(client.paths) is None, what="the daemon gone")
+    wait_until(lambda: daemon_pid(client.paths) is None, SLOW, "the daemon gone")
     start_daemon(client.home, DaemonConfig(**FAST_DAEMON))
-    wait_until(lambda: "adopted" in [e.kind for e in client.events(job_id=job.id)], what="adoption")
+    wait_until(lambda: "adopted" in [e.kind for e in client.events(job_id=job.id)], SLOW, "adoption")
     assert client.get(job.id).state is JobState.running
     gate.touch()
-    done = wait_state(client, job.id, JobState.succeeded)
+    done = wait_state(client, job.id, JobState.succeeded, SLOW)
     assert done.attempts[0].exit_code == 0  # read from the runtime: no client was left to write it
     gone(runtime)
