@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from compute.container import ContainerMounts, ContainerRun, ContainerRuntime, container_argv, container_name
+from compute.container import (
+    ContainerMounts,
+    ContainerRun,
+    ContainerRuntime,
+    container_argv,
+    container_name,
+)
 from compute.spec import JobSpec
 
 

@@ -69,7 +69,8 @@ def state(run: ContainerRun) -> ContainerState | None:
 
 def _run(argv: list[str]) -> str | None:
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                              check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None

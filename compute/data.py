@@ -62,6 +62,8 @@ def dataset_digest(path: str, limit: int = DIGEST_CONTENT_LIMIT) -> str:
     """`sha256:<hex>` of the content (files in sorted path order) when at most `limit` bytes,
     else `size+mtime:<bytes>:<newest mtime ns>`. Raises OSError if the path cannot be read."""
     root = Path(path)
+    if not root.exists():
+        raise FileNotFoundError(2, "No such file or directory", path)
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     stats = [(p, p.stat()) for p in files]
     size = sum(s.st_size for _, s in stats)

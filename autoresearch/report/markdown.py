@@ -11,9 +11,9 @@ from pathlib import Path
 import optuna
 
 from autoresearch.campaign import CampaignStatus, Ledger, TrialRecord, TrialState, campaign_status, tracking_uri
-from tracking.datasets import describe_datasets
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
+from tracking.datasets import describe_datasets
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
 """Complete trials needed before parameter importances mean anything."""

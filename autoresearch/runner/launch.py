@@ -27,8 +27,8 @@ from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.mlflow_writer import MlflowWriter
 from autoresearch.workspace import Workspaces, log_lineage
-from tracking.datasets import log_datasets
 from compute import Client, Job, JobSpec, Resources
+from tracking.datasets import log_datasets
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -112,7 +112,8 @@ class Launcher:
             self.writer.submit(self.mlflow.log_batch, run_id, params=params)
         self.writer.submit(log_lineage, self.mlflow, run_id, trial)
         if self.ledger.campaign.data:
-            self.writer.submit(log_datasets, self.mlflow, run_id, self.ledger.campaign.data)
+            data = {name: dataset.path for name, dataset in self.ledger.campaign.data.items()}
+            self.writer.submit(log_datasets, self.mlflow, run_id, data)
         return run_id
 
     def _spec(self, trial: TrialRecord, run_id: str, origin: TrialRecord) -> JobSpec:

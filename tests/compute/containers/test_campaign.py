@@ -19,7 +19,13 @@ from skills.tracking import mlflow_client
 from tests.compute.containers.conftest import PYTHON, our_containers
 from tests.compute.containers.test_jobs import SLOW
 from tests.compute.helpers import log_text, wait_until
-from tests.runner.conftest import FAST, campaign_jobs, campaign_of, synthetic_config, write_config
+from tests.runner.conftest import (
+    FAST,
+    campaign_jobs,
+    campaign_of,
+    synthetic_config,
+    write_config,
+)
 from tracking.datasets import run_datasets
 
 _register()

@@ -38,3 +38,5 @@ def test_digest_hashes_content_up_to_the_limit_then_uses_size_and_mtime(tmp_path
     assert dataset_digest(str(folder)).startswith("sha256:")
     os.utime(f, ns=(10**18, 10**18))
     assert dataset_digest(str(f), limit=10) == f"size+mtime:100:{10**18}"
+    with pytest.raises(FileNotFoundError):
+        dataset_digest(str(tmp_path / "gone"))

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 from compute import AttemptOutcome, ComputeError, JobSpec, JobState
 from compute.control import daemon_pid, start_daemon
 from compute.daemon_config import DaemonConfig
+from skills import SkillContext
+from skills.builtin import builtin_registry
 from tests.compute.containers.conftest import BUSYBOX, our_containers
 from tests.compute.helpers import log_text, wait_state, wait_until
 from tests.conftest import FAST_DAEMON
-
 
 SLOW = 180.0
 """Seconds to wait for anything: a container start costs seconds on a loaded 2-core machine."""
@@ -56,7 +58,7 @@ def test_env_mounts_user_and_read_only_data_arrive_and_the_container_is_removed(
     assert "extra=x y" in lines and f"job={job.id}" in lines
     assert "cuda=0,1" in lines  # virtual slots: no --gpus (it would fail), the variable only
     assert f"ckpt={done.checkpoint_dir}" in lines
-    assert open(os.path.join(done.checkpoint_dir, "state")).read() == "saved\n" and (tmp_path / "out.txt").is_file()
+    assert Path(done.checkpoint_dir, "state").read_text() == "saved\n" and (tmp_path / "out.txt").is_file()
     gone(runtime)
 
 
@@ -112,4 +114,17 @@ def test_a_restarted_daemon_adopts_a_container_whose_client_is_gone(start_comput
     gate.touch()
     done = wait_state(client, job.id, JobState.succeeded, SLOW)
     assert done.attempts[0].exit_code == 0  # read from the runtime: no client was left to write it
+    gone(runtime)
+
+
+def test_submit_job_over_the_skill_runs_an_image_with_a_dataset(compute_client, tracking, runtime, tmp_path):
+    ctx = SkillContext(home=compute_client.home, tracking=tracking, client_factory=lambda: compute_client)
+    (tmp_path / "d.txt").write_text("rows\n")
+    skills = builtin_registry()
+    out = skills.call("submit_job", {"argv": ["sh", "-c", "echo started; cat $AR_DATA_ROWS"], "image": BUSYBOX,
+                                     "container_runtime": runtime, "data": {"rows": str(tmp_path / "d.txt")},
+                                     "cwd": str(tmp_path)}, ctx)
+    done = compute_client.wait(out.job.id, timeout=SLOW)[0]
+    assert done.state is JobState.succeeded and done.spec.image == BUSYBOX
+    assert output(compute_client, out.job.id).split() == ["started", "rows"]
     gone(runtime)
