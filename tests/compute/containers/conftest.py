@@ -42,6 +42,13 @@ DOCKER_ROOT = os.path.join(os.environ.get("AR_CONTAINERS_STATE", "/var/lib/ar-co
 PODMAN_ROOT = "/var/lib/containers/storage"
 
 
+def running_containers(runtime: str) -> list[str]:
+    """Names of running containers."""
+    out = subprocess.run([runtime, "ps", "--format", "{{.Names}}"], capture_output=True, text=True,
+                         timeout=60, check=False).stdout
+    return out.split()
+
+
 def container_mounts() -> list[str]:
     """Mounts of containers (overlay root filesystems, shm) under docker's data root or podman's
     storage; the data root itself (dockerd bind-mounts it while it runs) does not count."""

@@ -12,7 +12,7 @@ from compute.control import daemon_pid, start_daemon
 from compute.daemon_config import DaemonConfig
 from skills import SkillContext
 from skills.builtin import builtin_registry
-from tests.compute.containers.conftest import BUSYBOX, our_containers
+from tests.compute.containers.conftest import BUSYBOX, our_containers, running_containers
 from tests.compute.helpers import log_text, wait_state, wait_until
 from tests.conftest import FAST_DAEMON
 
@@ -97,23 +97,28 @@ def test_a_preempted_container_job_resumes_from_its_checkpoint_dir(compute_clien
     gone(runtime)
 
 
-def test_a_restarted_daemon_adopts_a_container_whose_client_is_gone(start_compute, runtime, tmp_path):
+def test_a_restarted_daemon_adopts_a_live_container_by_name_and_reads_an_ended_one(start_compute, runtime, tmp_path):
     client = start_compute()
-    gate = tmp_path / "gate"
-    job = client.submit(box(runtime, f"echo started; while [ ! -e {gate} ]; do sleep 0.1; done; echo finished",
-                            cwd=str(tmp_path)))
-    started(client, job.id)
-    wait_until(lambda: f"ar-{job.id}-1" in our_containers(runtime), SLOW, "the container")
+    gates = [tmp_path / "live", tmp_path / "ended"]
+    jobs = [client.submit(box(runtime, f"echo started; while [ ! -e {g} ]; do sleep 0.1; done; exit {code}",
+                              cwd=str(tmp_path))) for g, code in zip(gates, (0, 3))]
+    for job in jobs:
+        started(client, job.id)
+        wait_until(lambda job=job: f"ar-{job.id}-1" in our_containers(runtime), SLOW, "the container")
     os.kill(daemon_pid(client.paths), signal.SIGKILL)
-    pid = int((client.paths.run_dir / f"{job.id}.1.pid").read_text())
-    os.killpg(pid, signal.SIGKILL)  # the attempt script and the runtime client die; the container lives on
+    for job in jobs:  # the attempt scripts and runtime clients die; the containers live on
+        os.killpg(int((client.paths.run_dir / f"{job.id}.1.pid").read_text()), signal.SIGKILL)
     wait_until(lambda: daemon_pid(client.paths) is None, SLOW, "the daemon gone")
+    gates[1].touch()  # this one ends while no daemon watches it
+    wait_until(lambda: f"ar-{jobs[1].id}-1" not in running_containers(runtime), SLOW, "the second container exited")
     start_daemon(client.home, DaemonConfig(**FAST_DAEMON))
-    wait_until(lambda: "adopted" in [e.kind for e in client.events(job_id=job.id)], SLOW, "adoption")
-    assert client.get(job.id).state is JobState.running
-    gate.touch()
-    done = wait_state(client, job.id, JobState.succeeded, SLOW)
-    assert done.attempts[0].exit_code == 0  # read from the runtime: no client was left to write it
+    wait_until(lambda: "adopted" in [e.kind for e in client.events(job_id=jobs[0].id)], SLOW, "adoption")
+    ended = client.wait(jobs[1].id, timeout=SLOW)[0]
+    assert ended.state is JobState.failed and ended.attempts[0].exit_code == 3  # read from the runtime
+    assert client.get(jobs[0].id).state is JobState.running
+    gates[0].touch()
+    done = wait_state(client, jobs[0].id, JobState.succeeded, SLOW)
+    assert done.attempts[0].exit_code == 0  # no client was left to write it: the runtime said so
     gone(runtime)
 
 
