@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from compute.container import DATA_MOUNT_ROOT
 from compute.errors import ComputeError
 
 DATA_ENV_PREFIX = "AR_DATA_"
@@ -44,8 +45,6 @@ def validate_data(data: Mapping[str, str]) -> dict[str, str]:
 
 def data_env(data: Mapping[str, str], *, in_container: bool) -> dict[str, str]:
     """`AR_DATA_<NAME>` for each dataset: its host path, or `/data/<name>` inside a container."""
-    from compute.container import DATA_MOUNT_ROOT
-
     return {f"{DATA_ENV_PREFIX}{name.upper()}": f"{DATA_MOUNT_ROOT}/{name}" if in_container else path
             for name, path in data.items()}
 
