@@ -1,122 +1,101 @@
 """compute: jobs, the priority scheduler with preemption, the per-host daemon, backends.
 
-Upper layers use `Client` (see the README): it writes
-requests into the durable store and wakes the daemon, which runs attempts through a
-`Backend` (local subprocesses here; Ray elsewhere).
+Upper layers use `Client` (see compute/client.py and the README): it writes requests into the
+durable store and wakes the daemon, which runs attempts through a `Backend` (local subprocesses
+here; Ray elsewhere). Names are imported on first use (PEP 562): `from compute import Client`
+loads the client and the store, not the daemon, the backends or the health probes.
 """
 
 import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from compute.backends.base import (
-        AttemptExit,
-        Backend,
-        ChangesNodes,
-        LaunchError,
-        LaunchRequest,
-        ProbesOnNodes,
-        WakesDaemon,
-        Warms,
-    )
+    from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, ProbesOnNodes, WakesDaemon, Warms
     from compute.backends.local import LocalBackend
     from compute.client import Client
-    from compute.container import container_argv
+    from compute.attempt_command import attempt_argv
+    from compute.container import ContainerMounts, ContainerRun, ContainerRuntime, container_argv, container_name, validate_image
+    from compute.data import DATA_ENV_PREFIX, check_data_exists, data_env, dataset_digest
     from compute.control import daemon_info, daemon_pid, start_daemon, stop_daemon
     from compute.daemon import Daemon
     from compute.daemon_config import DaemonConfig
     from compute.endings import AttemptStopReason
-    from compute.errors import (
-        ComputeError,
-        DaemonAlreadyRunning,
-        DaemonNotRunning,
-        JobNotFound,
-    )
+    from compute.errors import ComputeError, DaemonAlreadyRunning, DaemonNotRunning, JobNotFound
     from compute.failures import classify_failure
     from compute.gpus import detect_gpus, plan_nodes
     from compute.nodes import NodeStatus, UncordonFailed, slot_usage
     from compute.paths import ComputePaths, resolve_home
-    from compute.records import (
-        Attempt,
-        AttemptOutcome,
-        Event,
-        FailureClass,
-        HealthStatus,
-        Job,
-        JobState,
-        Node,
-        NodeState,
-    )
-    from compute.scheduler import (
-        Decision,
-        NodeView,
-        PendingJob,
-        Placement,
-        Preemption,
-        RunningAttempt,
-        SchedulerConfig,
-        schedule,
-    )
+    from compute.records import Attempt, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState
+    from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
     from compute.spec import JobSpec, Priority, Resources, parse_priority, priority_name
     from compute.store import Store
 
 _WHERE = {
-    "Attempt": "compute.records",
     "AttemptExit": "compute.backends.base",
-    "ProbesOnNodes": "compute.backends.base",
-    "slot_usage": "compute.nodes",
-    "AttemptOutcome": "compute.records",
     "Backend": "compute.backends.base",
     "ChangesNodes": "compute.backends.base",
+    "LaunchError": "compute.backends.base",
+    "LaunchRequest": "compute.backends.base",
+    "ProbesOnNodes": "compute.backends.base",
+    "WakesDaemon": "compute.backends.base",
+    "Warms": "compute.backends.base",
+    "LocalBackend": "compute.backends.local",
     "Client": "compute.client",
-    "ComputeError": "compute.errors",
-    "ComputePaths": "compute.paths",
+    "attempt_argv": "compute.attempt_command",
+    "ContainerMounts": "compute.container",
+    "ContainerRun": "compute.container",
+    "ContainerRuntime": "compute.container",
+    "container_argv": "compute.container",
+    "container_name": "compute.container",
+    "validate_image": "compute.container",
+    "DATA_ENV_PREFIX": "compute.data",
+    "check_data_exists": "compute.data",
+    "data_env": "compute.data",
+    "dataset_digest": "compute.data",
+    "daemon_info": "compute.control",
+    "daemon_pid": "compute.control",
+    "start_daemon": "compute.control",
+    "stop_daemon": "compute.control",
     "Daemon": "compute.daemon",
-    "DaemonAlreadyRunning": "compute.errors",
     "DaemonConfig": "compute.daemon_config",
+    "AttemptStopReason": "compute.endings",
+    "ComputeError": "compute.errors",
+    "DaemonAlreadyRunning": "compute.errors",
     "DaemonNotRunning": "compute.errors",
-    "Decision": "compute.scheduler",
+    "JobNotFound": "compute.errors",
+    "classify_failure": "compute.failures",
+    "detect_gpus": "compute.gpus",
+    "plan_nodes": "compute.gpus",
+    "NodeStatus": "compute.nodes",
+    "UncordonFailed": "compute.nodes",
+    "slot_usage": "compute.nodes",
+    "ComputePaths": "compute.paths",
+    "resolve_home": "compute.paths",
+    "Attempt": "compute.records",
+    "AttemptOutcome": "compute.records",
     "Event": "compute.records",
     "FailureClass": "compute.records",
     "HealthStatus": "compute.records",
     "Job": "compute.records",
-    "JobNotFound": "compute.errors",
-    "JobSpec": "compute.spec",
     "JobState": "compute.records",
-    "LaunchError": "compute.backends.base",
-    "LaunchRequest": "compute.backends.base",
-    "LocalBackend": "compute.backends.local",
     "Node": "compute.records",
     "NodeState": "compute.records",
-    "NodeStatus": "compute.nodes",
+    "Decision": "compute.scheduler",
     "NodeView": "compute.scheduler",
     "PendingJob": "compute.scheduler",
     "Placement": "compute.scheduler",
     "Preemption": "compute.scheduler",
-    "Priority": "compute.spec",
-    "Resources": "compute.spec",
     "RunningAttempt": "compute.scheduler",
     "SchedulerConfig": "compute.scheduler",
-    "AttemptStopReason": "compute.endings",
-    "Store": "compute.store",
-    "UncordonFailed": "compute.nodes",
-    "WakesDaemon": "compute.backends.base",
-    "Warms": "compute.backends.base",
-    "classify_failure": "compute.failures",
-    "container_argv": "compute.container",
-    "daemon_info": "compute.control",
-    "daemon_pid": "compute.control",
-    "detect_gpus": "compute.gpus",
-    "parse_priority": "compute.spec",
-    "plan_nodes": "compute.gpus",
-    "priority_name": "compute.spec",
-    "resolve_home": "compute.paths",
     "schedule": "compute.scheduler",
-    "start_daemon": "compute.control",
-    "stop_daemon": "compute.control",
+    "JobSpec": "compute.spec",
+    "Priority": "compute.spec",
+    "Resources": "compute.spec",
+    "parse_priority": "compute.spec",
+    "priority_name": "compute.spec",
+    "Store": "compute.store",
 }
-"""Public name -> its module, imported on first use (PEP 562): `from compute import Client` loads
-the client and the store, not the daemon, the backends or the health probes."""
+"""Public name -> the module that defines it."""
 
 
 def __getattr__(name: str) -> _typing.Any:
@@ -127,15 +106,21 @@ def __getattr__(name: str) -> _typing.Any:
     globals()[name] = value
     return value
 
+
 __all__ = [
     "Attempt",
     "AttemptExit",
     "AttemptOutcome",
+    "AttemptStopReason",
     "Backend",
     "ChangesNodes",
     "Client",
     "ComputeError",
     "ComputePaths",
+    "ContainerMounts",
+    "ContainerRun",
+    "ContainerRuntime",
+    "DATA_ENV_PREFIX",
     "Daemon",
     "DaemonAlreadyRunning",
     "DaemonConfig",
@@ -158,20 +143,24 @@ __all__ = [
     "PendingJob",
     "Placement",
     "Preemption",
-    "ProbesOnNodes",
     "Priority",
+    "ProbesOnNodes",
     "Resources",
     "RunningAttempt",
     "SchedulerConfig",
-    "AttemptStopReason",
     "Store",
     "UncordonFailed",
     "WakesDaemon",
     "Warms",
+    "attempt_argv",
+    "check_data_exists",
     "classify_failure",
     "container_argv",
+    "container_name",
     "daemon_info",
     "daemon_pid",
+    "data_env",
+    "dataset_digest",
     "detect_gpus",
     "parse_priority",
     "plan_nodes",
@@ -181,4 +170,5 @@ __all__ = [
     "slot_usage",
     "start_daemon",
     "stop_daemon",
+    "validate_image",
 ]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compute.control import daemon_pid, ensure_daemon, notify
+from compute.data import check_data_exists
 from compute.errors import ComputeError, DaemonNotRunning
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
@@ -91,6 +92,9 @@ class Client:
             spec = spec.model_copy(update={"cwd": os.getcwd()})
         if not Path(spec.cwd).is_dir():
             raise ComputeError(f"job {spec.name!r}: cwd {spec.cwd} is not a directory; pass an existing absolute path")
+        check_data_exists(spec.data, f"job {spec.name!r}")
+        if spec.image is not None and spec.user is None:  # the container runs as whoever submits
+            spec = spec.model_copy(update={"user": f"{os.getuid()}:{os.getgid()}"})
         nodes = self._store.nodes()
         largest = max((len(n.gpus) for n in nodes), default=None)
         if largest is not None and spec.resources.gpus > largest:

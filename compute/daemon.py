@@ -43,9 +43,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchRequest, WakesDaemon, Warms
-from compute.container import container_argv
+from compute.attempt_command import attempt_argv, container_run
+from compute.data import data_env
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, AttemptStopReason, decide_ending
+from compute.gpus import detect_gpus
 from compute.health import MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.lifecycle import (
     LiveAttempt, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
@@ -55,7 +57,6 @@ from compute.nodes import record_health
 from compute.paths import ComputePaths
 from compute.records import AttemptOutcome, FailureClass, Node, NodeState
 from compute.scheduler import Decision, NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
-from compute.spec import JobSpec
 from compute.store import Store
 from compute.waitboard import WaitBoard
 
@@ -84,6 +85,8 @@ class Daemon:
         self.nodes: list[Node] = []
         self._tracked: set[str] = set()
         """Keys of attempts the backend watches for this daemon."""
+        self._host_gpus: frozenset[int] | None = None
+        """This host's real GPUs (nvidia-smi), read when the first container job starts."""
 
     # -- startup --------------------------------------------------------------------
 
@@ -260,14 +263,17 @@ class Daemon:
             "AR_JOB_ID": started.job_id,
             "AR_ATTEMPT": str(started.number),
             "AR_CHECKPOINT_DIR": started.checkpoint_dir,
+            **data_env(spec.data, in_container=spec.image is not None),
         }
         cwd = spec.cwd or str(self.paths.home)
         Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
         key = f"{started.job_id}.{started.number}"
+        run = container_run(spec, started.job_id, started.number, self.config.grace_s)
+        argv = attempt_argv(spec, gpus, cwd, started.checkpoint_dir, env, name=run.name if run else "",
+                            real_gpus=run is not None and self._real_gpus(placement.node, gpus))
         request = LaunchRequest(
-            key=key, argv=attempt_argv(spec, gpus, cwd, started.checkpoint_dir, env), env=env, cwd=cwd,
-            node=placement.node, gpus=gpus, log_path=started.log_path, cpus=spec.resources.cpus,
-            memory_gb=spec.resources.memory_gb, labels=dict(spec.labels),
+            key=key, argv=argv, env=env, cwd=cwd, node=placement.node, gpus=gpus, log_path=started.log_path,
+            cpus=spec.resources.cpus, memory_gb=spec.resources.memory_gb, labels=dict(spec.labels), container=run,
         )
         try:
             handle = self.backend.launch(request)
@@ -280,6 +286,15 @@ class Daemon:
             return
         self._tracked.add(key)
         record_handle(self.store, started.job_id, started.number, handle)
+
+    def _real_gpus(self, node_name: str, gpus: tuple[int, ...]) -> bool:
+        """Whether `gpus` on that node are devices a container runtime can pass (else virtual slots)."""
+        node = next((n for n in self.nodes if n.name == node_name), None)
+        if not gpus or node is None or node.virtual:
+            return False
+        if self._host_gpus is None:
+            self._host_gpus = frozenset(detect_gpus())
+        return set(gpus) <= self._host_gpus
 
     def _finish(self, attempt: LiveAttempt, ended: AttemptExit) -> None:
         code = ended.exit_code
@@ -346,15 +361,6 @@ class Daemon:
             self.health.close()
         self.backend.close()
         self.store.close()
-
-
-def attempt_argv(spec: JobSpec, gpus: tuple[int, ...], cwd: str, checkpoint_dir: str, env: dict[str, str]) -> list[str]:
-    """The command to launch: the spec's argv, through `sh -c` and/or a container when asked."""
-    argv = ["/bin/sh", "-c", spec.argv] if isinstance(spec.argv, str) else list(spec.argv)
-    if spec.image is None:
-        return argv
-    return container_argv(spec.container_runtime, spec.image, argv, gpus=gpus, cwd=cwd,
-                          checkpoint_dir=checkpoint_dir, env=env)
 
 
 def _log_tail(path: str) -> str:

@@ -8,6 +8,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from compute.container import ContainerRuntime, validate_image, validate_user
+from compute.data import validate_data
+
 
 class Priority(enum.IntEnum):
     """Named priority classes. Any integer 0-100 is allowed; these are the names."""
@@ -106,10 +109,17 @@ class JobSpec(BaseModel):
     job under the compute home. Set it to hand a job the checkpoint of an earlier one (a
     stopped run continued by a new job); the caller owns that directory and its lifetime."""
     image: str | None = None
-    """Container image. When set, the command runs through docker or podman with the
-    assigned GPUs, the cwd and the checkpoint dir mounted."""
+    """Container image. When set, each attempt runs in its own container `ar-<job id>-<attempt>`
+    (docker or podman, `--init`) with the cwd and the checkpoint dir mounted at their own paths,
+    the datasets read-only at `/data/<name>`, and the GPUs passed only when they are real."""
     container_runtime: str = "docker"
     """`docker` or `podman`: the container CLI used when `image` is set."""
+    user: str | None = None
+    """Who the container runs as (`UID:GID`). Client.submit fills in the submitting user's."""
+    data: dict[str, str] = Field(default_factory=dict)
+    """Datasets: name -> absolute path (a file or a folder; a FUSE mount of a bucket works too).
+    Each is `AR_DATA_<NAME>` in the job's environment and, in a container, mounted read-only at
+    `/data/<name>` (AR_DATA_<NAME> then names that path). Client.submit checks they exist."""
 
     @field_validator("priority", mode="before")
     @classmethod
@@ -144,9 +154,24 @@ class JobSpec(BaseModel):
     @field_validator("container_runtime")
     @classmethod
     def _runtime(cls, value: str) -> str:
-        if value not in ("docker", "podman"):
+        if value not in ContainerRuntime.__members__:
             raise ValueError(f"container_runtime must be 'docker' or 'podman', not {value!r}")
         return value
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        return value if value is None else validate_image(value)
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, value: str | None) -> str | None:
+        return value if value is None else validate_user(value)
+
+    @field_validator("data")
+    @classmethod
+    def _data(cls, value: dict[str, str]) -> dict[str, str]:
+        return validate_data(value)
 
     @model_validator(mode="after")
     def _argv_matches_shell(self) -> JobSpec:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -54,6 +54,13 @@ class SubmitJobInput(SkillInput):
     """Key/value labels, filterable in list_jobs."""
     idempotency_key: str | None = None
     """Submitting again with the same key returns the existing job."""
+    image: str | None = None
+    """Run inside this container image (one container per attempt, named ar-<job id>-<attempt>)."""
+    container_runtime: Literal["docker", "podman"] = "docker"
+    """The container CLI for `image`."""
+    data: dict[str, str] = {}
+    """Datasets, name -> path (relative paths resolve against the server's directory): each is
+    AR_DATA_<NAME> in the job's environment, mounted read-only at /data/<name> in a container."""
     mlflow: MlflowRunRequest | None = None
     """Create an MLflow run for the job: it gets MLFLOW_TRACKING_URI/EXPERIMENT_ID/RUN_ID, so
     `mlflow.start_run()` in the script logs into that run, and `key: value` lines it prints
@@ -86,6 +93,9 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
         max_retries=args.max_retries,
         time_limit_s=args.time_limit_s,
         idempotency_key=args.idempotency_key,
+        image=args.image,
+        container_runtime=args.container_runtime,
+        data={name: os.path.abspath(path) for name, path in args.data.items()},
     )
     JobSpec(**spec_fields, env=env, labels=labels)  # bad arguments fail before a run is made
     if args.mlflow is not None:

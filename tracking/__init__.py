@@ -25,6 +25,7 @@ from tracking.binding import (
     tag_run_with_job,
 )
 from tracking.config import TrackingConfig, resolve_tracking
+from tracking.datasets import CONTEXT_TAG, DatasetInput, describe_datasets
 from tracking.logparse import (
     DEFAULT_PATTERN,
     MAX_LINE_BYTES,
@@ -75,6 +76,9 @@ from tracking.tags import (
 from tracking.usage import CALL_FIELDS, llm_usage_run, log_llm_params, log_llm_usage
 
 __all__ = [
+    "CONTEXT_TAG",
+    "DatasetInput",
+    "describe_datasets",
     "BATCH",
     "CALL_FIELDS",
     "CAMPAIGN_STARTED_TAG",

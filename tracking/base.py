@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from tracking.config import TrackingConfig
+from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
 
 
@@ -140,6 +141,14 @@ class Tracker(Protocol):
 
     def metric_history(self, run_id: str, key: str) -> list[LoggedMetric]:
         """Every value of metric `key` in run `run_id` (empty when it has none)."""
+        ...
+
+    def log_datasets(self, run_id: str, datasets: Sequence[DatasetInput]) -> None:
+        """Record the datasets a run reads (name, source path, digest), in order."""
+        ...
+
+    def datasets(self, run_id: str) -> list[DatasetInput]:
+        """The datasets recorded on a run, in the order logged."""
         ...
 
     def set_status(self, run_id: str, status: RunStatus) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, TrackingError
 from tracking.config import TrackingConfig
+from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
 
 
@@ -22,6 +23,7 @@ class InMemoryTracker:
         self._runs: dict[str, RunView] = {}
         self._history: dict[tuple[str, str], list[LoggedMetric]] = {}
         self._deleted: set[str] = set()
+        self._datasets: dict[str, list[DatasetInput]] = {}
         self.artifacts: dict[tuple[str, str], str] = {}
         """(run id, path) -> text of each artifact logged."""
 
@@ -101,6 +103,16 @@ class InMemoryTracker:
         with self._lock:
             self._run(run_id)
             return list(self._history.get((run_id, key), []))
+
+    def log_datasets(self, run_id: str, datasets: Sequence[DatasetInput]) -> None:
+        with self._lock:
+            self._run(run_id)
+            self._datasets.setdefault(run_id, []).extend(datasets)
+
+    def datasets(self, run_id: str) -> list[DatasetInput]:
+        with self._lock:
+            self._run(run_id)
+            return list(self._datasets.get(run_id, []))
 
     def set_status(self, run_id: str, status: RunStatus) -> None:
         if not status.final:

@@ -5,6 +5,7 @@ mlflow is imported lazily: importing it costs ~1 s, and most callers never track
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, TrackingError
 from tracking.config import TrackingConfig
+from tracking.datasets import CONTEXT_TAG, DatasetInput
 from tracking.logparse import MetricPoint
 
 if TYPE_CHECKING:
@@ -132,6 +134,29 @@ class MlflowTracker:
                 self.client.get_run(run_id)  # MLflow answers [] for an unknown run too
         return [LoggedMetric(key=m.key, value=m.value, step=m.step, timestamp=m.timestamp) for m in history]
 
+    def log_datasets(self, run_id: str, datasets: Sequence[DatasetInput]) -> None:
+        """As MLflow dataset inputs (source type `local`; MLflow keeps 36 characters of the digest,
+        the whole one is in the input's profile), each with its name as `mlflow.data.context`."""
+        from mlflow.entities import Dataset, InputTag
+        from mlflow.entities import DatasetInput as MlflowInput
+
+        inputs = [
+            MlflowInput(Dataset(name=d.name, digest=d.digest[:_MLFLOW_DIGEST_CHARS], source_type="local",
+                                source=d.source, profile=json.dumps({"digest": d.digest})),
+                        tags=[InputTag(CONTEXT_TAG, d.name)])
+            for d in datasets
+        ]  # fmt: skip
+        if inputs:
+            with self._errors("log_inputs", run_id):
+                self.client.log_inputs(run_id, datasets=inputs)
+
+    def datasets(self, run_id: str) -> list[DatasetInput]:
+        with self._errors("get_run", run_id):
+            run = self.client.get_run(run_id)
+        inputs = run.inputs.dataset_inputs if run.inputs else []
+        return [DatasetInput(name=i.dataset.name, source=i.dataset.source, digest=_full_digest(i.dataset))
+                for i in inputs]  # fmt: skip
+
     def set_status(self, run_id: str, status: RunStatus) -> None:
         if not status.final:
             raise ValueError(f"set_status ends a run: give FINISHED, FAILED or KILLED, not {status.value}")
@@ -141,6 +166,17 @@ class MlflowTracker:
     def delete_run(self, run_id: str) -> None:
         with self._errors("delete_run", run_id):
             self.client.delete_run(run_id)
+
+
+_MLFLOW_DIGEST_CHARS = 36
+"""MLflow refuses longer dataset digests."""
+
+
+def _full_digest(dataset: object) -> str:
+    try:
+        return str(json.loads(getattr(dataset, "profile", None) or "{}")["digest"])
+    except (ValueError, KeyError, TypeError):
+        return str(getattr(dataset, "digest", ""))
 
 
 def _quoted(value: str) -> str:

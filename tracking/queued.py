@@ -18,6 +18,7 @@ from typing import Any
 
 from tracking.base import LoggedMetric, RunStatus, RunView, Tracker
 from tracking.config import TrackingConfig
+from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
 
 _STOP = object()
@@ -66,6 +67,12 @@ class QueuedTracker:
 
     def log_text(self, run_id: str, text: str, path: str) -> None:
         self._submit(self.inner.log_text, run_id, text, path)
+
+    def log_datasets(self, run_id: str, datasets: Sequence[DatasetInput]) -> None:
+        self._submit(self.inner.log_datasets, run_id, list(datasets))
+
+    def datasets(self, run_id: str) -> list[DatasetInput]:
+        return self.inner.datasets(run_id)
 
     def set_status(self, run_id: str, status: RunStatus) -> None:
         self._submit(self.inner.set_status, run_id, status)

@@ -14,6 +14,7 @@ from autoresearch.campaign.config import (
     ParamSpec,
     Tracking,
 )
+from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.ledger import FINAL_STATES, CampaignFacts, Ledger, LedgerError, OptunaBacked, TrialLedger
 from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
@@ -61,6 +62,7 @@ __all__ = [
     "ComputeSettings",
     "ConfigError",
     "ConfigProblem",
+    "Dataset",
     "FloatParam",
     "IntParam",
     "Ledger",

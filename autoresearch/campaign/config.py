@@ -16,10 +16,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
+from compute.container import validate_image
 from compute.spec import parse_priority
 from tracking import MetricSource
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
+from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
 from autoresearch.campaign.policy_settings import PolicySettings
 
@@ -144,11 +146,20 @@ class ComputeSettings(Section):
     """Retries after failures in user code. Infra faults are retried anyway."""
     time_limit_s: Annotated[float | None, Field(gt=0)] = None
     """Wall-clock limit per attempt, in seconds."""
+    image: str | None = None
+    """Run every trial inside this container image (cwd, checkpoint dir and datasets mounted)."""
+    container_runtime: Literal["docker", "podman"] = "docker"
+    """The container CLI for `image`."""
 
     @field_validator("priority", mode="before")
     @classmethod
     def _named_priority(cls, value: Any) -> Any:
         return parse_priority(value) if isinstance(value, (int, str)) else value
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        return value if value is None else validate_image(value)
 
 
 class Tracking(Section):
@@ -211,6 +222,8 @@ class Campaign(Section):
     approvals: Approvals = Field(default_factory=Approvals)
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for every trial."""
+    data: dict[Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")], Dataset] = Field(default_factory=dict)
+    """Datasets every trial reads: `name: {path: ...}`; AR_DATA_<NAME> in the job, /data/<name> in a container."""
 
     @field_validator("cwd")
     @classmethod

@@ -33,6 +33,16 @@ def _labels(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def _data(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            fail(f"--data {pair!r} is not NAME=PATH; write it like --data train=/datasets/train.bin")
+        out[name] = os.path.abspath(path)
+    return out
+
+
 def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else "-"
 
@@ -49,7 +59,9 @@ def submit(
     grace: float | None = typer.Option(None, "--grace", help="Seconds from SIGTERM to SIGKILL for this job."),
     label: list[str] = typer.Option([], "--label", help="key=value; repeatable."),
     key: str | None = typer.Option(None, "--key", help="Idempotency key: the same key returns the same job."),
-    image: str | None = typer.Option(None, "--image", help="Run inside this container image (docker)."),
+    image: str | None = typer.Option(None, "--image", help="Run inside this container image."),
+    runtime: str | None = typer.Option(None, "--runtime", help="docker (default) or podman, with --image."),
+    data: list[str] = typer.Option([], "--data", help="NAME=PATH dataset (AR_DATA_<NAME>); repeatable."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the resolved spec as JSON; submit nothing."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -59,7 +71,10 @@ def submit(
         "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
         "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
         "grace_s": grace, "labels": _labels(label), "idempotency_key": key, "image": image,
+        "container_runtime": runtime, "data": _data(data),
     }
+    if runtime is not None and image is None:
+        fail("--runtime needs --image IMG: it picks the CLI that runs the image")
     try:
         spec = JobSpec.model_validate({k: v for k, v in fields.items() if v is not None})
     except ValidationError as err:

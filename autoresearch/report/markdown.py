@@ -21,6 +21,7 @@ from autoresearch.campaign import (
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
 from tracking import resolve_tracking
+from tracking.datasets import describe_datasets
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
 """Complete trials needed before parameter importances mean anything."""
@@ -76,6 +77,7 @@ def write_report(
 
     lines += _lineage_section(ledger, trials)
     lines += _trials_table(trials, ledger)
+    lines += _datasets_section(ledger)
     lines += _mlflow_section(ledger, trials, home)
     notes = ledger.notes()
     if notes:
@@ -200,6 +202,17 @@ def _trials_table(trials: list[TrialRecord], ledger: TrialLedger) -> list[str]:
         state = t.state.value + (f" ({t.failure_class.value})" if t.failure_class else "")
         cells = [str(t.number), state, value, f"`{_params(t.params)}`", t.job_id or "", t.mlflow_run_id or ""]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _datasets_section(ledger: TrialLedger) -> list[str]:
+    data = ledger.campaign.data
+    if not data:
+        return []
+    lines = ["## Datasets", "", "Recorded as MLflow dataset inputs of every trial's run.", "",
+             "| name | path | digest |", "| --- | --- | --- |"]
+    for d in describe_datasets({name: ds.path for name, ds in data.items()}):
+        lines.append(f"| {d.name} | `{d.source}` | `{d.digest}` |")
     return lines + [""]
 
 

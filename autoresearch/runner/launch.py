@@ -19,13 +19,14 @@ from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
 from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
-from tracking import CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, TRIAL_TAG, Tracker, run_env, run_labels
+from tracking import CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, TRIAL_TAG, Tracker, describe_datasets, run_env, run_labels
 
 
-def job_argv(argv: list[str]) -> list[str]:
+def job_argv(argv: list[str], image: str | None = None) -> list[str]:
     """A bare `python` / `python3` runs as this interpreter (the one autoresearch runs in, with its
-    packages), whatever `python` means on the daemon's PATH. Give a path to use another one."""
-    if argv and argv[0] in ("python", "python3"):
+    packages), whatever `python` means on the daemon's PATH. Give a path to use another one.
+    In a container image, `python` is the image's own."""
+    if image is None and argv and argv[0] in ("python", "python3"):
         return [sys.executable, *argv[1:]]
     return argv
 
@@ -83,6 +84,9 @@ class Launcher:
         if trial.params:
             self.tracker.log(run_id, params={key: str(value) for key, value in trial.params.items()})
         log_lineage(self.tracker, run_id, trial)
+        if self.ledger.campaign.data:
+            data = {name: dataset.path for name, dataset in self.ledger.campaign.data.items()}
+            self.tracker.log_datasets(run_id, describe_datasets(data))
         return run_id
 
     def _spec(self, trial: TrialRecord, run_id: str, origin: TrialRecord) -> JobSpec:
@@ -98,7 +102,7 @@ class Launcher:
         labels = {"campaign": campaign.name, "trial": str(trial.number), **run_labels(self.experiment_id, run_id)}
         return JobSpec(
             name=f"{campaign.name}/trial-{trial.number}",
-            argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number)),
+            argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number), settings.image),
             env=env,
             cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd),
             resources=Resources(gpus=settings.gpus),
@@ -109,4 +113,7 @@ class Launcher:
             labels=labels,
             idempotency_key=self.ledger.idempotency_key(trial.number),
             checkpoint_dir=str(self.ledger.checkpoint_dir(origin)),
+            image=settings.image,
+            container_runtime=settings.container_runtime,
+            data={name: str(dataset.path) for name, dataset in campaign.data.items()},
         )

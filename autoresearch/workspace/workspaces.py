@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path, PurePosixPath
 
 from autoresearch.campaign import CampaignPaths, TrialLedger, TrialRecord
-from autoresearch.workspace.patches import ParsedPatch, PatchError, apply_patch, check_paths, parse_patch
+from autoresearch.workspace.patches import ParsedPatch, apply_patch, check_paths, parse_patch
 from tracking import PARENT_TRIAL_TAG, RERUN_OF_TAG, Tracker
 
 _SKIP = {".git"}

@@ -16,7 +16,10 @@ Rules every backend keeps:
 - `poll` and `adopt` return None while the attempt runs, else an `AttemptExit`.
   `AttemptExit.exit_code is None` means the attempt is gone and nobody knows how it
   ended (the daemon records it as lost and requeues the job).
-- `signal` reaches every process of the attempt (the process group, the actor).
+- `signal` reaches every process of the attempt (the process group, the actor). For a
+  container attempt (`LaunchRequest.container`) the local backend turns SIGTERM into the
+  runtime's `stop -t <grace>` and SIGKILL into its `kill`, adopts a container by name after
+  a restart (its client may be gone), and removes it on `release`.
 - `release(key)` is called once the daemon has recorded the end; only then may the
   backend forget the attempt's exit status.
 - Methods are called from the daemon's one thread; they must not block for long.
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from compute.health.report import HealthProbe
+from compute.container import ContainerRun
 from compute.records import Node
 
 
@@ -58,6 +62,9 @@ class LaunchRequest:
     cpus: float = 1.0
     memory_gb: float | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    container: ContainerRun | None = None
+    """Set when `argv` runs a container: backends that can, stop, adopt and remove it by name
+    through its runtime (`compute.container_ops`) instead of signalling only the client."""
 
 
 @dataclass(frozen=True)

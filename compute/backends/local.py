@@ -17,6 +17,7 @@ hands the script to the spare, and only the command's own fork remains on the pa
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -27,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compute import container_ops
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
+from compute.container import ContainerRun, ContainerRuntime
 from compute.records import Node
 
 SPARE = 'read -r script && . "$script"'
@@ -78,10 +81,14 @@ def decode_status(code: int) -> int:
 
 @dataclass
 class _Proc:
-    pid: int
+    pid: int | None
+    """The attempt script's pid; None for a container adopted after its client was gone."""
     start: int | None
     pidfd: int | None
     popen: subprocess.Popen[bytes] | None = None
+    container: ContainerRun | None = None
+    stopper: subprocess.Popen[bytes] | None = None
+    """A running `RUNTIME stop -t GRACE NAME`, reaped on the next poll or release."""
 
 
 class LocalBackend:
@@ -122,10 +129,27 @@ class LocalBackend:
         request.log_path.touch()
         script = self._run_dir / f"{request.key}.sh"
         script.write_text(attempt_script(request.argv, request.env, request.cwd, request.log_path, pid_file, exit_file))
+        run = request.container
+        handle: dict[str, Any] = {}
+        if run is not None:  # written first: a restart finds the container from the key alone
+            handle["container"] = {"runtime": run.runtime.value, "name": run.name, "grace_s": run.grace_s}
+            self._container_file(request.key).write_text(json.dumps(handle["container"]))
         popen = self._hand_to_spare(script) or self._start_sh(script)
-        proc = _Proc(popen.pid, process_start_time(popen.pid), _pidfd(popen.pid), popen)
+        proc = _Proc(popen.pid, process_start_time(popen.pid), _pidfd(popen.pid), popen, run)
         self._procs[request.key] = proc
-        return {"pid": proc.pid, "pid_start": proc.start}
+        return {"pid": proc.pid, "pid_start": proc.start, **handle}
+
+    def _container_file(self, key: str) -> Path:
+        return self._run_dir / f"{key}.container"
+
+    def _container(self, key: str, handle: dict[str, Any] | None) -> ContainerRun | None:
+        data = (handle or {}).get("container")
+        if data is None:
+            try:
+                data = json.loads(self._container_file(key).read_text())
+            except (OSError, ValueError):
+                return None
+        return ContainerRun(ContainerRuntime(data["runtime"]), data["name"], float(data["grace_s"]))
 
     def _hand_to_spare(self, script: Path) -> subprocess.Popen[bytes] | None:
         spare, self._spare = self._spare, None
@@ -151,6 +175,14 @@ class LocalBackend:
 
     def poll(self, key: str) -> AttemptExit | None:
         proc = self._procs[key]
+        if proc.stopper is not None and proc.stopper.poll() is not None:
+            proc.stopper = None
+        if proc.pid is None:  # a container whose client was gone at adoption
+            assert proc.container is not None
+            found = container_ops.state(proc.container)
+            if found is not None and found.running:
+                return None
+            return AttemptExit(self._exit_code(key, _container_code(found)))
         if proc.popen is not None:
             try:
                 ended = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
@@ -178,29 +210,49 @@ class LocalBackend:
         proc = self._procs.get(key)
         if proc is None:
             return
-        if proc.popen is None and process_start_time(proc.pid) != proc.start:
+        if proc.container is not None:  # the client's signals do not reach the container
+            if signum == signal.SIGTERM:
+                if proc.stopper is None:
+                    proc.stopper = container_ops.stop(proc.container)
+                return
+            if signum == signal.SIGKILL:
+                container_ops.kill(proc.container)
+        if proc.pid is None or (proc.popen is None and process_start_time(proc.pid) != proc.start):
             return  # gone, and the pid may belong to someone else now
         _killpg(proc.pid, signum)
 
     def adopt(self, key: str, handle: dict[str, Any] | None) -> AttemptExit | None:
-        pid_file, _ = self._files(key)
+        run = self._container(key, handle)
         pid = (handle or {}).get("pid")
         if pid is None:
             try:
-                pid = int(pid_file.read_text().strip())
+                pid = int(self._files(key)[0].read_text().strip())
             except (OSError, ValueError):
-                return AttemptExit(self._exit_code(key, None))
-        start = (handle or {}).get("pid_start") or process_start_time(pid)
-        if start is None or process_start_time(pid) != start:
+                pid = None
+        start = None if pid is None else (handle or {}).get("pid_start") or process_start_time(pid)
+        if pid is not None and start is not None and process_start_time(pid) == start:
+            self._procs[key] = _Proc(pid, start, _pidfd(pid), container=run)
+            return None
+        if run is None:
             return AttemptExit(self._exit_code(key, None))
-        self._procs[key] = _Proc(pid, start, _pidfd(pid))
-        return None
+        found = container_ops.state(run)  # the client is gone: the container may live on
+        if found is not None and found.running:
+            self._procs[key] = _Proc(None, None, None, container=run)
+            return None
+        self._procs[key] = _Proc(None, None, None, container=run)  # so release removes it
+        return AttemptExit(self._exit_code(key, _container_code(found)))
 
     def release(self, key: str) -> None:
         proc = self._procs.pop(key, None)
-        if proc is not None and proc.pidfd is not None:
-            os.close(proc.pidfd)
-        for path in (*self._files(key), self._run_dir / f"{key}.sh"):
+        run = proc.container if proc is not None else self._container(key, None)
+        if proc is not None:
+            if proc.pidfd is not None:
+                os.close(proc.pidfd)
+            if proc.stopper is not None:
+                proc.stopper.wait()
+        if run is not None:
+            container_ops.remove(run)
+        for path in (*self._files(key), self._run_dir / f"{key}.sh", self._container_file(key)):
             path.unlink(missing_ok=True)
 
     def wake_fds(self) -> list[int]:
@@ -215,6 +267,13 @@ class LocalBackend:
             if proc.pidfd is not None:
                 os.close(proc.pidfd)
         self._procs.clear()
+
+
+def _container_code(found: container_ops.ContainerState | None) -> int | None:
+    """A container's exit code as an attempt's (137 -> -9), or None when unknown."""
+    if found is None or found.exit_code is None:
+        return None
+    return decode_status(found.exit_code)
 
 
 def _pidfd(pid: int) -> int | None:

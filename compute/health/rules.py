@@ -68,6 +68,20 @@ DEFAULT_RULES: list[dict] = [
                  r"|\b(?:loss|grad\w*)\b\W+(?:is\W+|=\W*)?(?:nan|inf)\b|FloatingPointError",
          explanation="training diverged (NaN/inf loss) and the job's NaN guard stopped it: "
                      "lower the learning rate or fix the numerics"),
+    # Container runtimes: the host's set-up, never the job's code (before command_not_found).
+    dict(name="container_runtime_missing", failure_class=infra, exit_codes=[127],
+         pattern=r"\b(docker|podman): (command )?not found|exec: \"?(docker|podman)\"?: executable file not found",
+         explanation="the container runtime is not installed on this host: install it (apt-get install docker.io, "
+                     "or podman), or submit with the other --runtime"),
+    dict(name="container_daemon_down", failure_class=infra,
+         pattern=r"Cannot connect to the Docker daemon|Is the docker daemon running|Cannot connect to Podman",
+         explanation="the container runtime's daemon is not running: start it (systemctl start docker, or "
+                     "dockerd &) and the job is retried"),
+    dict(name="container_image_missing", failure_class=infra,
+         pattern=r"Unable to find image|pull access denied|repository does not exist|image not known|"
+                 r"manifest unknown|Error: initializing source|short-name .* did not resolve",
+         explanation="the job's image is not on this host and cannot be pulled: pull or import it "
+                     "(docker pull IMAGE, podman pull IMAGE, or docker import), or fix the image name"),
     dict(name="bad_arguments", failure_class=user, exit_codes=[2], pattern=r"^\S+: error: |^usage: ",
          explanation="the command was called with bad arguments (argparse usage error)"),
     dict(name="command_not_found", failure_class=user, exit_codes=[127],

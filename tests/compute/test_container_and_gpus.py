@@ -1,4 +1,4 @@
-"""Container argv (no container daemon runs here) and GPU slot planning."""
+"""Container argv (what runs it for real: tests/compute/containers) and GPU slot planning."""
 
 from __future__ import annotations
 
@@ -7,33 +7,36 @@ import stat
 
 import pytest
 
-from compute import ComputeError, JobSpec, container_argv, detect_gpus, plan_nodes
-from compute.daemon import attempt_argv
+from compute import ComputeError, ContainerMounts, JobSpec, attempt_argv, container_argv, detect_gpus, plan_nodes
 
 
-def test_docker_argv_mounts_cwd_and_checkpoints_and_passes_gpus_and_env():
-    argv = container_argv("docker", "pytorch:2", ["python", "train.py", "--lr", "0.1"], gpus=[0, 1],
-                          cwd="/work/exp", checkpoint_dir="/home/u/ckpt/job-1",
-                          env={"AR_JOB_ID": "job-1", "CUDA_VISIBLE_DEVICES": "0,1", "SEED": "3"})
+def test_docker_argv_names_the_container_mounts_cwd_checkpoints_and_data_and_passes_env_by_name():
+    mounts = ContainerMounts("/work/exp", "/home/u/ckpt/job-1", {"train": "/datasets/train.bin"})
+    argv = container_argv("docker", "pytorch:2", ["python", "train.py", "--lr", "0.1"], name="ar-job-1-1",
+                          gpus=[0, 1], mounts=mounts, env_keys=["AR_JOB_ID", "CUDA_VISIBLE_DEVICES", "SEED"],
+                          user="1000:1000")
     assert argv == [
-        "docker", "run", "--rm", "--gpus", '"device=0,1"',
+        "docker", "run", "--name", "ar-job-1-1", "--init", "--user", "1000:1000", "--gpus", '"device=0,1"',
         "-v", "/work/exp:/work/exp", "-w", "/work/exp", "-v", "/home/u/ckpt/job-1:/home/u/ckpt/job-1",
-        "-e", "AR_JOB_ID=job-1", "-e", "SEED=3",
+        "-v", "/datasets/train.bin:/data/train:ro",
+        "-e", "AR_JOB_ID", "-e", "SEED",
         "pytorch:2", "python", "train.py", "--lr", "0.1",
     ]
 
 
-def test_podman_argv_uses_cdi_devices_and_cpu_jobs_get_no_gpu_flag():
-    argv = container_argv("podman", "img", ["run"], gpus=[2, 3], cwd="/w", checkpoint_dir="/c", env={})
-    assert argv[:7] == ["podman", "run", "--rm", "--device", "nvidia.com/gpu=2", "--device", "nvidia.com/gpu=3"]
-    cpu = container_argv("docker", "img", ["run"], gpus=[], cwd="/w", checkpoint_dir="/c", env={})
-    assert "--gpus" not in cpu and cpu[-2:] == ["img", "run"]
+def test_podman_argv_uses_cdi_devices_and_virtual_slots_get_only_cuda_visible_devices():
+    mounts = ContainerMounts("/w", "/c")
+    argv = container_argv("podman", "img", ["run"], name="n", gpus=[2, 3], mounts=mounts, env_keys=[])
+    assert argv[:8] == ["podman", "run", "--name", "n", "--init", "--device", "nvidia.com/gpu=2", "--device"]
+    cpu = container_argv("docker", "img", ["run"], name="n", gpus=[], mounts=mounts, env_keys=["CUDA_VISIBLE_DEVICES"])
+    assert "--gpus" not in cpu and cpu[-4:] == ["-e", "CUDA_VISIBLE_DEVICES", "img", "run"]
 
 
 def test_the_daemon_wraps_image_jobs_and_shell_strings():
     spec = JobSpec(argv="python train.py && echo done", shell=True, image="img:1", container_runtime="podman")
-    argv = attempt_argv(spec, (1,), "/w", "/c", {"AR_ATTEMPT": "1"})
+    argv = attempt_argv(spec, (1,), "/w", "/c", {"AR_ATTEMPT": "1"}, name="ar-j-1")
     assert argv[0] == "podman" and argv[-4:] == ["img:1", "/bin/sh", "-c", "python train.py && echo done"]
+    assert "--device" not in argv  # slot 1 is not a real GPU here
     plain = JobSpec(argv=["python", "a b.py"])
     assert attempt_argv(plain, (), "/w", "/c", {}) == ["python", "a b.py"]
 

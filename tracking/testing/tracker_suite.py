@@ -20,6 +20,7 @@ import uuid
 import pytest
 
 from tracking.base import RunNotFound, RunStatus, Tracker, TrackingError
+from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
 
 
@@ -111,6 +112,14 @@ class TrackerSuite:
         tracker.log_text(run_id, "--- a\n+++ b\n", "patch/trial-1.patch")
         with pytest.raises(RunNotFound):
             tracker.log_text("0" * 32, "x", "x.txt")
+
+    def test_datasets_are_recorded_in_order(self, tracker: Tracker) -> None:
+        run_id = tracker.create_run(_experiment(tracker))
+        assert tracker.datasets(run_id) == []
+        sets = [DatasetInput(name="train", source="/d/train.bin", digest="sha256:" + "a" * 64),
+                DatasetInput(name="val", source="/d/val.bin", digest="size+mtime:10:20")]  # fmt: skip
+        tracker.log_datasets(run_id, sets)
+        assert tracker.datasets(run_id) == sets
 
     def test_unknown_runs_raise_run_not_found(self, tracker: Tracker) -> None:
         missing = "0123456789abcdef0123456789abcdef"
