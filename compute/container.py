@@ -5,7 +5,7 @@ No container daemon runs on our test machines, so the argv built here is what is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 
 def container_argv(
@@ -17,13 +17,16 @@ def container_argv(
     cwd: str,
     checkpoint_dir: str,
     env: Mapping[str, str],
+    secret_names: Collection[str] = (),
 ) -> list[str]:
     """`docker run --rm --gpus "device=0,1" -v CWD:CWD -w CWD -v CKPT:CKPT -e K=V ... IMAGE ARGV`.
 
     podman gets one `--device nvidia.com/gpu=N` (CDI) per GPU instead of `--gpus`.
     The cwd and the checkpoint dir are mounted at the same paths inside, so paths in
     argv and env mean the same thing in and out of the container. CUDA_VISIBLE_DEVICES
-    is left out: inside, the runtime exposes exactly the assigned GPUs.
+    is left out: inside, the runtime exposes exactly the assigned GPUs. Variables in
+    `secret_names` go as `-e NAME` (the runtime reads the value from its own environment),
+    so a credential never shows in the command line.
     """
     if runtime not in ("docker", "podman"):
         raise ValueError(f"container runtime must be 'docker' or 'podman', not {runtime!r}")
@@ -38,6 +41,8 @@ def container_argv(
     if checkpoint_dir != cwd:
         out += ["-v", f"{checkpoint_dir}:{checkpoint_dir}"]
     for key, value in env.items():
-        if key != "CUDA_VISIBLE_DEVICES":
+        if key in secret_names:
+            out += ["-e", key]
+        elif key != "CUDA_VISIBLE_DEVICES":
             out += ["-e", f"{key}={value}"]
     return [*out, image, *argv]

@@ -44,12 +44,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchRequest, WakesDaemon, Warms
+from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, WakesDaemon, Warms
 from compute.container import container_argv
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, StopReason, decide_ending
 from compute.errors import ComputeError
 from compute.health import MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
+from compute.jobenv import secret_values
 from compute.lifecycle import (
     LiveAttempt, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
     record_handle, request_stop, start_attempt, sync_nodes,
@@ -249,7 +250,12 @@ class Daemon:
             return
         spec = started.spec
         gpus = placement.gpus
+        try:
+            secrets, missing = secret_values(spec.secret_env), None
+        except KeyError as err:
+            secrets, missing = {}, err.args[0]
         env = {
+            **secrets,
             **spec.env,
             "CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in gpus),
             "AR_JOB_ID": started.job_id,
@@ -265,6 +271,12 @@ class Daemon:
             memory_gb=spec.resources.memory_gb, labels=dict(spec.labels),
         )
         try:
+            if missing is not None:
+                raise LaunchError(
+                    f"the job's secret_env names {missing}, which the compute daemon's environment lacks; "
+                    f"set {missing} in the shell that starts the daemon (`autoresearch compute stop`, then "
+                    "submit again from a shell that has it)"
+                )
             handle = self.backend.launch(request)
         except Exception as err:  # LaunchError, or anything else: the attempt did not start
             started.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -349,7 +361,7 @@ def attempt_argv(spec: JobSpec, gpus: tuple[int, ...], cwd: str, checkpoint_dir:
     if spec.image is None:
         return argv
     return container_argv(spec.container_runtime, spec.image, argv, gpus=gpus, cwd=cwd,
-                          checkpoint_dir=checkpoint_dir, env=env)
+                          checkpoint_dir=checkpoint_dir, env=env, secret_names=spec.secret_env)
 
 
 def _log_tail(path: str) -> str:
