@@ -18,6 +18,7 @@ from compute.endings import StopReason
 from compute.errors import ComputeError, DaemonAlreadyRunning, DaemonNotRunning, JobNotFound
 from compute.failures import classify_failure
 from compute.gpus import detect_gpus, plan_nodes
+from compute.jobenv import JOB_ENV_VAR, allowed_env, redact_secrets, secret_values
 from compute.nodes import NodeStatus, UncordonFailed
 from compute.paths import ComputePaths, resolve_home
 from compute.records import (
@@ -30,6 +31,7 @@ from compute.spec import JobSpec, Priority, Resources, parse_priority, priority_
 from compute.store import Store
 
 __all__ = [
+    "JOB_ENV_VAR", "allowed_env", "redact_secrets", "secret_values",
     "Attempt", "AttemptExit", "AttemptOutcome", "Backend", "ChangesNodes", "Client", "ComputeError", "ComputePaths",
     "DaemonAlreadyRunning", "DaemonConfig", "DaemonNotRunning", "Daemon", "Decision", "Event",
     "FailureClass", "HealthStatus", "Job", "JobNotFound", "JobSpec", "JobState", "LaunchError",

@@ -64,7 +64,7 @@ def refuse_nul(value: str, what: str) -> str:
 class Resources(BaseModel):
     """What one attempt of a job occupies on a node."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
     """GPU slots, all placed on one node (gang placement)."""
@@ -80,7 +80,7 @@ class JobSpec(BaseModel):
     Frozen: a submitted spec never changes; the store keeps it as JSON.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     name: Annotated[str, Field(min_length=1, max_length=200)] = "job"
     """A human-readable name; need not be unique."""
