@@ -18,6 +18,7 @@ from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campai
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
 from autoresearch.campaign.policy_settings import (
     PolicyKind,
+    FallbackKind,
     PolicySettings,
     PrunerKind,
     ProviderKind,
@@ -66,6 +67,7 @@ __all__ = [
     "Objective",
     "ParamSpec",
     "PolicyKind",
+    "FallbackKind",
     "PolicySettings",
     "Proposal",
     "PrunerKind",

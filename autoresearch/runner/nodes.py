@@ -19,7 +19,7 @@ from autoresearch.campaign import (
     stop_reason,
 )
 from autoresearch.llm import LLMUnavailable
-from autoresearch.policy import Policy, PolicyContext, ReplanAction
+from autoresearch.policy import Policy, PolicyContext, PolicyPause, ReplanAction
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.display import Display
 from autoresearch.runner.evaluate import Evaluator
@@ -84,6 +84,9 @@ class CampaignNodes:
             proposals = self.policy.propose(ctx, n)
         except LLMUnavailable as exc:
             self._pause_for(exc)
+            return {}
+        except PolicyPause as exc:  # policy.fallback: pause
+            self._pause(f"paused: {exc}")
             return {}
         crash_point("propose.asked")
         for proposal in proposals:
@@ -203,6 +206,9 @@ class CampaignNodes:
             f"paused: the LLM provider is unavailable after {exc.attempts} attempts{hint}: {exc}. "
             f"Running trials finish; `autoresearch resume {self.campaign.name}` continues."
         )
+        self._pause(reason)
+
+    def _pause(self, reason: str) -> None:
         self.ledger.set_state(CampaignState.paused, reason)
         self.ledger.append_note(reason, author="runner")
         self.display.event(reason)
