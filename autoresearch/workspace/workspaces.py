@@ -71,7 +71,7 @@ class Workspaces:
         """Make the overlay at `tmp`: editable files copied from `source`, fixed ones from the cwd,
         then `patch` applied; PatchError if the patch fails or changed a fixed file anyway."""
         copies = {rel: source for rel in self.code.editable} | {rel: self.cwd for rel in self.code.fixed}
-        _overlay(self.cwd, tmp, copies)
+        _overlay(self.cwd, tmp, copies, exclude=self.ledger.path.parents[2].resolve())
         for rel in self.code.fixed:  # always the original, even where an editable folder holds it
             _replace(self.cwd / rel, tmp / rel)
         if patch is None:
@@ -141,12 +141,13 @@ def _text(path: Path) -> str:
         return f"[{size} bytes of binary data]"
 
 
-def _overlay(src: Path, dst: Path, copies: dict[str, Path]) -> None:
+def _overlay(src: Path, dst: Path, copies: dict[str, Path], exclude: Path) -> None:
     """Make `dst` mirror `src`: paths in `copies` (and everything below them) copied from the
-    folder they map to, their ancestors real folders, every other entry a symlink into `src`."""
+    folder they map to, their ancestors real folders, every other entry a symlink into `src`.
+    `exclude` (the autoresearch home, when it lies inside the cwd) is never copied."""
     rels = {str(PurePosixPath(rel)): origin for rel, origin in copies.items()}
     if "." in rels:  # the whole cwd is editable: a real copy of it all, never links into the original
-        _copy(rels["."] / ".", dst)
+        _copy(rels["."] / ".", dst, exclude)
     else:
         dst.mkdir(parents=True)
         for entry in sorted(src.iterdir()):
@@ -170,16 +171,21 @@ def _place(rel: str, src: Path, dst: Path, copies: dict[str, Path]) -> None:
     (dst / rel).symlink_to((src / rel).resolve())
 
 
-def _copy(origin: Path, target: Path) -> None:
+def _copy(origin: Path, target: Path, exclude: Path | None = None) -> None:
     """A real copy of a file or folder; symbolic links stay links (never followed), so a patch
-    cannot reach their targets (see `regular_target`)."""
+    cannot reach their targets (see `regular_target`). `exclude`: a folder left out."""
     if not origin.exists() and not origin.is_symlink():
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     if origin.is_symlink():
         target.symlink_to(os.readlink(origin))
     elif origin.is_dir():
-        ignore = shutil.ignore_patterns("__pycache__", *_SKIP)
+        def ignore(folder: str, names: list[str]) -> set[str]:
+            skip = {n for n in names if n in _SKIP or n == "__pycache__"}
+            if exclude is not None and Path(folder).resolve() == exclude.parent:
+                skip |= {n for n in names if n == exclude.name}
+            return skip
+
         shutil.copytree(origin, target, symlinks=True, ignore=ignore, dirs_exist_ok=True)
     else:
         shutil.copy2(origin, target)

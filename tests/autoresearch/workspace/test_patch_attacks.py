@@ -170,3 +170,12 @@ def test_paths_outside_editable_are_refused(project: Path, tmp_path: Path) -> No
         ws.check("--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-RATE = 1.0\n+RATE = 9.0\n", None)
     with pytest.raises(PatchError, match="without '..'"):
         ws.check(block("src/../train.py", "RATE = 1.0\n", "RATE = 9.0\n"), None)
+
+
+def test_editable_dot_with_the_home_inside_the_cwd_does_not_copy_the_home(project: Path) -> None:
+    ws = spaces(project, project / ".arhome", ["."])
+    number = ws.ledger.admit(Proposal(patch=block("train.py", "RATE = 1.0\n", "RATE = 2.0\n"))).trial_number
+
+    path = ws.prepare(number)
+
+    assert not (path / ".arhome").exists() and (path / "src" / "model.py").is_file()
