@@ -59,9 +59,18 @@ def exact_scalars(model: type[BaseModel], data: Any, named: frozenset[str] = fro
             raise located((key,), f"must be true or false, not {value!r}")
         if numeric and isinstance(value, bool):
             raise located((key,), f"must be a number, not the boolean {str(value).lower()}")
-        if numeric and isinstance(value, str) and key not in named:
+        if numeric and isinstance(value, str) and key not in named and _numeric_text(value):
             raise located((key,), f"must be a number, not the string {value!r}; write it without quotes")
     return data
+
+
+def _numeric_text(text: str) -> bool:
+    """Whether pydantic would read `text` as a number (other strings get its own error)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 class _Param(BaseModel):

@@ -12,6 +12,10 @@ Search/replace blocks (applied here, each SEARCH text must occur exactly once)::
 Unified diffs (`--- a/train.py` / `+++ b/train.py` headers, `@@` hunks) are applied with
 `git apply` (again with `--recount` when it fails, as models often miscount hunk lines), or the
 `patch` program when git is missing. Every failure is a `PatchError` whose message tells the model what to change.
+
+A patch changes only the text of regular files: diffs with symlinks, binary hunks or mode changes
+are refused (`diffs.refuse_non_text`), C-quoted paths are unquoted before the path rules see them,
+and nothing is written through a symbolic link (`regular_target`).
 """
 
 from __future__ import annotations

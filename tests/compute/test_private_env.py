@@ -71,3 +71,12 @@ def test_jobs_get_no_credential_unless_their_spec_names_it(start_compute, tmp_pa
     assert "secret_env names OPENAI_API_KEY, which the compute daemon's environment lacks" in (
         client.log_path(private.id).read_text()
     )
+
+
+def test_a_container_gets_credentials_by_name_never_on_its_command_line():
+    from compute import container_argv
+
+    argv = container_argv("docker", "img", ["python", "t.py"], gpus=[], cwd="/w", checkpoint_dir="/w",
+                          env={"HF_TOKEN": "hf_leak-1", "A": "1"}, secret_names=["HF_TOKEN"])  # fmt: skip
+    assert argv[argv.index("HF_TOKEN") - 1] == "-e" and "A=1" in argv
+    assert not [item for item in argv if "hf_leak-1" in item]
