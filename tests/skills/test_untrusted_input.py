@@ -77,3 +77,24 @@ def test_secret_env_reaches_the_job_by_name_and_is_redacted_from_its_log(
     assert call(ctx, "read_logs", job_id=unnamed.id).text == "token None"  # not on the allowlist
     assert "hf_not-a-real-token" not in client.get(named.id).spec.model_dump_json()
     assert "hf_not-a-real-token" in client.log_path(named.id).read_text()  # the job did get it
+
+
+@pytest.mark.parametrize(
+    "arguments, field, expected",
+    [
+        ({"argv": ["python", "a\x00b"]}, "argv", "contains a NUL byte"),
+        ({"argv": ["true"], "env": {"-i": "1"}}, "env", "must not start with '-'"),
+        ({"argv": ["true"], "labels": {"a\nb": "1"}}, "labels", "contains a control character"),
+        ({"argv": ["true"], "secret_env": ["A-B"]}, "secret_env", "must be a variable name"),
+    ],
+)
+def test_submit_job_refuses_injection_before_any_daemon(
+    tmp_path: Path, tracking: TrackingConfig, arguments: dict, field: str, expected: str
+) -> None:
+    ctx = SkillContext(home=tmp_path / "home", tracking=tracking)
+    from skills.builtin import builtin_registry
+
+    out = builtin_registry().call("submit_job", arguments, ctx)
+
+    assert (out.error, out.field) == (ErrorCode.invalid_arguments, field) and expected in out.message
+    assert not (tmp_path / "home").exists()
