@@ -29,6 +29,7 @@ if _typing.TYPE_CHECKING:
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
     from compute.spec import JobSpec, Priority, Resources, parse_priority, priority_name
     from compute.store import Store
+    from compute.jobenv import JOB_ENV_VAR, allowed_env, redact_secrets, secret_values
 
 _WHERE = {
     "AttemptExit": "compute.backends.base",
@@ -94,6 +95,10 @@ _WHERE = {
     "parse_priority": "compute.spec",
     "priority_name": "compute.spec",
     "Store": "compute.store",
+    "JOB_ENV_VAR": "compute.jobenv",
+    "allowed_env": "compute.jobenv",
+    "redact_secrets": "compute.jobenv",
+    "secret_values": "compute.jobenv",
 }
 """Public name -> the module that defines it."""
 
@@ -129,6 +134,7 @@ __all__ = [
     "Event",
     "FailureClass",
     "HealthStatus",
+    "JOB_ENV_VAR",
     "Job",
     "JobNotFound",
     "JobSpec",
@@ -152,6 +158,7 @@ __all__ = [
     "UncordonFailed",
     "WakesDaemon",
     "Warms",
+    "allowed_env",
     "attempt_argv",
     "check_data_exists",
     "classify_failure",
@@ -165,8 +172,10 @@ __all__ = [
     "parse_priority",
     "plan_nodes",
     "priority_name",
+    "redact_secrets",
     "resolve_home",
     "schedule",
+    "secret_values",
     "slot_usage",
     "start_daemon",
     "stop_daemon",

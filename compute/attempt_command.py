@@ -9,7 +9,30 @@ from compute.container import (
     container_argv,
     container_name,
 )
+from compute.data import data_env
+from compute.jobenv import secret_values
 from compute.spec import JobSpec
+
+
+def attempt_env(spec: JobSpec, job_id: str, number: int, gpus: tuple[int, ...], checkpoint_dir: str
+                ) -> tuple[dict[str, str], str | None]:
+    """The variables an attempt gets on top of the allowlisted base (compute/jobenv.py): its
+    secrets by name, the spec's env, its GPUs, ids, checkpoint dir and datasets; plus the name of
+    a `secret_env` entry the daemon's environment lacks (None when all are there)."""
+    try:
+        secrets, missing = secret_values(spec.secret_env), None
+    except KeyError as err:
+        secrets, missing = {}, err.args[0]
+    env = {
+        **secrets,
+        **spec.env,
+        "CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in gpus),
+        "AR_JOB_ID": job_id,
+        "AR_ATTEMPT": str(number),
+        "AR_CHECKPOINT_DIR": checkpoint_dir,
+        **data_env(spec.data, in_container=spec.image is not None),
+    }
+    return env, missing
 
 
 def container_run(spec: JobSpec, job_id: str, number: int, host_grace_s: float) -> ContainerRun | None:

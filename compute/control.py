@@ -55,18 +55,20 @@ def notify(paths: ComputePaths) -> None:
 
 
 PRIVATE_ENV_VAR = "AUTORESEARCH_PRIVATE_ENV"
-"""Names (comma-separated) of variables the daemon, and so every job, must not inherit."""
+"""Names (comma-separated) of more variables the daemon must not hold, added to the defaults."""
 DEFAULT_PRIVATE_ENV = "OPENAI_API_KEY,ANTHROPIC_API_KEY"
 
 
 def daemon_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
-    """The environment the daemon starts with: the caller's, less the private variables.
+    """The environment the daemon starts with: the caller's, less the private variables
+    (the defaults, the agent's model keys, plus any named in AUTORESEARCH_PRIVATE_ENV).
 
-    Jobs inherit the daemon's environment, so secrets a client holds (the agent's model
-    keys) would otherwise reach every training script. A job that needs one gets it
-    explicitly through JobSpec.env.
+    Jobs never inherit the daemon's environment whole: they get its allowlisted part
+    (`compute.jobenv`) plus the credentials their spec names in `secret_env`, which are read
+    from here, so a variable listed as private is one no job can ask for either.
     """
-    private = {n.strip() for n in environ.get(PRIVATE_ENV_VAR, DEFAULT_PRIVATE_ENV).split(",") if n.strip()}
+    names = f"{DEFAULT_PRIVATE_ENV},{environ.get(PRIVATE_ENV_VAR, '')}"
+    private = {n.strip() for n in names.split(",") if n.strip()}
     return {k: v for k, v in environ.items() if k not in private}
 
 

@@ -42,9 +42,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchRequest, WakesDaemon, Warms
-from compute.attempt_command import attempt_argv, container_run
-from compute.data import data_env
+from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, WakesDaemon, Warms
+from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, AttemptStopReason, decide_ending
 from compute.gpus import detect_gpus
@@ -257,14 +256,7 @@ class Daemon:
             return
         spec = started.spec
         gpus = placement.gpus
-        env = {
-            **spec.env,
-            "CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in gpus),
-            "AR_JOB_ID": started.job_id,
-            "AR_ATTEMPT": str(started.number),
-            "AR_CHECKPOINT_DIR": started.checkpoint_dir,
-            **data_env(spec.data, in_container=spec.image is not None),
-        }
+        env, missing = attempt_env(spec, started.job_id, started.number, gpus, started.checkpoint_dir)
         cwd = spec.cwd or str(self.paths.home)
         Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
         key = f"{started.job_id}.{started.number}"
@@ -276,6 +268,12 @@ class Daemon:
             cpus=spec.resources.cpus, memory_gb=spec.resources.memory_gb, labels=dict(spec.labels), container=run,
         )
         try:
+            if missing is not None:
+                raise LaunchError(
+                    f"the job's secret_env names {missing}, which the compute daemon's environment lacks; "
+                    f"set {missing} in the shell that starts the daemon (`autoresearch compute down`, then "
+                    "submit again from a shell that has it)"
+                )
             handle = self.backend.launch(request)
         except Exception as err:  # LaunchError, or anything else: the attempt did not start
             started.log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -52,10 +53,21 @@ def priority_name(value: int) -> str:
     return best.name if best.value == value else f"{best.name}+{value - best.value}"
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def refuse_nul(value: str, what: str) -> str:
+    """`value`, or ValueError when it holds a NUL byte (which exec would silently cut it at)."""
+    if "\x00" in value:
+        raise ValueError(f"{what} {value!r} contains a NUL byte; remove it (a command line cannot carry one)")
+    return value
+
+
 class Resources(BaseModel):
     """What one attempt of a job occupies on a node."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
     """GPU slots, all placed on one node (gang placement)."""
@@ -71,7 +83,7 @@ class JobSpec(BaseModel):
     Frozen: a submitted spec never changes; the store keeps it as JSON.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     name: Annotated[str, Field(min_length=1, max_length=200)] = "job"
     """A human-readable name; need not be unique."""
@@ -81,7 +93,12 @@ class JobSpec(BaseModel):
     shell: bool = False
     """Run `argv` (a string) through `sh -c`. Off by default: quoting bugs hide there."""
     env: dict[str, str] = Field(default_factory=dict)
-    """Extra environment variables, added to the daemon's environment."""
+    """Extra environment variables, added to the allowlisted part of the daemon's environment
+    (see `compute.jobenv`). Stored and shown as given: put no credentials here, use `secret_env`."""
+    secret_env: list[str] = Field(default_factory=list)
+    """Names of credentials the job needs (`HF_TOKEN`, `WANDB_API_KEY` ...), read from the daemon's
+    environment when an attempt starts. Only the names are stored; the values never reach the
+    store, `jobs show`, MLflow or a container's command line, and `read_logs` redacts them."""
     cwd: str | None = None
     """Working directory (absolute). Default: the directory the job was submitted from."""
     resources: Resources = Field(default_factory=Resources)
@@ -124,6 +141,8 @@ class JobSpec(BaseModel):
     @field_validator("priority", mode="before")
     @classmethod
     def _named_priority(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("priority must be a name or an integer 0-100, not a boolean")
         if isinstance(value, (str, Priority)):
             return parse_priority(value if isinstance(value, str) else int(value))
         return value
@@ -131,10 +150,35 @@ class JobSpec(BaseModel):
     @field_validator("env", "labels")
     @classmethod
     def _keys_not_empty(cls, value: dict[str, str]) -> dict[str, str]:
-        for key in value:
+        for key, item in value.items():
             if not key or "=" in key:
                 raise ValueError(f"key {key!r} must be non-empty and contain no '='")
+            if key.startswith("-"):
+                raise ValueError(f"key {key!r} must not start with '-' (it would read as an option)")
+            if _CONTROL.search(key):
+                raise ValueError(f"key {key!r} contains a control character (newline, tab, NUL ...); remove it")
+            refuse_nul(item, f"the value of {key!r}")
         return value
+
+    @field_validator("secret_env")
+    @classmethod
+    def _secret_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not _ENV_NAME.fullmatch(name):
+                raise ValueError(f"secret_env name {name!r} must be a variable name (letters, digits, _)")
+        return names
+
+    @field_validator("argv")
+    @classmethod
+    def _no_nul_in_argv(cls, value: list[str] | str) -> list[str] | str:
+        for i, item in enumerate([value] if isinstance(value, str) else value):
+            refuse_nul(item, "argv" if isinstance(value, str) else f"argv[{i}]")
+        return value
+
+    @field_validator("name", "cwd", "checkpoint_dir", "idempotency_key")
+    @classmethod
+    def _no_nul(cls, value: str | None, info: Any) -> str | None:
+        return value if value is None else refuse_nul(value, info.field_name)
 
     @field_validator("cwd")
     @classmethod

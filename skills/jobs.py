@@ -37,7 +37,10 @@ class SubmitJobInput(SkillInput):
     cwd: str | None = None
     """Working directory; relative paths resolve against the server's directory."""
     env: dict[str, str] = {}
-    """Extra environment variables."""
+    """Extra environment variables (stored and shown as given: no credentials here)."""
+    secret_env: list[str] = []
+    """Names of credentials the job needs (e.g. HF_TOKEN), passed from the compute daemon's
+    environment; only the names are stored, and read_logs redacts their values."""
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
     """GPU slots, all on one node."""
     cpus: Annotated[float, Field(gt=0, le=1024)] = 1.0
@@ -96,6 +99,7 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
         image=args.image,
         container_runtime=args.container_runtime,
         data={name: os.path.abspath(path) for name, path in args.data.items()},
+        secret_env=args.secret_env,
     )
     JobSpec(**spec_fields, env=env, labels=labels)  # bad arguments fail before a run is made
     if args.mlflow is not None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import enum
 import json
-import re
+import time
 from pathlib import Path
 from typing import Annotated
 
+import regex as re
 from pydantic import Field
+
+from compute.jobenv import redact_secrets
 
 from skills.bounds import cut_marker, cut_middle
 from skills.context import SkillContext
@@ -23,6 +26,9 @@ _RESERVED_BYTES = 1200
 _BLOCK = 1 << 16
 _MAX_SCAN_BYTES = 32 << 20
 """The tail reads at most this much from the end; grep scans at most this much."""
+GREP_TIMEOUT_S = 2.0
+"""The most time one grep's regex may spend matching, over all lines (the `regex` package's
+timeout; matching releases the GIL, so other calls of the same server go on meanwhile)."""
 
 
 class LogMode(str, enum.Enum):
@@ -43,7 +49,7 @@ class ReadLogsInput(SkillInput):
     byte_end: Annotated[int, Field(ge=0)] | None = None
     """End of the byte range (exclusive); default: as much as fits."""
     grep: Annotated[str, Field(min_length=1, max_length=500)] | None = None
-    """Return the lines matching this Python regex, with line numbers."""
+    """Return the lines matching this regex (Python syntax), with line numbers; matching is time-bounded."""
     max_matches: Annotated[int, Field(ge=1, le=10_000)] = 200
     """With grep: at most this many matching lines (the first ones)."""
 
@@ -81,7 +87,7 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
         )
     if args.byte_end is not None and args.byte_start is None:
         raise SkillFailure(ErrorCode.invalid_arguments, "byte_end needs byte_start", field="byte_end")
-    path, attempt = _log_file(ctx, args)
+    path, attempt, secrets = _log_file(ctx, args)
     size = path.stat().st_size
     budget = max(ctx.max_output_bytes - _RESERVED_BYTES - len(json.dumps(str(path))), 200)
     common = dict(job_id=args.job_id, attempt=attempt, log_path=str(path), size_bytes=size)
@@ -90,7 +96,16 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
             regex = re.compile(args.grep)
         except re.error as exc:
             raise SkillFailure(ErrorCode.invalid_arguments, f"grep is not a valid regex: {exc}", field="grep") from exc
-        text, matches = _grep(path, regex, args.max_matches, budget)
+        try:
+            text, matches = _grep(path, regex, args.max_matches, budget)
+        except TimeoutError as exc:
+            raise SkillFailure(
+                ErrorCode.invalid_arguments,
+                f"grep {args.grep!r} took more than {GREP_TIMEOUT_S:g}s ({exc}); it likely backtracks without end "
+                "(nested quantifiers such as (a+)+): write a simpler regex, e.g. a literal word",
+                field="grep",
+            ) from exc
+        text = redact_secrets(text, secrets)
         return ReadLogsOutput(**common, mode=LogMode.grep, text=text, start_byte=0, matches=matches)
     if args.byte_start is not None:
         start = min(args.byte_start, size)
@@ -101,12 +116,15 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
         while _json_len(text := data.decode("utf-8", errors="replace")) > budget:
             data = data[: len(data) // 2]  # heavy JSON escaping (control bytes): return less
         end = start + len(data)
+        text = redact_secrets(text, secrets)
         return ReadLogsOutput(**common, mode=LogMode.range, text=text, start_byte=start, next_byte=end if end < size else None)
     text, start = _tail(path, size, args.tail or 100, budget)
+    text = redact_secrets(text, secrets)
     return ReadLogsOutput(**common, mode=LogMode.tail, text=text, start_byte=start)
 
 
-def _log_file(ctx: SkillContext, args: ReadLogsInput) -> tuple[Path, int]:
+def _log_file(ctx: SkillContext, args: ReadLogsInput) -> tuple[Path, int, list[str]]:
+    """The log's path, its attempt number, and the names of the job's credentials (redacted from it)."""
     with compute_errors():
         job = ctx.client.get(args.job_id)
         if not job.attempts:
@@ -127,7 +145,7 @@ def _log_file(ctx: SkillContext, args: ReadLogsInput) -> tuple[Path, int]:
         path = Path(ctx.client.log_path(args.job_id, attempt))
     if not path.exists():
         raise SkillFailure(ErrorCode.not_found, f"the log of job {args.job_id} attempt {attempt} is gone: {path}")
-    return path, attempt
+    return path, attempt, list(job.spec.secret_env)
 
 
 def _json_len(text: str) -> int:
@@ -168,6 +186,8 @@ def _tail(path: Path, size: int, n: int, budget: int) -> tuple[str, int]:
 
 
 def _grep(path: Path, regex: re.Pattern[str], max_matches: int, budget: int) -> tuple[str, int]:
+    """Matching lines that fit `budget`, and how many matched; TimeoutError past GREP_TIMEOUT_S."""
+    deadline = time.monotonic() + GREP_TIMEOUT_S
     shown: list[str] = []
     used = matches = unshown = scanned = 0
     with path.open("rb") as f:
@@ -177,7 +197,10 @@ def _grep(path: Path, regex: re.Pattern[str], max_matches: int, budget: int) -> 
                 shown.append(f"[... grep stopped after {_MAX_SCAN_BYTES} bytes; use byte_start to read further ...]")
                 break
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            if not regex.search(line):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"stopped at line {number}")
+            if not regex.search(line, timeout=left, concurrent=True):
                 continue
             matches += 1
             entry = f"{number}: {cut_middle(line, MAX_LINE_CHARS)}"

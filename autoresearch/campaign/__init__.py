@@ -20,6 +20,7 @@ from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campai
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
 from autoresearch.campaign.policy_settings import (
     PolicyKind,
+    FallbackKind,
     PolicySettings,
     ProviderKind,
     PrunerKind,
@@ -74,6 +75,7 @@ __all__ = [
     "OptunaBacked",
     "ParamSpec",
     "PolicyKind",
+    "FallbackKind",
     "PolicySettings",
     "Proposal",
     "ProviderKind",

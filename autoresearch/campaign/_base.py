@@ -10,13 +10,27 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
+
+from autoresearch.campaign.params import exact_scalars
 
 
 class Section(BaseModel):
-    """A strict, frozen part of the config; attribute docstrings become schema descriptions."""
+    """A strict, frozen part of the config; attribute docstrings become schema descriptions.
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    Nothing is coerced silently: a number given as a string or a boolean, a boolean given as
+    anything else, and NaN or infinity for a float are refused, naming the key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+    named_numbers: ClassVar[frozenset[str]] = frozenset()
+    """Number fields that also take a name (`priority: high`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _exact(cls, data: Any) -> Any:
+        return exact_scalars(cls, data, cls.named_numbers)
 
 
 def base_dir_of(info: ValidationInfo) -> Path:

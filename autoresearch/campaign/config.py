@@ -136,6 +136,8 @@ _PRIORITY_SCHEMA = {
 class ComputeSettings(Section):
     """How each trial's job is run by the compute layer."""
 
+    named_numbers = frozenset({"priority"})
+
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
     """GPUs per trial, placed on one node."""
     priority: Annotated[int, Field(ge=0, le=100), WithJsonSchema(_PRIORITY_SCHEMA)] = 50
@@ -221,7 +223,10 @@ class Campaign(Section):
     code: CodeSettings | None = None
     approvals: Approvals = Field(default_factory=Approvals)
     env: dict[str, str] = Field(default_factory=dict)
-    """Extra environment variables for every trial."""
+    """Extra environment variables for every trial (stored in the job spec as given: no credentials)."""
+    secret_env: list[str] = Field(default_factory=list)
+    """Names of credentials every trial needs (`HF_TOKEN` ...), passed by name from the compute
+    daemon's environment (`JobSpec.secret_env`): never stored, shown or logged to MLflow."""
     data: dict[Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")], Dataset] = Field(default_factory=dict)
     """Datasets every trial reads: `name: {path: ...}`; AR_DATA_<NAME> in the job, /data/<name> in a container."""
 

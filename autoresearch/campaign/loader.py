@@ -7,7 +7,9 @@ booleans), not PyYAML's YAML 1.1 defaults.
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import stat
 import types
 import typing
 from dataclasses import dataclass
@@ -23,10 +25,30 @@ from autoresearch.campaign.params import suggest_names
 Loc = tuple[str | int, ...]
 
 _BOOL, _INT, _FLOAT = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+MAX_CONFIG_BYTES = 1 << 20
+"""A campaign config is a few KiB; anything over 1 MiB is refused before it is read."""
+MAX_DEPTH = 50
+"""Mappings and lists nested deeper than this are refused (no config needs more than ~6)."""
+MAX_NODES = 100_000
+"""Values in the document with every alias expanded; more is refused (billion laughs)."""
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema booleans, ints and floats."""
+    """SafeLoader with YAML 1.2 core-schema booleans, ints and floats, and a nesting cap."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_DEPTH} levels deep; flatten the file", mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -120,19 +142,14 @@ def _read_yaml(file: Path) -> tuple[Any, dict[Loc, _Mark]]:
         problem = ConfigProblem(file=str(file), line=line, column=column, path="", message=message)
         return ConfigError(file, [problem])
 
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise whole("file not found; give the path of a campaign YAML file") from None
-    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
-        raise whole(f"cannot read it as a UTF-8 text file ({exc.__class__.__name__})") from None
+    text = _read_text(file, whole)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         marks: dict[Loc, _Mark] = {}
         duplicates: list[ConfigProblem] = []
         if node is not None:
-            _walk(node, (), marks, duplicates, file)
+            _walk(node, (), marks, duplicates, file, [0])
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -149,7 +166,45 @@ def _read_yaml(file: Path) -> tuple[Any, dict[Loc, _Mark]]:
     return data, marks
 
 
-def _walk(node: yaml.Node, loc: Loc, marks: dict[Loc, _Mark], dups: list[ConfigProblem], file: Path) -> None:
+def _read_text(file: Path, whole: Any) -> str:
+    """The file's text: a regular file (links followed) of at most MAX_CONFIG_BYTES, UTF-8."""
+    try:
+        info = file.stat()
+    except FileNotFoundError:
+        raise whole("file not found; give the path of a campaign YAML file") from None
+    except OSError as exc:  # a symlink loop (ELOOP), a path through a file (ENOTDIR) ...
+        raise whole(f"cannot open it: {exc.strerror or exc}; give the path of a regular YAML file") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, FIFO or socket)"
+        raise whole(f"it is {kind}; give the path of a campaign YAML file")
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise whole(f"it is {info.st_size} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a campaign config")
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped since the stat
+                raise whole("it is not a regular file; give the path of a campaign YAML file")
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise whole(f"cannot read it ({exc.strerror or exc})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise whole(f"it is over the {MAX_CONFIG_BYTES}-byte limit for a campaign config")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise whole(f"cannot read it as a UTF-8 text file (byte {exc.start} is not UTF-8)") from None
+
+
+def _walk(
+    node: yaml.Node, loc: Loc, marks: dict[Loc, _Mark], dups: list[ConfigProblem], file: Path, seen_nodes: list[int]
+) -> None:
+    seen_nodes[0] += 1
+    if seen_nodes[0] > MAX_NODES or len(loc) > MAX_DEPTH:
+        mark = node.start_mark
+        raise yaml.composer.ComposerError(
+            None, None, f"it expands to more than {MAX_NODES} values or {MAX_DEPTH} levels (through aliases?); "
+            "write the values out instead of nesting aliases", mark,
+        )
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
@@ -162,11 +217,11 @@ def _walk(node: yaml.Node, loc: Loc, marks: dict[Loc, _Mark], dups: list[ConfigP
                 ))
             seen[key] = mark.line
             marks[loc + (key,)] = mark
-            _walk(value_node, loc + (key,), marks, dups, file)
+            _walk(value_node, loc + (key,), marks, dups, file, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             marks[loc + (i,)] = _Mark(item.start_mark.line + 1, item.start_mark.column + 1)
-            _walk(item, loc + (i,), marks, dups, file)
+            _walk(item, loc + (i,), marks, dups, file, seen_nodes)
 
 
 def _problem(file: Path, err: Any, marks: dict[Loc, _Mark]) -> ConfigProblem:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import enum
 import math
+import types
+import typing
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
@@ -28,8 +31,55 @@ def suggest_names(word: str, candidates: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def _leaf_types(annotation: Any) -> set[Any]:
+    """The plain types an annotation accepts (Annotated and Optional/Union unwrapped)."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _leaf_types(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return set().union(*(_leaf_types(arg) for arg in typing.get_args(annotation)))
+    return {annotation}
+
+
+def exact_scalars(model: type[BaseModel], data: Any, named: frozenset[str] = frozenset()) -> Any:
+    """`data` unchanged, or the error (naming the key) for a value pydantic would silently coerce:
+    a string or a boolean for a number (`max_trials: "5"`, `gpus: true`), or anything but a
+    boolean for a boolean. `named`: number fields that also take names (priority: high)."""
+    if not isinstance(data, Mapping):
+        return data
+    for key, value in data.items():
+        field = model.model_fields.get(key) if isinstance(key, str) else None
+        if field is None or value is None:
+            continue
+        kinds = _leaf_types(field.annotation)
+        if any(isinstance(k, type) and issubclass(k, (str, enum.Enum)) for k in kinds) or Any in kinds:
+            continue
+        numeric = bool(kinds & {int, float})
+        if kinds == {bool} and not isinstance(value, bool):
+            raise located((key,), f"must be true or false, not {value!r}")
+        if numeric and isinstance(value, bool):
+            raise located((key,), f"must be a number, not the boolean {str(value).lower()}")
+        if numeric and isinstance(value, str) and key not in named and _numeric_text(value):
+            raise located((key,), f"must be a number, not the string {value!r}; write it without quotes")
+    return data
+
+
+def _numeric_text(text: str) -> bool:
+    """Whether pydantic would read `text` as a number (other strings get its own error)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 class _Param(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _exact(cls, data: Any) -> Any:
+        return exact_scalars(cls, data)
 
 
 class FloatParam(_Param):
@@ -50,6 +100,7 @@ class FloatParam(_Param):
         _check_bounds(self.low, self.high, self.log)
         if self.log and self.step is not None:
             raise located(("step",), "step cannot be combined with log: true (Optuna samples either one)")
+        _check_step(self.step, self.low, self.high)
         return self
 
     def distribution(self) -> optuna.distributions.BaseDistribution:
@@ -85,6 +136,7 @@ class IntParam(_Param):
         _check_bounds(self.low, self.high, self.log)
         if self.log and self.step != 1:
             raise located(("step",), "step must be 1 with log: true (Optuna samples either one)")
+        _check_step(self.step, self.low, self.high)
         return self
 
     def distribution(self) -> optuna.distributions.BaseDistribution:
@@ -132,6 +184,13 @@ class CategoricalParam(_Param):
             if value == choice and type(value) is type(choice):
                 return choice
         raise ValueError(f"{value!r} is not one of {self.choices}")
+
+
+def _check_step(step: float | None, low: float, high: float) -> None:
+    if step is not None and step > high - low:
+        raise located(
+            ("step",), f"step ({step}) is wider than the range [{low}, {high}]; use a step of at most {high - low}"
+        )
 
 
 def _check_bounds(low: float, high: float, log: bool) -> None:

@@ -42,6 +42,17 @@ class ProviderKind(str, enum.Enum):
 _DEFAULT_KEY_ENV = {ProviderKind.openai: "OPENAI_API_KEY", ProviderKind.anthropic: "ANTHROPIC_API_KEY"}
 
 
+class FallbackKind(str, enum.Enum):
+    """What a round does when the model gives no valid proposal (after its retries in the round)."""
+
+    optuna = "optuna"
+    """That round's trials are Optuna samples, marked as such; the model is asked again next round."""
+    pause = "pause"
+    """The campaign pauses with the reason; `autoresearch resume` asks the model again."""
+    fail = "fail"
+    """The campaign fails with the reason."""
+
+
 class PolicySettings(Section):
     """Which policy proposes trials, and its settings."""
 
@@ -66,6 +77,9 @@ class PolicySettings(Section):
     """LLM policy: tool calls the model may make in one propose or replan before it must finish."""
     instructions_file: Path | None = None
     """A Markdown file with research instructions for the LLM (relative to the config file)."""
+    fallback: FallbackKind = FallbackKind.optuna
+    """LLM policy, a round without a valid proposal: `optuna` (that round's trials come from
+    Optuna; without a search space, none, and the third such round in a row pauses), `pause` or `fail`."""
 
     @field_validator("instructions_file")
     @classmethod

@@ -51,6 +51,8 @@ class AgentContext(SkillContext):
     """Set by a valid `propose_trials` call."""
     log_entry: ResearchLogEntry | None = None
     """Set by a valid `write_research_log` call."""
+    cut_note: str | None = None
+    """Set when `propose_trials` got more trials than free slots and kept only the first ones."""
 
 
 def _ledger(ctx: SkillContext) -> TrialLedger:
@@ -264,6 +266,8 @@ class ProposeTrialsInput(SkillInput):
 class ProposeTrialsOutput(SkillOutput):
     accepted: int
     """Trials accepted; they will be launched."""
+    note: str | None = None
+    """Set when some trials were left out (more than the free slots): which, and what to do."""
 
 
 def propose_trials(ctx: SkillContext, args: ProposeTrialsInput) -> ProposeTrialsOutput:
@@ -271,15 +275,20 @@ def propose_trials(ctx: SkillContext, args: ProposeTrialsInput) -> ProposeTrials
     code patch, a hypothesis and an expected effect. Errors name every problem; fix them and call again."""
     ledger = _ledger(ctx)
     assert isinstance(ctx, AgentContext)
-    if len(args.trials) > ctx.slots:
-        message = f"propose at most {ctx.slots} trial(s) now, not {len(args.trials)}"
-        raise SkillFailure(ErrorCode.invalid_arguments, message, "trials")
+    ideas, cut_note = args.trials[: max(ctx.slots, 0)], None
+    if len(args.trials) > len(ideas):
+        cut_note = (
+            f"propose_trials got {len(args.trials)} trials but only {len(ideas)} slot(s) were free: the first "
+            f"{len(ideas)} were kept and trials[{len(ideas)}:] dropped; propose those again when slots free up"
+        )
+    if not ideas:
+        raise SkillFailure(ErrorCode.invalid_arguments, "no slot is free now: propose no trial", "trials")
     campaign = ledger.campaign
     known = {t.number: t for t in ledger.trials()}
     seen = {_key(t.params, t.patch, t.parent_trial) for t in known.values() if t.state is not TrialState.cancelled}
     problems: list[str] = []
     proposals: list[Proposal] = []
-    for i, idea in enumerate(args.trials):
+    for i, idea in enumerate(ideas):
         where = f"trials[{i}]"
         try:
             params = check_params(campaign.search_space, idea.params)
@@ -311,7 +320,8 @@ def propose_trials(ctx: SkillContext, args: ProposeTrialsInput) -> ProposeTrials
     if problems:
         raise SkillFailure(ErrorCode.invalid_arguments, "no trial was accepted: " + " | ".join(problems), "trials")
     ctx.proposals = proposals
-    return ProposeTrialsOutput(accepted=len(proposals))
+    ctx.cut_note = cut_note
+    return ProposeTrialsOutput(accepted=len(proposals), note=cut_note)
 
 
 def _key(params: dict[str, Any], patch: str | None, parent: int | None) -> tuple[str, str, int | None]:

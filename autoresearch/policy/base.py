@@ -33,6 +33,11 @@ class PolicyError(Exception):
     """A policy cannot be built or cannot run with this campaign; the message says what to change."""
 
 
+class PolicyPause(Exception):
+    """The policy asks the runner to pause the campaign (`policy.fallback: pause`); the message is
+    the reason, saying what to change before `autoresearch resume NAME`."""
+
+
 class ReplanAction(str, enum.Enum):
     """What the campaign does after a replan."""
 

@@ -13,10 +13,14 @@ Failures:
   step in progress gives what it has (propose: the re-runs only), the research log says why,
   and the next replan returns stop. The runner's own budget check (ledger.llm_usd, which this
   policy keeps up to date) agrees.
-- A model that gives no valid finish call within its bounds: propose falls back to Optuna for
-  that round when there is a search space (else proposes nothing), and says so in the research
-  log; the third such round in a row raises PolicyError (the runner marks the campaign failed
-  with that message; fix the model or the prompts, then resume).
+- A model that gives no valid finish call within its bounds: `policy.fallback` decides. `optuna`
+  (the default): that round's trials are Optuna samples, their rationale starting with
+  `Optuna fallback`, and the research log says so; the model is asked again next round (without a
+  search space there is nothing to sample: no trial that round, and the third such round in a row
+  pauses). `pause`: PolicyPause (the runner pauses the campaign with the reason). `fail`:
+  PolicyError (the runner marks the campaign failed with that message).
+- More trials than free slots in `propose_trials`: the first ones are kept, and the research log
+  tells the model which were dropped.
 
 Usage is metered per node ("propose", "replan") and saved in the ledger's facts (`llm_usage`,
 `llm_usd`) after every step, so the budget spans restarts; it is also logged to an MLflow run named `llm-policy` in the
@@ -29,7 +33,7 @@ import logging
 from pathlib import Path
 
 import prompts
-from autoresearch.campaign import Campaign, Proposal, TrialLedger, TrialRecord, best_trial
+from autoresearch.campaign import Campaign, FallbackKind, Proposal, TrialLedger, TrialRecord, best_trial
 from autoresearch.llm import (
     BudgetExceeded,
     LLMError,
@@ -44,7 +48,14 @@ from autoresearch.llm import (
     make_provider,
 )
 from autoresearch.policy.agent_skills import READ_TOOLS, AgentContext, agent_registry
-from autoresearch.policy.base import PolicyContext, PolicyError, PruneDecision, ReplanAction, ReplanDecision
+from autoresearch.policy.base import (
+    PolicyContext,
+    PolicyError,
+    PolicyPause,
+    PruneDecision,
+    ReplanAction,
+    ReplanDecision,
+)
 from autoresearch.policy.history import (
     code_text,
     describe_budget,
@@ -66,7 +77,10 @@ from tracking import llm_usage_run
 log = logging.getLogger("autoresearch.policy")
 
 MAX_FAILED_ROUNDS = 3
-"""Propose rounds in a row without a valid model proposal before the policy gives up."""
+"""Rounds in a row without a valid model proposal, and nothing to fall back on (no search
+space), before the campaign pauses."""
+FALLBACK_RATIONALE = "Optuna fallback"
+"""How the rationale of a trial sampled by Optuna for a failed model round starts."""
 FIXED_CHARS = 20_000
 """Characters of the fixed files shown in the system prompt."""
 
@@ -132,17 +146,10 @@ class LLMPolicy:
             return reruns
         if outcome.finished and agent.proposals:
             self._failed_rounds = 0
+            if agent.cut_note:
+                self._pending.append(f"propose: {agent.cut_note}.")
             return reruns + agent.proposals
-        self._failed_rounds += 1
-        if self._failed_rounds >= MAX_FAILED_ROUNDS:
-            raise PolicyError(
-                f"the model gave no valid proposal in {self._failed_rounds} rounds in a row; the last time: "
-                f"{outcome.reason}. Check policy.model (a model that calls tools well) and the prompts, then resume."
-            )
-        fallback = self._fallback(ctx, left, parent)
-        instead = f"{len(fallback)} Optuna sample(s) instead" if fallback else "no trial this round"
-        self._pending.append(f"propose: the model gave no valid proposal ({outcome.reason}); {instead}.")
-        return reruns + fallback
+        return reruns + self._no_proposal(ctx, left, parent, outcome.reason)
 
     def replan(self, ctx: PolicyContext) -> ReplanDecision:
         if self._budget_note is not None:
@@ -234,12 +241,35 @@ class LLMPolicy:
         notes, self._pending = "\n\n".join(self._pending), []
         return ReplanDecision(action=action, notes=notes, reason=reason)
 
-    def _fallback(self, ctx: PolicyContext, n: int, parent: int | None) -> list[Proposal]:
+    def _no_proposal(self, ctx: PolicyContext, n: int, parent: int | None, reason: str) -> list[Proposal]:
+        """A round the model gave no valid proposal in: what `policy.fallback` says to do."""
+        self._failed_rounds += 1
+        what = f"the model gave no valid proposal ({reason})"
+        advice = "check policy.model (a model that calls tools well) and the prompts"
+        if self.settings.fallback is FallbackKind.fail:
+            raise PolicyError(f"{what}; policy.fallback is fail. {advice.capitalize()}, then resume.")
+        if self.settings.fallback is FallbackKind.pause or (
+            not self.campaign.search_space and self._failed_rounds >= MAX_FAILED_ROUNDS
+        ):
+            why = "policy.fallback is pause" if self.settings.fallback is FallbackKind.pause else (
+                f"{self._failed_rounds} rounds in a row, and no search space for Optuna to sample"
+            )
+            raise PolicyPause(f"{what}; {why}. {advice.capitalize()}, then `autoresearch resume {self.campaign.name}`.")
+        fallback = self._fallback(ctx, n, parent, reason)
+        instead = (
+            f"{len(fallback)} Optuna sample(s) instead (policy.fallback: optuna), trial rationale "
+            f"'{FALLBACK_RATIONALE}'" if fallback else "no trial this round (no search space to sample)"
+        )
+        self._pending.append(f"propose: {what}; {instead}. The model is asked again next round.")
+        return fallback
+
+    def _fallback(self, ctx: PolicyContext, n: int, parent: int | None, reason: str) -> list[Proposal]:
         if not self.campaign.search_space:
             return []
         samples = OptunaPolicy(self.ledger).propose(ctx, n)
         update = {"parent_trial": parent} if self.campaign.code else {}
-        return [p.model_copy(update={**update, "rationale": "TPE sample (the model gave none)"}) for p in samples]
+        rationale = f"{FALLBACK_RATIONALE}: the model gave no valid proposal this round ({reason[:300]})"
+        return [p.model_copy(update={**update, "rationale": rationale}) for p in samples]
 
     def _context(self, *, slots: int = 0, parent: int | None = None) -> AgentContext:
         base = self._base

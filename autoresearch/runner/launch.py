@@ -104,6 +104,7 @@ class Launcher:
             name=f"{campaign.name}/trial-{trial.number}",
             argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number), settings.image),
             env=env,
+            secret_env=list(campaign.secret_env),
             cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd),
             resources=Resources(gpus=settings.gpus),
             priority=settings.priority,

@@ -19,7 +19,7 @@ from autoresearch.campaign import (
     stop_reason,
 )
 from autoresearch.llm import LLMUnavailable
-from autoresearch.policy import PolicyContext, ReplanAction
+from autoresearch.policy import PolicyContext, PolicyPause, ReplanAction
 from autoresearch.runner.context import RunContext
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.graph import RunnerState
@@ -58,6 +58,9 @@ class CampaignNodes:
             proposals = self.ctx.policy.propose(view, n)
         except LLMUnavailable as exc:
             self._pause_for(exc)
+            return {}
+        except PolicyPause as exc:  # policy.fallback: pause
+            self._pause(f"paused: {exc}")
             return {}
         crash_point("propose.asked")
         for proposal in proposals:
@@ -169,6 +172,9 @@ class CampaignNodes:
             f"paused: the LLM provider is unavailable after {exc.attempts} attempts{hint}: {exc}. "
             f"Running trials finish; `autoresearch resume {self.campaign.name}` continues."
         )
+        self._pause(reason)
+
+    def _pause(self, reason: str) -> None:
         self.ledger.set_state(CampaignState.paused, reason)
         self.ledger.append_note(reason, author="runner")
         self.display.event(reason)

@@ -1,5 +1,6 @@
 """Code-edit campaigns: patches (search/replace blocks or unified diffs) and per-trial workspaces."""
 
+from autoresearch.workspace.diffs import unquote
 from autoresearch.workspace.patches import (
     Edit,
     ParsedPatch,
@@ -8,6 +9,8 @@ from autoresearch.workspace.patches import (
     apply_patch,
     check_paths,
     parse_patch,
+    regular_target,
+    under,
 )
 from autoresearch.workspace.workspaces import Workspaces, log_lineage
 
@@ -21,4 +24,7 @@ __all__ = [
     "check_paths",
     "log_lineage",
     "parse_patch",
+    "regular_target",
+    "under",
+    "unquote",
 ]

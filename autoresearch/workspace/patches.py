@@ -12,6 +12,10 @@ Search/replace blocks (applied here, each SEARCH text must occur exactly once)::
 Unified diffs (`--- a/train.py` / `+++ b/train.py` headers, `@@` hunks) are applied with
 `git apply` (again with `--recount` when it fails, as models often miscount hunk lines), or the
 `patch` program when git is missing. Every failure is a `PatchError` whose message tells the model what to change.
+
+A patch changes only the text of regular files: diffs with symlinks, binary hunks or mode changes
+are refused (`diffs.refuse_non_text`), C-quoted paths are unquoted before the path rules see them,
+and nothing is written through a symbolic link (`regular_target`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign import CodeSettings
+from autoresearch.workspace.diffs import git_header_paths, header_path, refuse_non_text, unquote
+from autoresearch.workspace.errors import PatchError
 
 _SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\s*$")
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
@@ -38,10 +44,6 @@ _FORMATS_HELP = (
     "'<<<<<<< SEARCH', the exact current lines, '=======', the new lines, '>>>>>>> REPLACE') "
     "or a unified diff ('--- a/PATH', '+++ b/PATH', then '@@' hunks)."
 )
-
-
-class PatchError(Exception):
-    """A patch that cannot be used; the message says why and what to send instead."""
 
 
 class PatchFormat(str, enum.Enum):
@@ -90,6 +92,7 @@ def parse_patch(text: str) -> ParsedPatch:
         files = list(dict.fromkeys(edit.path for edit in edits))
         return ParsedPatch(format=PatchFormat.search_replace, files=files, edits=edits, text=text)
     if _DIFF_LINE.search(text):
+        refuse_non_text(lines)
         files, strip = _diff_files(lines)
         return ParsedPatch(format=PatchFormat.unified_diff, files=files, strip=strip, text=text)
     raise PatchError(f"the patch is neither search/replace blocks nor a unified diff. {_FORMATS_HELP}")
@@ -142,9 +145,12 @@ def _diff_files(lines: list[str]) -> tuple[list[str], int]:
     renames: list[str] = []
     for k, line in enumerate(lines):
         if line.startswith("--- ") and k + 1 < len(lines) and lines[k + 1].startswith("+++ "):
-            pairs.append((_diff_path(line[4:]), _diff_path(lines[k + 1][4:])))
+            pairs.append((header_path(line[4:]), header_path(lines[k + 1][4:])))
         elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
-            renames.append(line.split(" ", 2)[2].strip())
+            renames.append(unquote(line.split(" ", 2)[2].strip()))
+        elif line.startswith("diff --git "):  # a mode-only or renamed file has no ---/+++ lines
+            heads = git_header_paths(line)
+            renames.extend(path.split("/", 1)[1] if path[:2] in ("a/", "b/") else path for path in heads)
     if not pairs:
         raise PatchError(
             "the unified diff has no file headers: each file needs a '--- a/PATH' line and a '+++ b/PATH' "
@@ -164,11 +170,6 @@ def _diff_files(lines: list[str]) -> tuple[list[str], int]:
     return list(dict.fromkeys(files)), strip
 
 
-def _diff_path(field: str) -> str:
-    path = field.split("\t", 1)[0].strip()
-    return path[1:-1] if len(path) > 1 and path[0] == path[-1] == '"' else path
-
-
 def _clean_path(path: str) -> str:
     pure = PurePosixPath(path)
     if pure.is_absolute() or ".." in pure.parts or not pure.parts:
@@ -176,7 +177,8 @@ def _clean_path(path: str) -> str:
     return str(pure).removeprefix("./")
 
 
-def _under(path: str, entry: str) -> bool:
+def under(path: str, entry: str) -> bool:
+    """Whether `path` is `entry` or inside it (`.` holds everything)."""
     entry = str(PurePosixPath(entry))
     return entry in (".", path) or path.startswith(entry.rstrip("/") + "/")
 
@@ -185,18 +187,20 @@ def check_paths(patch: ParsedPatch, code: CodeSettings) -> None:
     """Refuse a patch that touches a fixed file or a file outside the editable list."""
     editable = ", ".join(code.editable) or "(none)"
     for path in patch.files:
-        fixed = next((entry for entry in code.fixed if _under(path, entry)), None)
+        fixed = next((entry for entry in code.fixed if under(path, entry)), None)
         if fixed is not None:
             raise PatchError(
                 f"the patch touches {path}, which is fixed ({fixed}: the evaluation every trial is judged by); "
                 f"no trial may change it. Change only the editable files: {editable}"
             )
-        if not any(_under(path, entry) for entry in code.editable):
+        if not any(under(path, entry) for entry in code.editable):
             raise PatchError(f"the patch touches {path}, which is not editable. Change only: {editable}")
 
 
 def apply_patch(patch: ParsedPatch, root: Path) -> None:
-    """Apply `patch` to the files under `root`, all or nothing."""
+    """Apply `patch` to the files under `root`, all or nothing; never through a symbolic link."""
+    for rel in patch.files:
+        regular_target(root, rel)
     if patch.format is PatchFormat.search_replace:
         _apply_blocks(patch.edits, root)
     else:
@@ -207,7 +211,7 @@ def _apply_blocks(edits: list[Edit], root: Path) -> None:
     texts: dict[str, str | None] = {}
     for n, edit in enumerate(edits, start=1):
         if edit.path not in texts:
-            file = root / edit.path
+            file = regular_target(root, edit.path)
             texts[edit.path] = file.read_text() if file.is_file() else None
         current = texts[edit.path]
         where = f"search/replace block {n} ({edit.path})"
@@ -233,6 +237,25 @@ def _apply_blocks(edits: list[Edit], root: Path) -> None:
         file = root / path
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(text or "")
+
+
+def regular_target(root: Path, rel: str) -> Path:
+    """`root / rel`, refused (PatchError) unless every part of it below `root` is a real folder and
+    the file itself is a regular file or absent: a patch never writes through a symbolic link."""
+    path = root
+    parts = PurePosixPath(rel).parts
+    for k, part in enumerate(parts):
+        path = path / part
+        where = "/".join(parts[: k + 1])
+        if path.is_symlink():
+            raise PatchError(
+                f"{where} is a symbolic link in the workspace; a patch may only change regular files "
+                "inside the editable folders. Patch the real file it stands for, if that one is editable."
+            )
+        if path.exists() and not (path.is_file() if k == len(parts) - 1 else path.is_dir()):
+            kind = "file" if k == len(parts) - 1 else "folder"
+            raise PatchError(f"{where} is not a regular {kind}; a patch may only change regular text files")
+    return path
 
 
 def _miss(current: str, search: str) -> str:

@@ -13,6 +13,7 @@ a half-made one; `prepare` is idempotent and rebuilds a missing parent from its 
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 import tempfile
@@ -20,7 +21,7 @@ import uuid
 from pathlib import Path, PurePosixPath
 
 from autoresearch.campaign import CampaignPaths, TrialLedger, TrialRecord
-from autoresearch.workspace.patches import ParsedPatch, apply_patch, check_paths, parse_patch
+from autoresearch.workspace.patches import ParsedPatch, PatchError, apply_patch, check_paths, parse_patch, under
 from tracking import PARENT_TRIAL_TAG, RERUN_OF_TAG, Tracker
 
 _SKIP = {".git"}
@@ -57,10 +58,7 @@ class Workspaces:
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / f".trial-{number}.{uuid.uuid4().hex[:8]}"
         try:
-            copies = {rel: source for rel in self.code.editable} | {rel: self.cwd for rel in self.code.fixed}
-            _overlay(self.cwd, tmp, copies)
-            if trial.patch:
-                apply_patch(self.checked(trial.patch), tmp)
+            self._build(tmp, source, self.checked(trial.patch) if trial.patch else None)
             os.rename(tmp, final)
         except OSError:
             if not final.is_dir():  # a concurrent prepare of the same trial won the rename
@@ -68,6 +66,23 @@ class Workspaces:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return final
+
+    def _build(self, tmp: Path, source: Path, patch: ParsedPatch | None) -> None:
+        """Make the overlay at `tmp`: editable files copied from `source`, fixed ones from the cwd,
+        then `patch` applied; PatchError if the patch fails or changed a fixed file anyway."""
+        copies = {rel: source for rel in self.code.editable} | {rel: self.cwd for rel in self.code.fixed}
+        _overlay(self.cwd, tmp, copies, exclude=self.ledger.path.parents[2].resolve())
+        for rel in self.code.fixed:  # always the original, even where an editable folder holds it
+            _replace(self.cwd / rel, tmp / rel)
+        if patch is None:
+            return
+        apply_patch(patch, tmp)
+        for rel in self.code.fixed:
+            if not _same(self.cwd / rel, tmp / rel):
+                raise PatchError(
+                    f"the patch changed {rel}, which is fixed (the evaluation every trial is judged by); "
+                    f"change only the editable files: {', '.join(self.code.editable)}"
+                )
 
     def checked(self, patch: str) -> ParsedPatch:
         """`patch` parsed and its paths checked against the editable and fixed lists."""
@@ -81,9 +96,7 @@ class Workspaces:
         source = self.source(parent)
         self.root.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=self.root, prefix=".check-") as tmp:
-            for rel in self.code.editable:
-                _copy(source / rel, Path(tmp) / rel)
-            apply_patch(parsed, Path(tmp))
+            self._build(Path(tmp) / "ws", source, parsed)
         return parsed
 
     def files(self, parent: int | None) -> dict[str, str]:
@@ -91,17 +104,34 @@ class Workspaces:
         source = self.source(parent)
         out: dict[str, str] = {}
         for rel in self.code.editable:
-            top = source / rel
-            paths = sorted(p for p in top.rglob("*") if p.is_file()) if top.is_dir() else [top]
-            for path in paths:
-                if "__pycache__" in path.parts or not path.is_file():
-                    continue
+            for path in _tree(source / rel):
                 name = str(PurePosixPath(path.relative_to(source)))
+                if any(under(name, fixed) for fixed in self.code.fixed):
+                    continue
                 out[name] = _text(path)
         return out
 
 
+def _tree(top: Path) -> list[Path]:
+    """`top` and the files below it, sorted, without descending into symbolic links or caches."""
+    if top.is_symlink() or not top.is_dir():
+        return [top] if top.is_symlink() or top.is_file() else []
+    found: list[Path] = []
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and d != "__pycache__")
+        found.extend(Path(folder) / d for d in dirs if (Path(folder) / d).is_symlink())
+        found.extend(Path(folder) / n for n in names)
+    return sorted(found)
+
+
 def _text(path: Path) -> str:
+    if path.is_symlink():
+        return (
+            f"[a symbolic link to {os.readlink(path)}: not shown, and patches may not change it; "
+            "only regular files are editable]"
+        )
+    if not path.is_file():
+        return "[not a regular file: not shown]"
     size = path.stat().st_size
     if size > _TEXT_LIMIT:
         return f"[{size} bytes: too large to show]"
@@ -111,15 +141,18 @@ def _text(path: Path) -> str:
         return f"[{size} bytes of binary data]"
 
 
-def _overlay(src: Path, dst: Path, copies: dict[str, Path]) -> None:
-    """Make `dst` mirror `src`: paths in `copies` copied from the folder they map to, their
-    ancestors real folders, every other entry a symlink into `src`."""
-    dst.mkdir(parents=True)
+def _overlay(src: Path, dst: Path, copies: dict[str, Path], exclude: Path) -> None:
+    """Make `dst` mirror `src`: paths in `copies` (and everything below them) copied from the
+    folder they map to, their ancestors real folders, every other entry a symlink into `src`.
+    `exclude` (the autoresearch home, when it lies inside the cwd) is never copied."""
     rels = {str(PurePosixPath(rel)): origin for rel, origin in copies.items()}
-    for entry in sorted(src.iterdir()):
-        if entry.name in _SKIP:
-            continue
-        _place(entry.name, src, dst, rels)
+    if "." in rels:  # the whole cwd is editable: a real copy of it all, never links into the original
+        _copy(rels["."] / ".", dst, exclude)
+    else:
+        dst.mkdir(parents=True)
+        for entry in sorted(src.iterdir()):
+            if entry.name not in _SKIP:
+                _place(entry.name, src, dst, rels)
     for rel, origin in rels.items():  # copied paths the cwd lacks (created by an earlier patch)
         if not (dst / rel).exists() and (origin / rel).exists():
             _copy(origin / rel, dst / rel)
@@ -127,8 +160,7 @@ def _overlay(src: Path, dst: Path, copies: dict[str, Path]) -> None:
 
 def _place(rel: str, src: Path, dst: Path, copies: dict[str, Path]) -> None:
     if rel in copies:
-        if (copies[rel] / rel).exists():
-            _copy(copies[rel] / rel, dst / rel)
+        _copy(copies[rel] / rel, dst / rel)
         return
     inner = [c for c in copies if c.startswith(rel + "/")]
     if inner and (src / rel).is_dir() and not (src / rel).is_symlink():
@@ -139,12 +171,52 @@ def _place(rel: str, src: Path, dst: Path, copies: dict[str, Path]) -> None:
     (dst / rel).symlink_to((src / rel).resolve())
 
 
-def _copy(origin: Path, target: Path) -> None:
+def _copy(origin: Path, target: Path, exclude: Path | None = None) -> None:
+    """A real copy of a file or folder; symbolic links stay links (never followed), so a patch
+    cannot reach their targets (see `regular_target`). `exclude`: a folder left out."""
+    if not origin.exists() and not origin.is_symlink():
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
-    if origin.is_dir():
-        shutil.copytree(origin, target, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
-    elif origin.exists():
+    if origin.is_symlink():
+        target.symlink_to(os.readlink(origin))
+    elif origin.is_dir():
+        def ignore(folder: str, names: list[str]) -> set[str]:
+            skip = {n for n in names if n in _SKIP or n == "__pycache__"}
+            if exclude is not None and Path(folder).resolve() == exclude.parent:
+                skip |= {n for n in names if n == exclude.name}
+            return skip
+
+        shutil.copytree(origin, target, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+    else:
         shutil.copy2(origin, target)
+
+
+def _replace(original: Path, target: Path) -> None:
+    """`target` made a fresh copy of `original` (its content, links followed: the real evaluation)."""
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    if original.is_dir():
+        shutil.copytree(original.resolve(), target, ignore=shutil.ignore_patterns("__pycache__"))
+    elif original.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(original, target)
+        shutil.copymode(original, target)
+
+
+def _same(original: Path, copy: Path) -> bool:
+    """Whether `copy` still holds exactly what `original` holds (files compared byte for byte)."""
+    if original.is_file():
+        return copy.is_file() and not copy.is_symlink() and filecmp.cmp(original, copy, shallow=False)
+    if not original.is_dir():
+        return not copy.exists() and not copy.is_symlink()
+    if copy.is_symlink() or not copy.is_dir():
+        return False
+    names = {p.name for p in original.iterdir() if p.name != "__pycache__"}
+    if names != {p.name for p in copy.iterdir() if p.name != "__pycache__"}:
+        return False
+    return all(_same(original / name, copy / name) for name in names)
 
 
 def log_lineage(tracker: Tracker, run_id: str, trial: TrialRecord) -> None:

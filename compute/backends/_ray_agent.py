@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compute.jobenv import allowed_env
+
 WATCHER = (
     'exec 3<&0; (trap "" TERM INT HUP; if read -r _ <&3; then exit 0; fi; kill -KILL -"$1") '
     ">/dev/null 2>&1 &"
@@ -55,7 +57,7 @@ class NodeAgent:
     def __init__(self, node: str) -> None:
         self.node = node
         self._runs: dict[str, _Run] = {}
-        self._base_env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+        self._base_env = {k: v for k, v in allowed_env().items() if k not in _DROPPED_ENV}
 
     async def run(self, key: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> int:
         """Start the attempt and return its exit code (negative: killed by that signal)."""

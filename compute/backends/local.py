@@ -31,6 +31,7 @@ from typing import Any
 from compute import container_ops
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.container import ContainerRun, ContainerRuntime
+from compute.jobenv import allowed_env
 from compute.records import Node
 
 SPARE = 'read -r script && . "$script"'
@@ -45,7 +46,7 @@ def attempt_script(argv: list[str], env: dict[str, str], cwd: str, log: Path, pi
     exports = [f"export {k}={q(v)}" for k, v in env.items() if _NAME.fullmatch(k)]
     odd = [f"{k}={v}" for k, v in env.items() if not _NAME.fullmatch(k)]
     if odd:  # names sh cannot export go through env(1)
-        argv = ["env", *odd, *argv]
+        argv = ["env", "--", *odd, *argv]
     return "\n".join([
         f"echo $$ > {q(str(pid_file))}",
         f"cd {q(cwd)} || exit 126",
@@ -99,7 +100,8 @@ class LocalBackend:
     def __init__(self, nodes: list[Node], run_dir: Path, base_env: Mapping[str, str] | None = None) -> None:
         self._nodes = list(nodes)
         self._run_dir = run_dir
-        self._base_env = dict(os.environ if base_env is None else base_env)
+        self._base_env = allowed_env() if base_env is None else dict(base_env)
+        """What every attempt inherits: the allowlisted part of the daemon's environment (compute.jobenv)."""
         self._procs: dict[str, _Proc] = {}
         self._spare: subprocess.Popen[bytes] | None = None
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -128,6 +130,8 @@ class LocalBackend:
         request.log_path.parent.mkdir(parents=True, exist_ok=True)
         request.log_path.touch()
         script = self._run_dir / f"{request.key}.sh"
+        script.touch(mode=0o600)  # it holds the job's env, credentials included: owner-only
+        script.chmod(0o600)
         script.write_text(attempt_script(request.argv, request.env, request.cwd, request.log_path, pid_file, exit_file))
         run = request.container
         handle: dict[str, Any] = {}

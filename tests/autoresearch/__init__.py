@@ -1,0 +1,1 @@
+"""Tests of the autoresearch package, laid out like it."""

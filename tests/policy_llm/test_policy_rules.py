@@ -9,7 +9,7 @@ import pytest
 
 from autoresearch.campaign import Ledger, Proposal, load_campaign
 from autoresearch.llm import Message, ScriptedProvider, ToolCall
-from autoresearch.policy import LLMPolicy, PolicyContext, PolicyError, ReplanAction
+from autoresearch.policy import LLMPolicy, PolicyContext, PolicyError, PolicyPause, ReplanAction
 from autoresearch.workspace import Workspaces
 from skills import SkillContext
 from skills.tooldef import ToolDef
@@ -54,25 +54,59 @@ def test_llm_budget_stops_the_campaign(home: Path, tracking) -> None:
     assert again.propose(PolicyContext.from_ledger(ledger), 1) == [] and again.meter.report().total.calls == 4
 
 
-def test_no_valid_proposal_falls_back_to_optuna_then_gives_up(home: Path, tracking) -> None:
+def test_no_valid_proposal_falls_back_to_optuna_every_round(home: Path, tracking) -> None:
     ledger = Ledger.open(branin(name="stubborn"), home)
     out_of_range = {"trials": [{"params": {"x1": 50.0, "x2": 1.0}, "hypothesis": "h", "expected_effect": "e"}]}
     model = ScriptedProvider(lambda messages, tools: ToolCall(name="propose_trials", arguments=out_of_range))
     policy = policy_for(ledger, model, tracking)
 
     first = policy.propose(PolicyContext.from_ledger(ledger), 2)
-    assert len(first) == 2 and all(p.trial_number is not None and p.rationale.startswith("TPE sample") for p in first)
+    assert len(first) == 2 and all(p.trial_number is not None and p.rationale.startswith("Optuna fallback") for p in first)
     for p in first:
         ledger.admit(p)
     complete_all(ledger, lambda p: p["x1"])
     decision = policy.replan(PolicyContext.from_ledger(ledger))  # its own entry fails too: both noted
     assert "propose: the model gave no valid proposal (gave up after 4 invalid tool calls" in decision.notes
     assert "x1=50.0 is outside [-5.0, 10.0]" in decision.notes and "2 Optuna sample(s) instead" in decision.notes
+    assert "The model is asked again next round." in decision.notes
     assert "replan: the model wrote no research-log entry" in decision.notes
 
-    policy.propose(PolicyContext.from_ledger(ledger), 1)
-    with pytest.raises(PolicyError, match="no valid proposal in 3 rounds in a row; the last time: gave up after"):
+    calls = len(model.calls)
+    for _ in range(3):  # never gives up with the default policy.fallback: optuna
+        [again] = policy.propose(PolicyContext.from_ledger(ledger), 1)
+        assert again.rationale.startswith("Optuna fallback: the model gave no valid proposal this round (gave up")
+        ledger.admit(again)
+        assert len(model.calls) > calls  # the model was asked again first
+        calls = len(model.calls)
+    assert ledger.trial(again.trial_number).rationale.startswith("Optuna fallback")  # marked in the trial
+
+
+@pytest.mark.parametrize("fallback, error", [("pause", PolicyPause), ("fail", PolicyError)])
+def test_policy_fallback_pause_or_fail(home: Path, tracking, fallback: str, error: type[Exception]) -> None:
+    settings = branin().policy.model_dump(mode="json") | {"fallback": fallback}
+    ledger = Ledger.open(branin(name=f"stubborn-{fallback}", policy=settings), home)
+    bad = {"trials": [{"params": {"x1": 50.0, "x2": 1.0}, "hypothesis": "h", "expected_effect": "e"}]}
+    policy = policy_for(ledger, ScriptedProvider(lambda m, t: ToolCall(name="propose_trials", arguments=bad)), tracking)
+
+    with pytest.raises(error, match=f"the model gave no valid proposal .*policy.fallback is {fallback}"):
         policy.propose(PolicyContext.from_ledger(ledger), 1)
+    assert ledger.trials() == []
+
+
+def test_more_trials_than_slots_are_cut_with_a_note(home: Path, tracking) -> None:
+    ledger = Ledger.open(branin(name="eager"), home)
+    ideas = [{"params": {"x1": float(x), "x2": 1.0}, "hypothesis": "h", "expected_effect": "e"} for x in range(3)]
+    model = ScriptedProvider(lambda m, t: ToolCall(name="propose_trials", arguments={"trials": ideas}))
+    policy = policy_for(ledger, model, tracking)
+
+    proposals = policy.propose(PolicyContext.from_ledger(ledger), 2)
+
+    assert [p.params["x1"] for p in proposals] == [0.0, 1.0]
+    for p in proposals:
+        ledger.admit(p)
+    complete_all(ledger, lambda p: p["x1"])
+    notes = policy.replan(PolicyContext.from_ledger(ledger)).notes
+    assert "propose_trials got 3 trials but only 2 slot(s) were free" in notes and "trials[2:] dropped" in notes
 
 
 def test_code_edit_prompt_and_patch_refusal(home: Path, toy_project: Path, tracking) -> None:

@@ -15,6 +15,7 @@ from autoresearch.llm import FakeLLMServer, FakeRequest, FaultKind, Reply, Role,
 from autoresearch.policy import lineage
 from autoresearch.report import write_report
 from autoresearch.runner import run_campaign
+from autoresearch.steering import post
 from tracking import mlflow_client
 from tests.runner.conftest import FAST as RUNNER_FAST
 from tests.runner.conftest import Background, wait_until
@@ -149,3 +150,41 @@ def test_code_edit_campaign_patch_becomes_parent(llm_env: Path, toy_project: Pat
     assert "| 1 | #0 | 6 lines | 1 |" in section and "| current parent | the optimum is RATE 3 |" in section
     assert "| 2 | #1 | 6 lines | 1 | 0.25" in section and "| not kept | a little past the optimum |" in section
     assert_no_secret(llm_env, tracking, campaign.experiment)
+
+
+def _stubborn(req: FakeRequest) -> Reply:
+    """A model whose every proposal is outside the search space, and whose replans are fine."""
+    if "write_research_log" in {t.name for t in req.tools}:
+        return ToolCall(name="write_research_log", arguments={"learned": "nothing yet", "next": "more"})
+    bad = {"params": {"x1": 50.0, "x2": 1.0}, "hypothesis": "h", "expected_effect": "e"}
+    return ToolCall(name="propose_trials", arguments={"trials": [bad]})
+
+
+def test_a_model_without_valid_proposals_falls_back_to_optuna_and_finishes(llm_env: Path, tracking) -> None:
+    with FakeLLMServer(_stubborn, api_key=KEY) as server:
+        campaign = branin(name="llm-fallback", policy=llm_policy(server, "openai"),
+                          tracking={"uri": tracking.tracking_uri}, budget={"max_trials": 3, "max_parallel": 1})  # fmt: skip
+        outcome = run_campaign(campaign, home=llm_env, settings=RUNNER_FAST)
+
+    assert outcome.state is CampaignState.completed, outcome.reason
+    ledger = Ledger.load(campaign.name, llm_env)
+    assert [t.state for t in ledger.trials()] == [TrialState.complete] * 3
+    assert all(t.rationale.startswith("Optuna fallback") for t in ledger.trials())
+    log = "\n".join(n.text for n in ledger.notes() if n.author == "policy")
+    assert "Optuna sample(s) instead (policy.fallback: optuna)" in log and "asked again next round" in log
+
+
+def test_policy_fallback_pause_pauses_the_campaign(llm_env: Path, tracking) -> None:
+    with FakeLLMServer(_stubborn, api_key=KEY) as server:
+        policy = {**llm_policy(server, "openai"), "fallback": "pause"}
+        campaign = branin(name="llm-pause", policy=policy, tracking={"uri": tracking.tracking_uri},
+                          budget={"max_trials": 2, "max_parallel": 1})  # fmt: skip
+        runner = Background(lambda: run_campaign(campaign, home=llm_env, settings=RUNNER_FAST))
+        wait_until(lambda: server.requests, what="the first model call")
+        wait_until(lambda: Ledger.load(campaign.name, llm_env).state is CampaignState.paused, what="the pause")
+        ledger = Ledger.load(campaign.name, llm_env)
+        assert ledger.trials() == [] and "policy.fallback is pause" in ledger.state_reason
+        post(campaign.name, "stop", {"reason": "enough"}, author="test", home=llm_env)
+        outcome = runner.join(timeout=180)
+
+    assert outcome.state is CampaignState.stopped

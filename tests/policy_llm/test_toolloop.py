@@ -104,11 +104,13 @@ def test_gives_up_after_the_invalid_bound(home: Path) -> None:
     assert "x1 is missing; x2 is missing" in outcome.reason
 
 
-def test_too_many_trials_and_duplicates_are_refused(home: Path) -> None:
+def test_too_many_trials_are_cut_to_fit_and_duplicates_refused(home: Path) -> None:
     two = {"trials": good(1.0)["trials"] + good(2.0)["trials"]}
     model = ScriptedProvider.from_turns([ToolCall(name="propose_trials", arguments=two)])
-    outcome = loop(model, context(home, slots=1), max_invalid=0)
-    assert not outcome.finished and "propose at most 1 trial(s) now, not 2" in outcome.reason
+    ctx = context(home, slots=1)
+    outcome = loop(model, ctx, max_invalid=0)
+    assert outcome.finished and [p.params["x1"] for p in ctx.proposals] == [1.0]
+    assert "got 2 trials but only 1 slot(s) were free: the first 1 were kept and trials[1:] dropped" in ctx.cut_note
 
     twice = {"trials": good(3.0)["trials"] * 2}
     model = ScriptedProvider.from_turns([ToolCall(name="propose_trials", arguments=twice)])

@@ -1,0 +1,130 @@
+"""A bad-input corpus for campaign configs: every case is refused with one clear error naming
+what is wrong (exit 2 from `autoresearch config check FILE`, ConfigError from the API), never
+a traceback, a hang or a silent coercion."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autoresearch.campaign import ConfigError, load_campaign
+from autoresearch.cli import _register, app
+
+_register()
+runner = CliRunner()
+
+REPO = Path(__file__).resolve().parents[3]
+GOOD = """\
+name: corpus
+command: ["python", "train.py", "--lr", "{lr}"]
+objective: {metric: loss, mode: min}
+search_space:
+  lr: {type: float, low: 0.001, high: 0.1}
+  depth: {type: int, low: 1, high: 8}
+budget: {max_trials: 4, max_parallel: 2}
+"""
+
+
+def _replace(old: str, new: str) -> Callable[[Path], Path]:
+    def make(folder: Path) -> Path:
+        assert old in GOOD
+        return _write(folder, GOOD.replace(old, new))
+
+    return make
+
+
+def _write(folder: Path, text: str | bytes) -> Path:
+    file = folder / "campaign.yaml"
+    file.write_bytes(text.encode() if isinstance(text, str) else text)
+    return file
+
+
+def _fifo(folder: Path) -> Path:
+    os.mkfifo(folder / "campaign.yaml")
+    return folder / "campaign.yaml"
+
+
+def _loop(folder: Path) -> Path:
+    (folder / "a.yaml").symlink_to(folder / "b.yaml")
+    (folder / "b.yaml").symlink_to(folder / "a.yaml")
+    return folder / "a.yaml"
+
+
+def _laughs(folder: Path) -> Path:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    return _write(folder, GOOD + "\n".join(lines).replace("a", "x_a") + "\n")
+
+
+CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "10k-deep flow nesting": (lambda d: _write(d, GOOD + "x: " + "[" * 10_000 + "]" * 10_000 + "\n"),
+                              "nested more than 50 levels deep"),
+    "deep block nesting": (lambda d: _write(d, GOOD + "".join(f"{'  ' * i}k{i}:\n" for i in range(200)) + "  " * 200 + "v\n"),
+                           "nested more than 50 levels deep"),
+    "billion laughs": (_laughs, "expands to more than 100000 values"),
+    "recursive alias": (lambda d: _write(d, GOOD + "x: &r [*r]\n"), "levels (through aliases?)"),
+    "a FIFO": (_fifo, "not a regular file (a device, FIFO or socket)"),
+    "/dev/zero": (lambda d: Path("/dev/zero"), "not a regular file"),
+    "a symlink loop": (_loop, "cannot open it: Too many levels of symbolic links"),
+    "a folder": (lambda d: d, "it is a folder"),
+    "over the size cap": (lambda d: _write(d, GOOD + "#" + "x" * (2 << 20) + "\n"), "over the 1048576-byte limit"),
+    "not UTF-8": (lambda d: _write(d, GOOD.encode() + b"# \xff\xfe\n"), "not UTF-8"),
+    "max_trials as a string": (_replace("max_trials: 4", 'max_trials: "5"'),
+                               "budget.max_trials: must be a number, not the string '5'"),
+    "max_trials as a boolean": (_replace("max_trials: 4", "max_trials: true"),
+                                "budget.max_trials: must be a number, not the boolean true"),
+    "max_parallel as a string": (_replace("max_parallel: 2", 'max_parallel: "2"'), "budget.max_parallel"),
+    "gpus as a boolean": (_replace("budget:", "compute: {gpus: true}\nbudget:"),
+                          "compute.gpus: must be a number, not the boolean true"),
+    "priority as a boolean": (_replace("budget:", "compute: {priority: true}\nbudget:"),
+                              "compute.priority: must be a number, not the boolean true"),
+    "preemptible as a string": (_replace("budget:", 'compute: {preemptible: "yes"}\nbudget:'),
+                                "compute.preemptible: must be true or false"),
+    "target NaN": (_replace("mode: min}", "mode: min, target: .nan}"), "objective.target"),
+    "target infinite": (_replace("mode: min}", "mode: min, target: .inf}"), "objective.target"),
+    "low as a string": (_replace("low: 0.001", 'low: "0.001"'), "search_space.lr.low: must be a number"),
+    "float step wider than the range": (_replace("high: 0.1}", "high: 0.1, step: 0.5}"),
+                                        "search_space.lr.step: step (0.5) is wider than the range"),
+    "int step wider than the range": (_replace("high: 8}", "high: 8, step: 10}"),
+                                      "search_space.depth.step: step (10) is wider than the range"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_api_refuses_with_a_config_error(case: str, tmp_path: Path) -> None:
+    make, expected = CASES[case]
+    file = make(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        load_campaign(file, check_paths=False)
+    assert expected in str(info.value) and "autoresearch config check" in str(info.value)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_config_check_exits_2_without_a_traceback(case: str, tmp_path: Path) -> None:
+    make, expected = CASES[case]
+    result = runner.invoke(app, ["config", "check", str(make(tmp_path))], env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert expected in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("case", ["10k-deep flow nesting", "a FIFO"])
+def test_config_check_in_its_own_process(case: str, tmp_path: Path) -> None:
+    make, expected = CASES[case]
+    done = subprocess.run(
+        [sys.executable, "-c", "from autoresearch.cli import main; main()", "config", "check", str(make(tmp_path))],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400"},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and expected in " ".join(done.stderr.split())
+
+
+def test_the_good_file_loads(tmp_path: Path) -> None:
+    campaign = load_campaign(_write(tmp_path, GOOD), check_paths=False)
+    assert campaign.budget.max_trials == 4 and campaign.search_space["depth"].high == 8

@@ -1,0 +1,1 @@
+"""Code-edit workspaces and patches."""
