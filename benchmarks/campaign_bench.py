@@ -101,7 +101,8 @@ def full_stack(campaign: Campaign, home: Path, settings: RunnerSettings, profile
 
 def run_seeds(home: Path, peers: Sequence[str], seeds: Sequence[int], trials: int, parallel: int,
               step_seconds: float | None = None, settings: RunnerSettings | None = None,
-              progress: Progress = lambda line: None, profiler: cProfile.Profile | None = None) -> list[ArmRun]:  # fmt: skip
+              progress: Progress = lambda line: None, profiler: cProfile.Profile | None = None
+              ) -> list[ArmRun]:  # fmt: skip
     """Every arm for every seed, on the compute daemon already serving `home` (its MLflow store is
     `home/mlflow.db`); starts and stops one Ray instance when `ray-tune` is among `peers`."""
     unknown = sorted(set(peers) - set(PEERS))
@@ -119,7 +120,8 @@ def run_seeds(home: Path, peers: Sequence[str], seeds: Sequence[int], trials: in
                 runs.append(ray_tune(campaign, seed, home / "ray-results"))
             progress(f"seed {seed}: " + " | ".join(
                 f"{r.arm} {r.wall_s:.1f} s regret {regret('hartmann6', r.best):.4f} overhead "
-                f"{overhead_ms(r.wall_s, r.spans, parallel):.0f} ms/trial" for r in runs if r.seed == seed))  # fmt: skip
+                f"{overhead_ms(r.wall_s, r.spans, parallel):.0f} ms/trial"
+                for r in runs if r.seed == seed))  # fmt: skip
     return runs
 
 
@@ -130,7 +132,8 @@ def per_seed_rows(runs: Sequence[ArmRun], parallel: int) -> list[dict[str, Any]]
         rows.append({"arm": run.arm, "seed": run.seed, "wall_s": run.wall_s, "regret": regret("hartmann6", run.best),
                      "per_trial_overhead_ms": overhead_ms(run.wall_s, run.spans, parallel),
                      "refill_gap_ms": gaps.gap_ms, "refill_runner_ms": gaps.runner_ms,
-                     "refill_daemon_ms": gaps.daemon_ms, "completed": run.completed, "jobs": len(run.spans)})  # fmt: skip
+                     "refill_daemon_ms": gaps.daemon_ms, "completed": run.completed,
+                     "jobs": len(run.spans)})  # fmt: skip
     return rows
 
 
@@ -167,7 +170,9 @@ def table(doc: dict[str, Any]) -> str:
              f"{'arm':14}{'wall clock (s)':>16}{'x ours':>9}{'simple regret':>15}{'overhead/trial':>16}"
              f"{'refill gap':>12}{'  (runner + daemon)':<22}"]  # fmt: skip
     for r in doc["rows"]:
-        split = f"  ({r['refill_runner_ms']:.0f} + {r['refill_daemon_ms']:.0f} ms)" if r["refill_runner_ms"] is not None else ""
+        split = ""
+        if r["refill_runner_ms"] is not None:
+            split = f"  ({r['refill_runner_ms']:.0f} + {r['refill_daemon_ms']:.0f} ms)"
         lines.append(f"{r['arm']:14}{r['wall_s']:>16.1f}{r['ratio_to_ours']:>8.2f}x{r['regret']:>15.4f}"
                      f"{r['per_trial_overhead_ms']:>13.0f} ms{r['refill_gap_ms']:>9.0f} ms{split}")  # fmt: skip
     for t in doc["tests"]:
@@ -191,7 +196,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--poll", type=float, default=1.0, help="runner poll_s (metric reads of running trials)")
     parser.add_argument("--step-seconds", type=float, default=None,
                         help="override the job's sleep per step (job.py default 0.02 s x 20 steps)")
-    parser.add_argument("--peers", default="optuna", help="comma-separated peer arms: optuna, ray-tune (default optuna)")
+    parser.add_argument("--peers", default="optuna",
+                        help="comma-separated peer arms: optuna, ray-tune (default optuna)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the results as JSON only")
     parser.add_argument("--profile", type=Path, default=None, help="write a cProfile of our arm's runner to this file")
     args = parser.parse_args(argv)
@@ -199,7 +205,8 @@ def main(argv: list[str] | None = None) -> None:
     if sorted(set(peers) - set(PEERS)):
         parser.error(f"--peers: unknown arm(s) {sorted(set(peers) - set(PEERS))}; choose from {', '.join(PEERS)}")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    progress: Progress = lambda line: print(line, file=sys.stderr if args.json else sys.stdout, flush=True)  # noqa: E731
+    out = sys.stderr if args.json else sys.stdout
+    progress: Progress = lambda line: print(line, file=out, flush=True)  # noqa: E731
     profiler = cProfile.Profile() if args.profile else None
 
     load_start = _load()
@@ -214,9 +221,9 @@ def main(argv: list[str] | None = None) -> None:
             stop_daemon(home, stop_jobs=True)
     if profiler is not None:
         profiler.dump_stats(str(args.profile))
-    settings = {"trials": args.trials, "seeds": args.seeds, "parallel": args.parallel, "step_seconds": args.step_seconds,
-                "poll_s": args.poll, "peers": peers, "load_start": load_start, "load_end": _load(),
-                "cpus": os.cpu_count(), "optuna": optuna.__version__}  # fmt: skip
+    settings = {"trials": args.trials, "seeds": args.seeds, "parallel": args.parallel,
+                "step_seconds": args.step_seconds, "poll_s": args.poll, "peers": peers, "load_start": load_start,
+                "load_end": _load(), "cpus": os.cpu_count(), "optuna": optuna.__version__}  # fmt: skip
     if "ray-tune" in peers:
         import ray
 

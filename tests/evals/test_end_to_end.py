@@ -144,6 +144,7 @@ def test_the_llm_arm_uses_a_real_provider_only_when_its_key_is_set():
     assert auto_llm({"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant"}) == "anthropic:claude-sonnet-4-5"
 
 
+@pytest.mark.slow
 def test_the_latency_part_puts_the_stack_beside_its_peers_on_the_same_jobs(tmp_path):
     suite = TINY.model_copy(update={"latency_peer_trials": 6, "latency_peers": ("optuna",)})
     results = run_suite(suite, tmp_path, parts=[Part.latency], command="test", progress=lambda line: None)
