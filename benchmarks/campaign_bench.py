@@ -118,10 +118,7 @@ def run_seeds(home: Path, peers: Sequence[str], seeds: Sequence[int], trials: in
                 runs.append(optuna_loop(campaign, seed))
             if "ray-tune" in peers:
                 runs.append(ray_tune(campaign, seed, home / "ray-results"))
-            progress(f"seed {seed}: " + " | ".join(
-                f"{r.arm} {r.wall_s:.1f} s regret {regret('hartmann6', r.best):.4f} overhead "
-                f"{overhead_ms(r.wall_s, r.spans, parallel):.0f} ms/trial"
-                for r in runs if r.seed == seed))  # fmt: skip
+            progress(f"seed {seed}: " + json.dumps(per_seed_rows([r for r in runs if r.seed == seed], parallel)))
     return runs
 
 
