@@ -111,11 +111,13 @@ class RaySession:
     def __init__(self, num_cpus: int) -> None:
         self.num_cpus = num_cpus
         self._tmp: str | None = None
+        self._saved_path: str | None = None
 
     def __enter__(self) -> RaySession:
         import ray
 
-        os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+        self._saved_path = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [self._saved_path])])  # for Ray workers
         os.environ.setdefault("RAY_DEDUP_LOGS", "0")
         os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
         failures: list[Exception] = []
@@ -138,6 +140,10 @@ class RaySession:
         ray.shutdown()
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
+        if self._saved_path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = self._saved_path
 
 
 class DefineByRun:
