@@ -1,35 +1,51 @@
-"""The 100-trial Hartmann6 campaign through the full stack, beside a plain Optuna loop.
+"""The 100-trial Hartmann6 campaign through the full stack, beside a plain Optuna loop and Ray Tune.
 
     python benchmarks/campaign_bench.py [--trials 100] [--seeds 3] [--parallel 4]
+        [--peers optuna,ray-tune] [--step-seconds 0.1] [--json] [--profile FILE]
 
-Full stack: `autoresearch.runner.run_campaign` on examples/synthetic/hartmann6.yaml (TPE,
-multivariate + constant liar, seeded; pruner none so both sides run every trial to its
-end): the LangGraph graph on its SQLite checkpointer, the Optuna RDB ledger, one MLflow run
-per trial (a local SQLite store), the compute daemon running each trial as a subprocess, and
-the job's printed `objective:` lines parsed from its log into MLflow.
+Arms (same seeds, same pinned TPE, same subprocess jobs printing metrics):
 
-Plain loop: an in-memory Optuna study with the same sampler and seed; `--parallel` threads
-each ask a trial, run the same `job.py` command with `subprocess.run`, parse its last
-`objective:` line and tell the value.
+- `autoresearch`: `autoresearch.runner.run_campaign` on examples/synthetic/hartmann6.yaml (TPE,
+  multivariate + constant liar, seeded; pruner none so every arm runs every trial to its end):
+  the LangGraph graph on its SQLite checkpointer, the Optuna RDB ledger, one MLflow run per
+  trial (a local SQLite store), the compute daemon running each trial as a subprocess, and the
+  job's printed `objective:` lines parsed from its log into MLflow.
+- `optuna`: a plain in-memory Optuna loop, `--parallel` worker threads (benchmarks/campaign_peers.py).
+- `ray-tune`: Ray Tune with `OptunaSearch` and `max_concurrent_trials=--parallel`, a function
+  trainable running the same job (benchmarks/campaign_peers.py).
 
-Both start warm (daemon up, MLflow schema made) and are timed from the first proposal to the
-last result. `--step-seconds` makes each job longer (the default job is 20 steps of 0.02 s, a
-stress test of per-trial overhead). Prints wall clock and simple regret (best - (-3.32237)) per seed, the medians,
-and the wall-clock ratio (target <= 1.2x, regret no worse).
+`--peers` picks the peer arms (default `optuna`: the full stack beside the plain loop, as
+before). Every arm starts warm (daemon up, MLflow schema made, Ray started) and is timed from
+the first proposal to the last result. `--step-seconds` makes each job longer (the default job
+is 20 steps of 0.02 s, a stress test of per-trial overhead; 0.1 gives 2 s jobs).
+
+Per arm, medians over seeds: wall clock, its ratio to ours, simple regret (best - (-3.32237)),
+per-trial overhead and refill gap. Per-trial overhead = (wall clock - ideal makespan) / trials,
+where the ideal makespan list-schedules the arm's own measured job durations (spawn -> end
+noticed), in start order, on `--parallel` slots with no time between jobs. Refill gap = the
+median time from a job's end to the start of the job that takes its slot (for our stack split
+into the runner's part, end -> next submit, and the daemon's, submit -> start). Exact
+definitions: benchmarks/campaign_timing.py. With two or more seeds, a paired two-sided Wilcoxon
+test on regret, ours vs each peer. `--json` prints `{"rows": [...], "per_seed": [...],
+"tests": [...], "settings": {...}}` and nothing else on stdout (progress goes to stderr).
+`--profile FILE` runs our arm under cProfile (the runner's thread) and writes pstats to FILE.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import json
+import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -38,11 +54,16 @@ import optuna  # noqa: E402
 
 from autoresearch.campaign import Campaign, load_campaign  # noqa: E402
 from autoresearch.runner import RunnerSettings, run_campaign  # noqa: E402
-from compute import DaemonConfig, start_daemon, stop_daemon  # noqa: E402
+from benchmarks.campaign_peers import ArmRun, RaySession, optuna_loop, ray_tune  # noqa: E402
+from benchmarks.campaign_timing import Span, overhead_ms, paired_test, refill_gaps  # noqa: E402
+from compute import Client, DaemonConfig, start_daemon, stop_daemon  # noqa: E402
 from examples.synthetic.functions import regret  # noqa: E402
 from tracking import mlflow_client, resolve_tracking  # noqa: E402
 
 CONFIG = ROOT / "examples" / "synthetic" / "hartmann6.yaml"
+OURS = "autoresearch"
+PEERS = ("optuna", "ray-tune")
+Progress = Callable[[str], None]
 
 
 def campaign_for(seed: int, trials: int, parallel: int, home: Path, step_seconds: float | None) -> Campaign:
@@ -57,45 +78,114 @@ def campaign_for(seed: int, trials: int, parallel: int, home: Path, step_seconds
     return Campaign.model_validate(data, context={"base_dir": CONFIG.parent})
 
 
-def full_stack(campaign: Campaign, home: Path, settings: RunnerSettings) -> tuple[float, float]:
+def full_stack(campaign: Campaign, home: Path, settings: RunnerSettings, profiler: cProfile.Profile | None = None
+               ) -> ArmRun:  # fmt: skip
     started = time.monotonic()
-    outcome = run_campaign(campaign, home=home, settings=settings)
+    if profiler is not None:
+        profiler.enable()
+    try:
+        outcome = run_campaign(campaign, home=home, settings=settings)
+    finally:
+        if profiler is not None:
+            profiler.disable()
     wall = time.monotonic() - started
     best = outcome.status.best_trial
     assert best is not None and best.value is not None, outcome.reason
     done = sum(t.state.value == "complete" for t in outcome.status.trials)
-    assert done == campaign.budget.max_trials, f"{done} complete trials of {campaign.budget.max_trials}"
-    return wall, regret("hartmann6", best.value)
+    with Client(home, autostart=False) as client:
+        jobs = client.list(labels={"campaign": campaign.name}, limit=10 * campaign.budget.max_trials)
+    spans = tuple(Span(a.started_at, a.ended_at, job.created_at) for job in jobs for a in job.attempts
+                  if a.ended_at is not None)  # fmt: skip
+    return ArmRun(OURS, campaign.policy.seed or 0, wall, best.value, done, spans)
 
 
-def plain_loop(campaign: Campaign) -> tuple[float, float]:
-    sampler = optuna.samplers.TPESampler(seed=campaign.policy.seed, multivariate=True, constant_liar=True)
-    study = optuna.create_study(direction="minimize", sampler=sampler)
-    lock = threading.Lock()
-    left = [campaign.budget.max_trials]
-
-    def worker() -> None:
-        while True:
-            with lock:
-                if left[0] == 0:
-                    return
-                left[0] -= 1
-            trial = study.ask()
-            params = {name: spec.suggest(trial, name) for name, spec in campaign.search_space.items()}
-            argv = campaign.render_command(params, trial.number)
-            argv = [sys.executable, *argv[1:]] if argv[0] == "python" else argv
-            out = subprocess.run(argv, cwd=campaign.cwd, capture_output=True, text=True, check=True).stdout
-            value = float([line for line in out.splitlines() if line.startswith("objective:")][-1].split()[1])
-            study.tell(trial, value)
-
-    started = time.monotonic()
-    with ThreadPoolExecutor(campaign.budget.max_parallel) as pool:
-        for future in [pool.submit(worker) for _ in range(campaign.budget.max_parallel)]:
-            future.result()
-    return time.monotonic() - started, regret("hartmann6", study.best_value)
+def run_seeds(home: Path, peers: Sequence[str], seeds: Sequence[int], trials: int, parallel: int,
+              step_seconds: float | None = None, settings: RunnerSettings | None = None,
+              progress: Progress = lambda line: None, profiler: cProfile.Profile | None = None
+              ) -> list[ArmRun]:  # fmt: skip
+    """Every arm for every seed, on the compute daemon already serving `home` (its MLflow store is
+    `home/mlflow.db`); starts and stops one Ray instance when `ray-tune` is among `peers`."""
+    unknown = sorted(set(peers) - set(PEERS))
+    if unknown:
+        raise ValueError(f"--peers: unknown arm(s) {unknown}; choose from {', '.join(PEERS)}")
+    settings = settings or RunnerSettings()
+    runs: list[ArmRun] = []
+    with RaySession(parallel) if "ray-tune" in peers else nullcontext():
+        for seed in seeds:
+            campaign = campaign_for(seed, trials, parallel, home, step_seconds)
+            runs.append(full_stack(campaign, home, settings, profiler))
+            if "optuna" in peers:
+                runs.append(optuna_loop(campaign, seed))
+            if "ray-tune" in peers:
+                runs.append(ray_tune(campaign, seed, home / "ray-results"))
+            progress(f"seed {seed}: " + json.dumps(per_seed_rows([r for r in runs if r.seed == seed], parallel)))
+    return runs
 
 
-def main() -> None:
+def per_seed_rows(runs: Sequence[ArmRun], parallel: int) -> list[dict[str, Any]]:
+    rows = []
+    for run in runs:
+        gaps = refill_gaps(run.spans, parallel)
+        rows.append({"arm": run.arm, "seed": run.seed, "wall_s": run.wall_s, "regret": regret("hartmann6", run.best),
+                     "per_trial_overhead_ms": overhead_ms(run.wall_s, run.spans, parallel),
+                     "refill_gap_ms": gaps.gap_ms, "refill_runner_ms": gaps.runner_ms,
+                     "refill_daemon_ms": gaps.daemon_ms, "completed": run.completed,
+                     "jobs": len(run.spans)})  # fmt: skip
+    return rows
+
+
+def summary(runs: Sequence[ArmRun], parallel: int, settings: dict[str, Any]) -> dict[str, Any]:
+    """The `--json` document: medians per arm (`rows`), `per_seed` values, paired `tests`."""
+    per_seed = per_seed_rows(runs, parallel)
+    arms = list(dict.fromkeys(r["arm"] for r in per_seed))
+
+    def med(arm: str, key: str) -> float | None:
+        values = [r[key] for r in per_seed if r["arm"] == arm and r[key] is not None]
+        return statistics.median(values) if values else None
+
+    ours_wall = med(OURS, "wall_s")
+    rows = [{"arm": arm, "wall_s": med(arm, "wall_s"), "regret": med(arm, "regret"),
+             "per_trial_overhead_ms": med(arm, "per_trial_overhead_ms"), "refill_gap_ms": med(arm, "refill_gap_ms"),
+             "refill_runner_ms": med(arm, "refill_runner_ms"), "refill_daemon_ms": med(arm, "refill_daemon_ms"),
+             "ratio_to_ours": med(arm, "wall_s") / ours_wall if ours_wall else None,
+             "seeds": sum(r["arm"] == arm for r in per_seed),
+             "completed": min(r["completed"] for r in per_seed if r["arm"] == arm)} for arm in arms]  # fmt: skip
+    ours = {r["seed"]: r["regret"] for r in per_seed if r["arm"] == OURS}
+    tests = []
+    for arm in arms[1:]:
+        theirs = {r["seed"]: r["regret"] for r in per_seed if r["arm"] == arm}
+        seeds = sorted(ours.keys() & theirs.keys())
+        tests.append({"ours": OURS, "peer": arm, **paired_test([ours[s] for s in seeds], [theirs[s] for s in seeds])})
+    return {"rows": rows, "per_seed": per_seed, "tests": tests, "settings": settings}
+
+
+def table(doc: dict[str, Any]) -> str:
+    s = doc["settings"]
+    steps = f"{s['step_seconds']} s" if s["step_seconds"] is not None else "0.02 s (job default)"
+    lines = [f"Hartmann6, {s['trials']} trials, {s['parallel']} in parallel, TPE, {s['seeds']} seed(s), "
+             f"20 steps x {steps}; load average {s['load_start']} at start, {s['load_end']} at end",
+             f"{'arm':14}{'wall clock (s)':>16}{'x ours':>9}{'simple regret':>15}{'overhead/trial':>16}"
+             f"{'refill gap':>12}{'  (runner + daemon)':<22}"]  # fmt: skip
+    for r in doc["rows"]:
+        split = ""
+        if r["refill_runner_ms"] is not None:
+            split = f"  ({r['refill_runner_ms']:.0f} + {r['refill_daemon_ms']:.0f} ms)"
+        lines.append(f"{r['arm']:14}{r['wall_s']:>16.1f}{r['ratio_to_ours']:>8.2f}x{r['regret']:>15.4f}"
+                     f"{r['per_trial_overhead_ms']:>13.0f} ms{r['refill_gap_ms']:>9.0f} ms{split}")  # fmt: skip
+    for t in doc["tests"]:
+        p = f"p = {t['p_value']:.3f}" if t["p_value"] is not None else "p n/a"
+        lines.append(f"regret, {OURS} vs {t['peer']} (paired, {t['seeds']} seeds): {t['wins']}W/{t['losses']}L/"
+                     f"{t['ties']}T, median difference {t['median_diff']:+.4f}, {p} (two-sided Wilcoxon)")  # fmt: skip
+    for r in doc["rows"][1:]:
+        lines.append(f"ratio (median wall clock, {OURS} / {r['arm']}): {1 / r['ratio_to_ours']:.2f}x")
+    return "\n".join(lines)
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0 .. N-1")
@@ -103,36 +193,40 @@ def main() -> None:
     parser.add_argument("--poll", type=float, default=1.0, help="runner poll_s (metric reads of running trials)")
     parser.add_argument("--step-seconds", type=float, default=None,
                         help="override the job's sleep per step (job.py default 0.02 s x 20 steps)")
-    args = parser.parse_args()
+    parser.add_argument("--peers", default="optuna",
+                        help="comma-separated peer arms: optuna, ray-tune (default optuna)")  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print the results as JSON only")
+    parser.add_argument("--profile", type=Path, default=None, help="write a cProfile of our arm's runner to this file")
+    args = parser.parse_args(argv)
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    if sorted(set(peers) - set(PEERS)):
+        parser.error(f"--peers: unknown arm(s) {sorted(set(peers) - set(PEERS))}; choose from {', '.join(PEERS)}")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    out = sys.stderr if args.json else sys.stdout
+    progress: Progress = lambda line: print(line, file=out, flush=True)  # noqa: E731
+    profiler = cProfile.Profile() if args.profile else None
 
-    rows = []
+    load_start = _load()
     with tempfile.TemporaryDirectory(prefix="ar-campaign-bench-") as tmp:
         home = Path(tmp)
         start_daemon(home, DaemonConfig(gpus=args.parallel))
         mlflow_client(resolve_tracking(str(home / "mlflow.db"))).search_experiments()  # schema, once
-        settings = RunnerSettings(poll_s=args.poll)
         try:
-            for seed in range(args.seeds):
-                campaign = campaign_for(seed, args.trials, args.parallel, home, args.step_seconds)
-                full = full_stack(campaign, home, settings)
-                plain = plain_loop(campaign)
-                rows.append((seed, full, plain))
-                print(f"seed {seed}: full stack {full[0]:.1f} s regret {full[1]:.4f} | "
-                      f"plain loop {plain[0]:.1f} s regret {plain[1]:.4f}", flush=True)  # fmt: skip
+            runs = run_seeds(home, peers, range(args.seeds), args.trials, args.parallel, args.step_seconds,
+                             RunnerSettings(poll_s=args.poll), progress, profiler)  # fmt: skip
         finally:
             stop_daemon(home, stop_jobs=True)
+    if profiler is not None:
+        profiler.dump_stats(str(args.profile))
+    settings = {"trials": args.trials, "seeds": args.seeds, "parallel": args.parallel,
+                "step_seconds": args.step_seconds, "poll_s": args.poll, "peers": peers, "load_start": load_start,
+                "load_end": _load(), "cpus": os.cpu_count(), "optuna": optuna.__version__}  # fmt: skip
+    if "ray-tune" in peers:
+        import ray
 
-    print()
-    steps = f"{args.step_seconds} s" if args.step_seconds is not None else "0.02 s (job default)"
-    print(f"Hartmann6, {args.trials} trials, {args.parallel} in parallel, TPE, {args.seeds} seed(s), "
-          f"20 steps x {steps}")
-    print(f"{'':14}{'wall clock (s)':>16}{'simple regret':>16}")
-    full_wall = statistics.median(r[1][0] for r in rows)
-    plain_wall = statistics.median(r[2][0] for r in rows)
-    print(f"{'full stack':14}{full_wall:>16.1f}{statistics.median(r[1][1] for r in rows):>16.4f}")
-    print(f"{'plain optuna':14}{plain_wall:>16.1f}{statistics.median(r[2][1] for r in rows):>16.4f}")
-    print(f"ratio (median wall clock, full / plain): {full_wall / plain_wall:.2f}x  (target <= 1.2x)")
+        settings["ray"] = ray.__version__
+    doc = summary(runs, args.parallel, settings)
+    print(json.dumps(doc, indent=1) if args.json else "\n" + table(doc))
 
 
 if __name__ == "__main__":

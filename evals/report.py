@@ -18,6 +18,7 @@ from evals.metrics import (
     time_to_target,
     utilization,
 )
+from evals.latency import PeerRow
 from evals.records import Arm, FaultKind, RunRecord
 from evals.run import Results
 from evals.tasks import curve, minimum
@@ -199,7 +200,22 @@ def latency_table(results: Results) -> list[str]:
         f"| preemption: high job start beyond the victim's grace (max of {len(lat.preemption_beyond_grace_s)}) | "
         f"{worst * 1000:.1f} ms | |",
         "",
+        *peers_table(lat.peers),
     ]  # fmt: skip
+
+
+def peers_table(rows: list[PeerRow]) -> list[str]:
+    """The campaign benchmark's rows: the stack beside a plain Optuna loop and Ray Tune."""
+    if not rows:
+        return []
+    ours = rows[0].wall_s
+    lines = [f"### Per-trial overhead beside peers (Hartmann6, {rows[0].trials} trials, seed 0, same jobs)", "",
+             "| arm | wall clock | x ours | simple regret | overhead per trial | refill gap |",
+             "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for r in rows:
+        lines.append(f"| {r.arm} | {r.wall_s:.1f} s | {r.wall_s / ours:.2f}x | {r.regret:.4f} | "
+                     f"{r.per_trial_overhead_ms:.0f} ms | {r.refill_gap_ms:.0f} ms |")  # fmt: skip
+    return lines + [""]
 
 
 def digits_table(results: Results) -> list[str]:

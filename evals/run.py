@@ -193,7 +193,8 @@ def _robustness(env: EvalEnv, suite: Suite, llm: str, scratch: Path) -> Iterator
 
 
 def _latency(env: EvalEnv, suite: Suite, llm: str, scratch: Path) -> Iterator[Unit]:
-    yield "latency", partial(measure, env, suite.latency_launches, suite.latency_rounds, scratch / "latency")
+    yield "latency", partial(measure, env, suite.latency_launches, suite.latency_rounds, scratch / "latency",
+                             peers=suite.latency_peers, peer_trials=suite.latency_peer_trials)  # fmt: skip
 
 
 def _digits(env: EvalEnv, suite: Suite, llm: str, scratch: Path) -> Iterator[Unit]:

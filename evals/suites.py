@@ -24,7 +24,7 @@ class Part(str, enum.Enum):
     robustness = "robustness"
     """Campaigns under each fault type, checked for a correct end."""
     latency = "latency"
-    """Compute launch and preemption latency."""
+    """Compute launch and preemption latency; per-trial overhead beside a plain Optuna loop and Ray Tune."""
     digits = "digits"
     """Real training: the digits MLP, stack vs plain TPE running the same jobs."""
 
@@ -61,6 +61,11 @@ class Suite(BaseModel):
     robustness_trials: int = 8
     latency_launches: int
     latency_rounds: int
+    latency_peer_trials: int = 0
+    """Trials of the campaign benchmark's rows beside peers (benchmarks/campaign_bench.py, Hartmann6,
+    4 slots, seed 0): per-trial overhead of the stack, a plain Optuna loop and Ray Tune; 0: none."""
+    latency_peers: tuple[str, ...] = ("optuna", "ray-tune")
+    """The peer arms of those rows."""
     digits_seeds: int
     digits_trials: int
     digits_epochs: int = 10
@@ -74,7 +79,7 @@ QUICK = Suite(
     wallclock_seeds=2, wallclock_targets={"branin": 0.5}, wallclock_max_trials=40,
     pruning_seeds=2, pruning_trials=20, pruning_budgets=(6, 12),
     robustness_campaigns=2,
-    latency_launches=8, latency_rounds=1,
+    latency_launches=8, latency_rounds=1, latency_peer_trials=20,
     digits_seeds=1, digits_trials=6,
 )  # fmt: skip
 """About 5 minutes on 2 idle cores (10 under heavy load); indicative numbers (few seeds), not
@@ -89,7 +94,7 @@ FULL = Suite(
     wallclock_seeds=10, wallclock_targets={"branin": 0.1, "hartmann6": 0.3}, wallclock_max_trials=100,
     pruning_seeds=10, pruning_trials=40, pruning_budgets=(10, 20),
     robustness_campaigns=20,
-    latency_launches=30, latency_rounds=3,
+    latency_launches=30, latency_rounds=3, latency_peer_trials=100,
     digits_seeds=3, digits_trials=20,
 )  # fmt: skip
 """The issue's counts: what docs/benchmarks.md claims rest on. Hours on 2 shared cores."""

@@ -142,3 +142,16 @@ def test_the_llm_arm_uses_a_real_provider_only_when_its_key_is_set():
     assert auto_llm({"OPENAI_API_KEY": ""}) == "scripted"
     assert auto_llm({"OPENAI_API_KEY": "sk-x"}) == "openai:gpt-5-mini"
     assert auto_llm({"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-ant"}) == "anthropic:claude-sonnet-4-5"
+
+
+@pytest.mark.slow
+def test_the_latency_part_puts_the_stack_beside_its_peers_on_the_same_jobs(tmp_path):
+    suite = TINY.model_copy(update={"latency_peer_trials": 6, "latency_peers": ("optuna",)})
+    results = run_suite(suite, tmp_path, parts=[Part.latency], command="test", progress=lambda line: None)
+    assert results.latency is not None
+    rows = results.latency.peers
+    assert [(r.arm, r.trials) for r in rows] == [("autoresearch", 6), ("optuna", 6)]
+    assert all(r.wall_s > 0 and r.regret >= 0 and r.refill_gap_ms >= 0 for r in rows)
+    table = markdown(results)
+    assert "### Per-trial overhead beside peers (Hartmann6, 6 trials, seed 0, same jobs)" in table
+    assert "| autoresearch | " in table and "| optuna | " in table and " | 1.00x | " in table
