@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from autoresearch.cli import app
 from compute import Client
-from skills import MAX_ARGUMENT_DEPTH, ErrorCode, TrackingConfig
+from skills import MAX_ARGUMENT_DEPTH, ErrorCode
+from tracking import TrackingConfig
 
 runner = CliRunner()
 DEEP = '{"job_id": "job-0123456789", "tail": ' + "[" * 10_000 + "]" * 10_000 + "}"

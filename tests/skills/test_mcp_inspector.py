@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compute import Client, JobSpec
-from skills import TrackingConfig
+from tracking import TrackingConfig
 from skills.builtin import builtin_registry
 from tests.skills.inspector import inspect, npx
 

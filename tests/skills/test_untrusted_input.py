@@ -12,7 +12,8 @@ import pytest
 from mcp import Client
 
 from compute import Client as ComputeClient
-from skills import ErrorCode, SkillContext, TrackingConfig
+from skills import ErrorCode, SkillContext
+from tracking import TrackingConfig
 from tests.skills.test_job_skills import call, wait_final
 from tests.skills.test_mcp import _server
 
