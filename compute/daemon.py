@@ -43,6 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, WakesDaemon, Warms
+from compute.attempt_logs import append_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, AttemptStopReason, decide_ending
@@ -60,9 +61,6 @@ from compute.store import Store
 from compute.waitboard import WaitBoard
 
 log = logging.getLogger("compute.daemon")
-
-_LOG_TAIL_BYTES = 4096
-
 
 class Daemon:
     """The scheduling loop over one store and one backend (see the module docstring)."""
@@ -200,7 +198,7 @@ class Daemon:
         live = [a for a in running if a.key not in stopping]
         for fault in self.health.take_faults({a.node for a in live}):
             for attempt in (a for a in live if a.node == fault.node):
-                _append_log(attempt.log_path, fault.log_lines())
+                append_log(attempt.log_path, fault.log_lines())
                 self.backend.signal(attempt.key, signal.SIGKILL)
                 mark_killed(self.store, attempt, f"fault drill '{fault.kind.value}' on node {fault.node}: SIGKILL")
                 stopping.add(attempt.key)
@@ -211,7 +209,7 @@ class Daemon:
             reason = f"node {node.name} quarantined: {node.reason}"
             for attempt in running:
                 if attempt.node == node.name and attempt.key not in stopping:
-                    _append_log(attempt.log_path, [f"{MONITOR_KILL_MARKER}: {reason}"])
+                    append_log(attempt.log_path, [f"{MONITOR_KILL_MARKER}: {reason}"])
                     self._stop(attempt, AttemptStopReason.quarantine, reason, now)
                     stopping.add(attempt.key)
         self.nodes = self.store.nodes()
@@ -296,7 +294,7 @@ class Daemon:
 
     def _finish(self, attempt: LiveAttempt, ended: AttemptExit) -> None:
         code = ended.exit_code
-        tail = _log_tail(attempt.log_path)
+        tail = log_tail(attempt.log_path)
         budget = job_budget_row(self.store, attempt.job_id)
         verdict: list[Classification] = []
 
@@ -312,8 +310,8 @@ class Daemon:
             now=now, jitter=random.uniform(0.5, 1.5),
         )
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
-        excerpt = _excerpt(tail, verdict[0] if verdict else None) if failed else None
-        end_attempt(self.store, attempt, ending, code, excerpt)
+        kept = excerpt(tail, verdict[0] if verdict else None) if failed else None
+        end_attempt(self.store, attempt, ending, code, kept)
         if self.health is not None and verdict and ending.failure_class is FailureClass.infra:
             self.health.on_infra_failure(attempt.node, attempt.job_id, now)
         self._tracked.discard(attempt.key)
@@ -359,33 +357,6 @@ class Daemon:
             self.health.close()
         self.backend.close()
         self.store.close()
-
-
-def _log_tail(path: str) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - _LOG_TAIL_BYTES))
-            return fh.read().decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _excerpt(tail: str, verdict: Classification | None) -> str:
-    """The last 20 lines of a failed attempt's log, after the classifier's verdict on them."""
-    lines = tail.splitlines()[-20:]
-    if verdict is not None:
-        said = f"[autoresearch] {verdict.failure_class.value} failure (rule {verdict.rule}): {verdict.explanation}"
-        lines = [said, *([f"[autoresearch] matched: {verdict.line}"] if verdict.line else []), *lines]
-    return "\n".join(lines)
-
-
-def _append_log(path: str, lines: list[str]) -> None:
-    try:
-        with open(path, "a") as fh:
-            fh.write("".join(f"{line}\n" for line in lines))
-    except OSError:
-        log.warning("could not append to %s", path)
 
 
 def _poke(sock: socket.socket) -> None:

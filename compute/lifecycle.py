@@ -16,7 +16,8 @@ from compute.endings import Ending, AttemptStopReason
 from compute.records import JobState, Node
 from compute.scheduler import PendingJob
 from compute.spec import JobSpec
-from compute.store import Store, node_from_row
+from compute.rows import node_from_row
+from compute.store import Store
 
 
 @dataclass(frozen=True)

@@ -21,97 +21,10 @@ from typing import Any
 
 from compute.errors import ComputeError, JobNotFound
 from compute.paths import ComputePaths
-from compute.records import Attempt, AttemptOutcome, Event, FailureClass, Job, JobState, Node
+from compute.records import Event, Job, JobState, Node
+from compute.rows import load_jobs, node_from_row
+from compute.schema import SCHEMA
 from compute.spec import JobSpec, parse_priority
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    spec TEXT NOT NULL,
-    state TEXT NOT NULL,
-    priority INTEGER NOT NULL,
-    gpus INTEGER NOT NULL,
-    preemptible INTEGER NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    queued_at REAL NOT NULL,
-    state_reason TEXT NOT NULL DEFAULT '',
-    retries_used INTEGER NOT NULL DEFAULT 0,
-    infra_retries_used INTEGER NOT NULL DEFAULT 0,
-    checkpoint_dir TEXT NOT NULL,
-    not_before REAL NOT NULL DEFAULT 0,
-    idempotency_key TEXT UNIQUE,
-    cancel_requested TEXT,
-    excluded_nodes TEXT NOT NULL DEFAULT '[]'
-);
-CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
-CREATE TABLE IF NOT EXISTS job_labels (
-    job_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (job_id, key)
-);
-CREATE INDEX IF NOT EXISTS job_labels_kv ON job_labels(key, value);
-CREATE TABLE IF NOT EXISTS attempts (
-    job_id TEXT NOT NULL,
-    number INTEGER NOT NULL,
-    node TEXT NOT NULL,
-    gpus TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    outcome TEXT,
-    exit_code INTEGER,
-    failure_class TEXT,
-    log_excerpt TEXT,
-    log_path TEXT NOT NULL,
-    pid INTEGER,
-    handle TEXT,
-    stop_reason TEXT,
-    kill_at REAL,
-    killed INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (job_id, number)
-);
-CREATE INDEX IF NOT EXISTS attempts_live ON attempts(outcome) WHERE outcome IS NULL;
-CREATE TABLE IF NOT EXISTS nodes (
-    name TEXT PRIMARY KEY,
-    gpus TEXT NOT NULL,
-    state TEXT NOT NULL,
-    health TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    virtual INTEGER NOT NULL DEFAULT 0,
-    last_probe_at REAL,
-    address TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
-    kind TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    job_id TEXT,
-    attempt INTEGER,
-    node TEXT,
-    data TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX IF NOT EXISTS events_job ON events(job_id, id);
-CREATE TABLE IF NOT EXISTS job_waiting (
-    job_id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    queue_position INTEGER NOT NULL,
-    estimated_start REAL
-);
-"""
-
-_JOB_COLUMNS = (
-    "id, spec, state, priority, created_at, updated_at, state_reason, retries_used, "
-    "infra_retries_used, checkpoint_dir, not_before"
-)
-_ATTEMPT_COLUMNS = (
-    "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, "
-    "log_excerpt, log_path, pid, stop_reason"
-)
-
 
 def new_job_id() -> str:
     """`job-` and 10 hex characters."""
@@ -249,7 +162,7 @@ class Store:
                     "UPDATE jobs SET cancel_requested=?, updated_at=? WHERE id=?", (reason, now, job_id)
                 )
                 self.event(conn, "cancel_requested", reason, job_id=job_id, now=now)
-            return self._load_jobs(conn, [job_id])[0]
+            return load_jobs(conn, [job_id])[0]
 
     def set_priority(self, job_id: str, priority: int | str) -> Job:
         """Change a job's priority (0-100 or a name); final jobs cannot change."""
@@ -268,13 +181,13 @@ class Store:
             conn.execute("UPDATE jobs SET priority=?, updated_at=? WHERE id=?", (value, now, job_id))
             self.event(conn, "priority_changed", f"priority {old} -> {value}", job_id=job_id, now=now,
                        data={"old": old, "new": value})
-            return self._load_jobs(conn, [job_id])[0]
+            return load_jobs(conn, [job_id])[0]
 
     # -- reads ------------------------------------------------------------------------
 
     def get_job(self, job_id: str) -> Job:
         with self._lock:
-            jobs = self._load_jobs(self._conn, [job_id])
+            jobs = load_jobs(self._conn, [job_id])
         if not jobs:
             raise JobNotFound(job_id, str(self.paths.home))
         return jobs[0]
@@ -282,7 +195,7 @@ class Store:
     def get_jobs(self, job_ids: Sequence[str]) -> list[Job]:
         """Jobs in the order asked; raises JobNotFound for the first unknown id."""
         with self._lock:
-            found = {job.id: job for job in self._load_jobs(self._conn, list(job_ids))}
+            found = {job.id: job for job in load_jobs(self._conn, list(job_ids))}
         for job_id in job_ids:
             if job_id not in found:
                 raise JobNotFound(job_id, str(self.paths.home))
@@ -324,7 +237,7 @@ class Store:
                 f"SELECT id FROM jobs {clause} ORDER BY seq DESC LIMIT ? OFFSET ?",
                 [*params, limit, offset],
             ).fetchall()
-            return self._load_jobs(self._conn, [row["id"] for row in rows])
+            return load_jobs(self._conn, [row["id"] for row in rows])
 
     def count_by_state(self) -> dict[str, int]:
         rows = self.read("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")
@@ -362,77 +275,3 @@ class Store:
         if row is None:
             raise JobNotFound(job_id, str(self.paths.home))
         return JobState(row["state"]), row["cancel_requested"]
-
-    @staticmethod
-    def _load_jobs(conn: sqlite3.Connection, job_ids: list[str]) -> list[Job]:
-        """Jobs (with their attempts) in the order of `job_ids`; unknown ids are skipped."""
-        if not job_ids:
-            return []
-        marks = ",".join("?" * len(job_ids))
-        rows = conn.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id IN ({marks})", job_ids).fetchall()
-        attempts: dict[str, list[Attempt]] = {}
-        for arow in conn.execute(
-            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts WHERE job_id IN ({marks}) ORDER BY job_id, number",
-            job_ids,
-        ):
-            attempts.setdefault(arow["job_id"], []).append(attempt_from_row(arow))
-        waits = {w["job_id"]: w for w in conn.execute(  # written by the daemon's scheduling pass (compute/waitboard.py)
-            f"SELECT * FROM job_waiting WHERE job_id IN ({marks})", job_ids)}
-        by_id = {
-            row["id"]: Job(
-                id=row["id"],
-                spec=JobSpec.model_validate_json(row["spec"]),
-                state=JobState(row["state"]),
-                priority=row["priority"],
-                created_at=row["created_at"],
-                updated_at=row["updated_at"],
-                state_reason=row["state_reason"],
-                retries_used=row["retries_used"],
-                infra_retries_used=row["infra_retries_used"],
-                checkpoint_dir=row["checkpoint_dir"],
-                not_before=row["not_before"],
-                attempts=attempts.get(row["id"], []),
-                **waiting_fields(waits.get(row["id"]) if row["state"] == JobState.pending.value else None),
-            )
-            for row in rows
-        }
-        return [by_id[job_id] for job_id in job_ids if job_id in by_id]
-
-
-def waiting_fields(row: sqlite3.Row | None) -> dict[str, Any]:
-    """A pending job's `waiting_kind`, `waiting_reason`, `queue_position`, `estimated_start`."""
-    if row is None:
-        return {}
-    return {"waiting_kind": row["kind"], "waiting_reason": row["reason"], "queue_position": row["queue_position"],
-            "estimated_start": row["estimated_start"]}
-
-
-def attempt_from_row(row: sqlite3.Row) -> Attempt:
-    return Attempt(
-        job_id=row["job_id"],
-        number=row["number"],
-        node=row["node"],
-        gpus=json.loads(row["gpus"]),
-        started_at=row["started_at"],
-        ended_at=row["ended_at"],
-        outcome=AttemptOutcome(row["outcome"]) if row["outcome"] else None,
-        exit_code=row["exit_code"],
-        failure_class=FailureClass(row["failure_class"]) if row["failure_class"] else None,
-        log_excerpt=row["log_excerpt"],
-        log_path=row["log_path"],
-        pid=row["pid"],
-        stop_reason=row["stop_reason"],
-    )
-
-
-def node_from_row(row: sqlite3.Row) -> Node:
-    return Node(
-        name=row["name"],
-        gpus=json.loads(row["gpus"]),
-        state=row["state"],
-        health=row["health"],
-        reason=row["reason"],
-        virtual=bool(row["virtual"]),
-        last_probe_at=row["last_probe_at"],
-        address=row["address"],
-    )
