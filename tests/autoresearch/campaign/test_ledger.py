@@ -22,7 +22,7 @@ from autoresearch.campaign import (
     TrialFailure,
     TrialState,
 )
-from tests.campaign.conftest import make_campaign
+from tests.autoresearch.campaign.conftest import make_campaign
 
 REPO = Path(__file__).resolve().parents[3]
 PARAMS = {"x": 1.5, "y": 3, "kind": "b"}
@@ -124,7 +124,7 @@ import os, signal, sys
 sys.path.insert(0, {repo!r})
 from autoresearch.campaign import Ledger
 from autoresearch.policy import OptunaPolicy, PolicyContext
-from tests.campaign.conftest import make_campaign
+from tests.autoresearch.campaign.conftest import make_campaign
 from pathlib import Path
 
 ledger = Ledger.open(make_campaign(Path({base!r})))

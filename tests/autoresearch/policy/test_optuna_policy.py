@@ -20,7 +20,7 @@ from autoresearch.policy import (
     ReplanAction,
     build_sampler,
 )
-from tests.campaign.conftest import make_campaign, toy_objective
+from tests.autoresearch.campaign.conftest import make_campaign, toy_objective
 
 
 def _plain_optuna(sampler: optuna.samplers.BaseSampler, n: int) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from autoresearch.campaign import CampaignPaths, CampaignState, Ledger, TrialSta
 from autoresearch.chat import ChatSession, Conversation
 from autoresearch.runner import run_campaign
 from autoresearch.steering import ApprovalBook, ApprovalStatus, Gate, read_messages
-from tests.runner.conftest import FAST, Background, campaign_jobs, campaign_of, synthetic_config, wait_until
+from tests.autoresearch.runner.conftest import FAST, Background, campaign_jobs, campaign_of, synthetic_config, wait_until
 
 
 def _say(conversation: Conversation, line: str) -> str:

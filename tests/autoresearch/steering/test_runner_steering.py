@@ -18,7 +18,7 @@ from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import OptunaPolicy
 from autoresearch.runner import RunnerBusy, holder_pid, run_campaign, with_llm
 from autoresearch.steering import InboxError, Note, Pause, Resume, Stop, post, read_messages
-from tests.runner.conftest import FAST, Background, campaign_jobs, campaign_of, synthetic_config, wait_until
+from tests.autoresearch.runner.conftest import FAST, Background, campaign_jobs, campaign_of, synthetic_config, wait_until
 
 _register()
 cli = CliRunner()

@@ -19,7 +19,7 @@ from tracking import MlflowTracker
 from tests.compute.containers.conftest import PYTHON, our_containers
 from tests.compute.containers.test_jobs import SLOW
 from tests.compute.helpers import log_text, wait_until
-from tests.runner.conftest import (
+from tests.autoresearch.runner.conftest import (
     FAST,
     campaign_jobs,
     campaign_of,

@@ -12,10 +12,10 @@ from autoresearch.chat import ChatSession, Conversation
 from autoresearch.llm import FakeLLMServer, FakeRequest, Reply, ToolCall
 from autoresearch.runner import run_campaign
 from autoresearch.steering import ApprovalBook, ApprovalStatus, Gate
-from tests.runner.conftest import FAST as RUNNER_FAST
-from tests.runner.conftest import Background, campaign_jobs, wait_until
+from tests.autoresearch.runner.conftest import FAST as RUNNER_FAST
+from tests.autoresearch.runner.conftest import Background, campaign_jobs, wait_until
 
-from .conftest import FAST_LLM, KEY, first_user, llm_policy, rate_patch, toy_campaign
+from tests.autoresearch.conftest import FAST_LLM, KEY, first_user, llm_policy, rate_patch, toy_campaign
 
 
 class PatchingResearcher:

@@ -12,7 +12,7 @@ import sys
 from typer.testing import CliRunner
 
 from autoresearch.cli import _register, app
-from tests.runner.conftest import REPO, campaign_jobs
+from tests.autoresearch.runner.conftest import REPO, campaign_jobs
 
 _register()
 cli = CliRunner()

@@ -19,9 +19,9 @@ from autoresearch.campaign import (
     load_campaign,
     resolve_policy_kind,
 )
-from tests.campaign.conftest import ISSUE_YAML, make_campaign
+from tests.autoresearch.campaign.conftest import ISSUE_YAML, make_campaign
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_issue_yaml_loads_as_written(issue_file: Path, project: Path) -> None:

@@ -18,8 +18,8 @@ from autoresearch.nightly import Night, window_end, write_morning_report
 from autoresearch.policy import OptunaPolicy
 from autoresearch.runner import RunnerSettings, with_llm
 from autoresearch.steering import NIGHTLY_PAUSE
-from tests.chat.conftest import CLI, cli_env
-from tests.runner.conftest import SYNTHETIC, campaign_jobs, synthetic_config, wait_until, write_config
+from tests.autoresearch.chat.conftest import CLI, cli_env
+from tests.autoresearch.runner.conftest import SYNTHETIC, campaign_jobs, synthetic_config, wait_until, write_config
 
 PNG = b"\x89PNG\r\n\x1a\n"
 FAST_NIGHT = RunnerSettings(poll_s=0.2, heartbeat_s=1.0)

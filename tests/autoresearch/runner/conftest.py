@@ -17,7 +17,7 @@ from autoresearch.runner import RunnerSettings
 from compute import Client
 from tracking import TrackingConfig
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SYNTHETIC = REPO / "examples" / "synthetic"
 FAST = RunnerSettings(poll_s=0.2, heartbeat_s=1.0)
 

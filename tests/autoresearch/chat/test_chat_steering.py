@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from autoresearch.campaign import CampaignState, TrialState
 from autoresearch.steering import read_messages
-from tests.chat.conftest import ChatProcess, state, trials
-from tests.runner.conftest import synthetic_config, wait_until
+from tests.autoresearch.chat.conftest import ChatProcess, state, trials
+from tests.autoresearch.runner.conftest import synthetic_config, wait_until
 
 
 def _inside(params: dict, x1: tuple[float, float], x2: tuple[float, float]) -> bool:

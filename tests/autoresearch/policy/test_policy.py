@@ -16,7 +16,7 @@ from autoresearch.policy import LLMPolicy, PolicyContext, ReplanAction
 from skills import SkillContext
 from tracking import mlflow_client
 
-from .conftest import FAST, KEY, Researcher, branin, complete_all
+from tests.autoresearch.conftest import FAST, KEY, Researcher, branin, complete_all
 
 POINTS = [{"x1": 1.0, "x2": 2.0}, {"x1": 3.0, "x2": 3.0}, {"x1": 9.0, "x2": 2.5}, {"x1": 3.1, "x2": 2.2}]
 

@@ -18,9 +18,9 @@ from autoresearch.campaign import Ledger, Proposal
 from autoresearch.cli import app
 from autoresearch.policy.agent_skills import CAMPAIGN_SKILLS
 from skills.builtin import builtin_registry
-from tests.campaign.conftest import make_campaign, toy_objective
+from tests.autoresearch.campaign.conftest import make_campaign, toy_objective
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 POINTS = [{"x": 4.0, "y": 9, "kind": "a"}, {"x": 1.0, "y": 3, "kind": "b"}, {"x": 0.0, "y": 2, "kind": "c"}]
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from autoresearch.campaign import CampaignState, Ledger, TrialFailure, TrialStat
 from autoresearch.cli import _register, app
 from autoresearch.runner import run_campaign
 from tracking import JOB_TAG, SOURCE_TAG, mlflow_client
-from tests.runner.conftest import FAST, campaign_jobs, campaign_of, synthetic_config, write_config
+from tests.autoresearch.runner.conftest import FAST, campaign_jobs, campaign_of, synthetic_config, write_config
 
 _register()
 cli = CliRunner()

@@ -10,7 +10,7 @@ from autoresearch.chat import ChatSession, Conversation, chat_provider, parse
 from autoresearch.llm import FakeLLMServer, ScriptedProvider, ToolCall
 from autoresearch.runner import run_campaign
 from autoresearch.steering import SetSpace, read_messages
-from tests.runner.conftest import FAST, campaign_of, synthetic_config
+from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config
 
 
 def test_model_tool_calls_are_the_slash_actions_and_apply_when_the_runner_starts(compute_client, tracking):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from autoresearch.campaign import CampaignState, Ledger, TrialRecord, campaign_dir
-from tests.runner.conftest import REPO, wait_until, write_config
+from tests.autoresearch.runner.conftest import REPO, wait_until, write_config
 
 CLI = [sys.executable, "-c", "from autoresearch.cli import main; main()"]
 

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from autoresearch.campaign import Campaign
 from autoresearch.cli import _register, app
-from tests.campaign.conftest import ISSUE_YAML
+from tests.autoresearch.campaign.conftest import ISSUE_YAML
 
 _register()
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 runner = CliRunner()
 
 

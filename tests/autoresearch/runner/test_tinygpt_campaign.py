@@ -11,7 +11,7 @@ pytest.importorskip("torch")
 
 from autoresearch.campaign import Campaign, CampaignState, TrialState  # noqa: E402
 from autoresearch.runner import run_campaign  # noqa: E402
-from tests.runner.conftest import FAST, REPO  # noqa: E402
+from tests.autoresearch.runner.conftest import FAST, REPO  # noqa: E402
 
 TINYGPT = REPO / "examples" / "tinygpt"
 

@@ -14,7 +14,7 @@ from autoresearch.workspace import Workspaces
 from skills import SkillContext
 from skills.tooldef import ToolDef
 
-from .conftest import REPO, branin, complete_all, rate_patch, toy_campaign
+from tests.autoresearch.conftest import REPO, branin, complete_all, rate_patch, toy_campaign
 
 
 def policy_for(ledger: Ledger, model: ScriptedProvider, tracking) -> LLMPolicy:

@@ -10,7 +10,7 @@ from autoresearch.campaign import Ledger, Proposal
 from autoresearch.workspace import PatchError, Workspaces, log_lineage
 from tracking import MlflowTracker
 
-from .conftest import rate_patch, toy_campaign
+from tests.autoresearch.conftest import rate_patch, toy_campaign
 
 
 def test_workspace_chain_follows_the_parent(home: Path, toy_project: Path) -> None:

@@ -9,7 +9,7 @@ from PIL import Image
 
 from autoresearch.campaign import Ledger, Proposal, TrialFailure
 from autoresearch.report import write_report
-from tests.campaign.conftest import make_campaign, toy_objective
+from tests.autoresearch.campaign.conftest import make_campaign, toy_objective
 
 PLOTS = ("best_by_trial.png", "best_by_time.png", "importances.png", "failures.png")
 

@@ -17,10 +17,10 @@ from autoresearch.report import write_report
 from autoresearch.runner import run_campaign
 from autoresearch.steering import post
 from tracking import mlflow_client
-from tests.runner.conftest import FAST as RUNNER_FAST
-from tests.runner.conftest import Background, wait_until
+from tests.autoresearch.runner.conftest import FAST as RUNNER_FAST
+from tests.autoresearch.runner.conftest import Background, wait_until
 
-from .conftest import FAST, FAST_LLM, KEY, Researcher, branin, first_user, llm_policy, rate_patch, toy_campaign
+from tests.autoresearch.conftest import FAST, FAST_LLM, KEY, Researcher, branin, first_user, llm_policy, rate_patch, toy_campaign
 
 POINTS = [{"x1": 3.0, "x2": 2.5}, {"x1": 9.0, "x2": 2.0}, {"x1": -3.0, "x2": 12.0}, {"x1": 3.2, "x2": 2.3}]
 

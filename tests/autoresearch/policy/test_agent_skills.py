@@ -8,7 +8,7 @@ from autoresearch.campaign import Ledger, Proposal, TrialFailure
 from autoresearch.policy import AgentContext, agent_registry
 from skills import BUILTIN_SKILLS, SkillContext, SkillError
 
-from .conftest import branin
+from tests.autoresearch.conftest import branin
 
 
 def setup(home: Path) -> tuple[Ledger, AgentContext]:

@@ -17,7 +17,7 @@ from autoresearch.campaign import (
     free_slots,
     stop_reason,
 )
-from tests.campaign.conftest import make_campaign
+from tests.autoresearch.campaign.conftest import make_campaign
 
 
 def _ledger(tmp_path: Path, **overrides: object) -> Ledger:

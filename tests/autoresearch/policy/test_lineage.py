@@ -8,7 +8,7 @@ from pathlib import Path
 from autoresearch.campaign import TrialRecord, TrialState
 from autoresearch.policy import lineage
 
-from .conftest import toy_campaign
+from tests.autoresearch.conftest import toy_campaign
 
 
 def trial(number: int, value: float | None, *, parent: int | None = None, rerun_of: int | None = None,

@@ -13,7 +13,7 @@ from pathlib import Path
 from autoresearch.campaign import Ledger, TrialState
 from autoresearch.runner.crash import ENV
 from tracking import mlflow_client
-from tests.runner.conftest import REPO, campaign_jobs, synthetic_config, wait_until, write_config
+from tests.autoresearch.runner.conftest import REPO, campaign_jobs, synthetic_config, wait_until, write_config
 
 RUNNER = (
     "import sys; from autoresearch import api; from autoresearch.runner import RunnerSettings; "

@@ -13,7 +13,7 @@ from autoresearch.policy import AgentContext, agent_registry, run_tool_loop
 from skills import SkillContext
 from skills.tooldef import ToolDef
 
-from .conftest import branin
+from tests.autoresearch.conftest import branin
 
 
 class Recording:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from autoresearch.campaign import TrialState
 from autoresearch.runner import run_campaign
 from tracking import mlflow_client
-from tests.runner.conftest import FAST, campaign_of, synthetic_config
+from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config
 
 
 def test_the_median_pruner_stops_losing_trials_and_their_jobs_are_cancelled(compute_client, tracking):
