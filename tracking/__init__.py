@@ -27,13 +27,21 @@ from tracking.binding import (
 from tracking.config import TrackingConfig, resolve_tracking
 from tracking.logparse import (
     DEFAULT_PATTERN,
+    MAX_DICT_CHARS,
     MAX_LINE_BYTES,
-    STEP_KEYS,
     STEP_PATTERN,
     MetricPoint,
     ParseResult,
     ParserState,
     parse_metrics,
+)
+from tracking.logrules import (
+    MATCH_TIMEOUT_S,
+    STEP_KEYS,
+    MetricRules,
+    builtin_key,
+    captured_names,
+    pattern_problem,
 )
 from tracking.logsync import (
     MAX_READ_BYTES,
@@ -85,6 +93,8 @@ __all__ = [
     "JOB_TAG",
     "LLM_POLICY_ROLE",
     "LOG_STATE_TAG",
+    "MATCH_TIMEOUT_S",
+    "MAX_DICT_CHARS",
     "MAX_LINE_BYTES",
     "MAX_READ_BYTES",
     "PARENT_TRIAL_TAG",
@@ -103,6 +113,7 @@ __all__ = [
     "LoggedMetric",
     "MetricPoint",
     "MetricReader",
+    "MetricRules",
     "MetricSource",
     "MlflowSource",
     "MlflowTracker",
@@ -118,6 +129,8 @@ __all__ = [
     "TrackingConfig",
     "TrackingError",
     "attempt_of_state_tag",
+    "builtin_key",
+    "captured_names",
     "create_job_run",
     "finish_run",
     "llm_usage_run",
@@ -128,6 +141,7 @@ __all__ = [
     "mlflow_client",
     "parse_log",
     "parse_metrics",
+    "pattern_problem",
     "read_log_points",
     "resolve_tracking",
     "run_env",
