@@ -8,11 +8,13 @@ from autoresearch.campaign.config import (
     CodeSettings,
     ComputeSettings,
     MetricSource,
+    Metrics,
     Mode,
     Objective,
     ParamSpec,
     Tracking,
 )
+from autoresearch.campaign.failfast import first_line, repeated_failure
 from autoresearch.campaign.ledger import Ledger, LedgerError
 from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
@@ -61,6 +63,7 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "MetricSource",
+    "Metrics",
     "Mode",
     "Note",
     "Objective",
@@ -81,8 +84,10 @@ __all__ = [
     "campaign_status",
     "campaigns_root",
     "check_params",
+    "first_line",
     "free_slots",
     "load_campaign",
+    "repeated_failure",
     "resolve_policy_kind",
     "stop_reason",
 ]

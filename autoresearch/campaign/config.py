@@ -12,12 +12,12 @@ import string
 from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from compute.spec import parse_priority
-from tracking import MetricSource
+from tracking import MetricRules, MetricSource, builtin_key, captured_names, pattern_problem
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
@@ -27,6 +27,7 @@ BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial": "the trial number (0, 1, 2 ...)",
     "seed": "the trial's seed: policy.seed (0 when unset) plus the trial number",
     "campaign": "the campaign name",
+    "trial_dir": "a folder of the trial's own (also $AR_TRIAL_DIR), made at launch and kept across its attempts",
 }
 """Placeholders a command may use besides the search-space parameters."""
 
@@ -85,6 +86,9 @@ class Budget(Section):
     the campaign started). Naive times are local time."""
     max_llm_usd: Annotated[float | None, Field(ge=0)] = None
     """Dollars the LLM policy may spend on model calls."""
+    max_consecutive_failures: Annotated[int, Field(ge=0, le=10_000)] = 3
+    """When this many trials fail the same way (same failure class and first error line) before
+    any completes, the setup is broken: the campaign fails at once. 0: never."""
 
     @field_validator("deadline", mode="before")
     @classmethod
@@ -149,6 +153,34 @@ class ComputeSettings(Section):
         return parse_priority(value) if isinstance(value, (int, str)) else value
 
 
+class Metrics(Section):
+    """How a trial's log is read into metrics, and which of them its MLflow run records."""
+
+    patterns: list[str] = Field(default_factory=list)
+    """Regexes (Python `re` syntax, matched with a time bound): each named group is a metric,
+    a group named `step`, `iter` or `epoch` is the step. Lines no pattern matches go to the
+    built-in readers (`key: value` lines, JSON lines, Python-dict lines)."""
+    record: list[str] | Literal["all"] | None = None
+    """Metrics recorded besides the objective; default: every name a pattern captures;
+    `all`: every number parsed from the log."""
+
+    @field_validator("patterns")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        for i, pattern in enumerate(patterns):
+            problem = pattern_problem(pattern)
+            if problem:
+                raise located((i,), problem)
+        return patterns
+
+    def rules(self, objective: str) -> MetricRules:
+        """The tracking layer's rules for these settings: the objective is always recorded."""
+        if self.record == "all":
+            return MetricRules(patterns=tuple(self.patterns))
+        names = captured_names(self.patterns) if self.record is None else self.record
+        return MetricRules(patterns=tuple(self.patterns), record=frozenset({objective, *names}))
+
+
 class Tracking(Section):
     """Where trials are recorded in MLflow."""
 
@@ -205,6 +237,7 @@ class Campaign(Section):
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     tracking: Tracking = Field(default_factory=Tracking)
+    metrics: Metrics = Field(default_factory=Metrics)
     code: CodeSettings | None = None
     approvals: Approvals = Field(default_factory=Approvals)
     env: dict[str, str] = Field(default_factory=dict)
@@ -241,6 +274,9 @@ class Campaign(Section):
             problem = _placeholder_problem(item, set(self.search_space))
             if problem:
                 raise located(("command", i), f"command[{i}] {item!r}: {problem}")
+        problem = _uncapturable(self.objective, self.metrics)
+        if problem:
+            raise located(problem[0], problem[1])
         if not self.search_space and not (self.code and self.code.editable):
             raise located(("search_space",), "nothing to search: give search_space, or code.editable files")
         if self.code and paths_checked(info):
@@ -255,15 +291,29 @@ class Campaign(Section):
         """The MLflow experiment name: tracking.experiment, else the campaign name."""
         return self.tracking.experiment or self.name
 
+    @property
+    def metric_rules(self) -> MetricRules:
+        """How trials' logs are read, and which metrics their runs record (objective included)."""
+        return self.metrics.rules(self.objective.metric)
+
     def trial_seed(self, trial_number: int) -> int:
         """The `{seed}` of a trial."""
         return (self.policy.seed or 0) + trial_number
 
-    def render_command(self, params: Mapping[str, Any], trial_number: int, *, seed_of: int | None = None) -> list[str]:
+    def render_command(
+        self,
+        params: Mapping[str, Any],
+        trial_number: int,
+        *,
+        seed_of: int | None = None,
+        trial_dir: str | Path | None = None,
+    ) -> list[str]:
         """The trial's argv: placeholders replaced by its parameters and the built-ins. `seed_of`:
-        the trial whose `{seed}` to use (a trial resuming another keeps that one's seed)."""
+        the trial whose `{seed}` to use (a trial resuming another keeps that one's seed);
+        `trial_dir`: its folder (the launcher's; empty when not given)."""
         seed = self.trial_seed(trial_number if seed_of is None else seed_of)
-        values = {**params, "trial": trial_number, "seed": seed, "campaign": self.name}
+        folder = "" if trial_dir is None else str(trial_dir)
+        values = {**params, "trial": trial_number, "seed": seed, "campaign": self.name, "trial_dir": folder}
         return [item.format_map(values) for item in self.command]
 
 
@@ -271,6 +321,31 @@ def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
     return "" if value is None else str(value)
+
+
+def _uncapturable(objective: Objective, metrics: Metrics) -> tuple[tuple[Any, ...], str] | None:
+    """(field path, problem) when a metric to record can be read from no log line, else None."""
+    if not metrics.patterns or objective.source is MetricSource.mlflow:
+        return None
+    captured = captured_names(metrics.patterns)
+    if objective.metric not in captured and not builtin_key(objective.metric):
+        return ("metrics", "patterns"), (
+            f"no pattern captures the objective {objective.metric!r} and the built-in readers cannot "
+            f"(not an identifier); patterns capture: {', '.join(captured) or 'nothing'}. Name a group "
+            f"after it, e.g. (?P<{_identifier(objective.metric)}>[-+.\\deE]+), and use that name as objective.metric"
+        )
+    names = metrics.record if isinstance(metrics.record, list) else []
+    for i, name in enumerate(names):
+        if name not in captured and not builtin_key(name):
+            return ("metrics", "record", i), (
+                f"record[{i}] {name!r}: no pattern captures it and it is no `key: value` name; "
+                f"patterns capture: {', '.join(captured) or 'nothing'}"
+            )
+    return None
+
+
+def _identifier(name: str) -> str:
+    return re.sub(r"\W", "_", name) or "value"
 
 
 def _placeholder_problem(item: str, params: set[str]) -> str | None:
@@ -297,6 +372,7 @@ __all__ = [
     "CodeSettings",
     "ComputeSettings",
     "MetricSource",
+    "Metrics",
     "Mode",
     "Objective",
     "ParamSpec",
