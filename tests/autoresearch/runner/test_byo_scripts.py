@@ -81,8 +81,9 @@ def test_a_script_that_logs_to_mlflow_itself_is_read_from_mlflow_and_its_prose_i
 
 
 def test_each_trial_gets_a_folder_of_its_own_kept_across_attempts(compute_client, tracking):
-    data = byo_config(tracking, "bracket", budget={"max_trials": 3, "max_parallel": 3},
+    data = byo_config(tracking, "bracket", budget={"max_trials": 3, "max_parallel": 3}, compute={"max_retries": 1},
                       metrics={"patterns": [r"^\[(?P<step>\d+)/\d+\] val loss (?P<val_loss>[-+.\deE]+)"]})  # fmt: skip
+    data["command"].append("--fail-first-attempt")
     outcome = run_campaign(campaign_of(data), settings=FAST)
 
     folders = []
@@ -93,5 +94,6 @@ def test_each_trial_gets_a_folder_of_its_own_kept_across_attempts(compute_client
         assert job.spec.argv[job.spec.argv.index("--out-dir") + 1] == f"{folder}/out"  # {trial_dir}
         assert (folder / "out" / "owner.txt").read_text() == str(t.number)
         assert folder.name == f"trial-{t.number}" and folder.is_dir()
+        assert len(job.attempts) == 2 and (folder / "attempt-1.txt").read_text() == str(t.number)
         folders.append(folder)
     assert len(set(folders)) == 3

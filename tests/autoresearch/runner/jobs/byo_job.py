@@ -7,6 +7,7 @@
   --format mlflow    logs val_loss to the MLflow run in MLFLOW_RUN_ID itself, and prints prose
 
 --out-dir DIR: writes DIR/owner.txt (the trial number) and refuses a DIR another trial owns.
+--fail-first-attempt: attempt 1 leaves AR_TRIAL_DIR/attempt-1.txt and exits 1; later attempts need that file.
 """
 
 from __future__ import annotations
@@ -25,9 +26,18 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--step-seconds", type=float, default=0.0)
     parser.add_argument("--out-dir", default=None)
+    parser.add_argument("--fail-first-attempt", action="store_true")
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
     trial = os.environ.get("AR_TRIAL", "?")
+    if args.fail_first_attempt:
+        marker = Path(os.environ["AR_TRIAL_DIR"]) / "attempt-1.txt"
+        if os.environ.get("AR_ATTEMPT") == "1":
+            marker.write_text(trial)
+            raise RuntimeError("attempt 1 fails on purpose")
+        if not marker.exists():
+            print(f"{marker} is gone: the trial folder was not kept across attempts", file=sys.stderr)
+            return 5
     if args.out_dir:
         owner = Path(args.out_dir) / "owner.txt"
         if owner.exists() and owner.read_text() != trial:
