@@ -121,8 +121,9 @@ def test_a_campaign_started_over_under_the_same_name_gets_new_jobs(compute_clien
     data = synthetic_config(tracking, budget={"max_trials": 2, "max_parallel": 2})
     first = run_campaign(campaign_of(data), settings=FAST).status.trials
     folder = campaign_dir(data["name"])
-    for t in first:  # every trial checkpoints into the campaign's folder
-        assert compute_client.get(t.job_id).checkpoint_dir == str(folder / "checkpoints" / f"trial-{t.number}")
+    identity = Ledger.load(data["name"]).identity
+    for t in first:  # every trial checkpoints into the campaign's folder, under its ledger's identity
+        assert compute_client.get(t.job_id).checkpoint_dir == str(folder / "checkpoints" / identity / f"trial-{t.number}")
     shutil.rmtree(folder)  # the campaign is deleted; compute still knows its jobs
 
     again = run_campaign(campaign_of(data), settings=FAST)
@@ -134,3 +135,4 @@ def test_a_campaign_started_over_under_the_same_name_gets_new_jobs(compute_clien
     ledger = Ledger.load(data["name"])
     assert [compute_client.get(t.job_id).spec.idempotency_key for t in trials] == [
         ledger.idempotency_key(t.number) for t in trials]
+    assert ledger.identity != identity  # new folders too: no old checkpoint for the new trial 0
