@@ -12,14 +12,15 @@ import string
 from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Union
 
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from compute.spec import parse_priority
-from tracking import MetricRules, MetricSource, builtin_key, captured_names, pattern_problem
+from tracking import MetricRules, MetricSource
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
+from autoresearch.campaign.metrics_settings import Metrics, uncapturable
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
 from autoresearch.campaign.policy_settings import PolicySettings
 
@@ -153,34 +154,6 @@ class ComputeSettings(Section):
         return parse_priority(value) if isinstance(value, (int, str)) else value
 
 
-class Metrics(Section):
-    """How a trial's log is read into metrics, and which of them its MLflow run records."""
-
-    patterns: list[str] = Field(default_factory=list)
-    """Regexes (Python `re` syntax, matched with a time bound): each named group is a metric,
-    a group named `step`, `iter` or `epoch` is the step. Lines no pattern matches go to the
-    built-in readers (`key: value` lines, JSON lines, Python-dict lines)."""
-    record: list[str] | Literal["all"] | None = None
-    """Metrics recorded besides the objective; default: every name a pattern captures;
-    `all`: every number parsed from the log."""
-
-    @field_validator("patterns")
-    @classmethod
-    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
-        for i, pattern in enumerate(patterns):
-            problem = pattern_problem(pattern)
-            if problem:
-                raise located((i,), problem)
-        return patterns
-
-    def rules(self, objective: str) -> MetricRules:
-        """The tracking layer's rules for these settings: the objective is always recorded."""
-        if self.record == "all":
-            return MetricRules(patterns=tuple(self.patterns))
-        names = captured_names(self.patterns) if self.record is None else self.record
-        return MetricRules(patterns=tuple(self.patterns), record=frozenset({objective, *names}))
-
-
 class Tracking(Section):
     """Where trials are recorded in MLflow."""
 
@@ -274,7 +247,7 @@ class Campaign(Section):
             problem = _placeholder_problem(item, set(self.search_space))
             if problem:
                 raise located(("command", i), f"command[{i}] {item!r}: {problem}")
-        problem = _uncapturable(self.objective, self.metrics)
+        problem = uncapturable(self.objective.metric, self.objective.source, self.metrics)
         if problem:
             raise located(problem[0], problem[1])
         if not self.search_space and not (self.code and self.code.editable):
@@ -321,31 +294,6 @@ def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
     return "" if value is None else str(value)
-
-
-def _uncapturable(objective: Objective, metrics: Metrics) -> tuple[tuple[Any, ...], str] | None:
-    """(field path, problem) when a metric to record can be read from no log line, else None."""
-    if not metrics.patterns or objective.source is MetricSource.mlflow:
-        return None
-    captured = captured_names(metrics.patterns)
-    if objective.metric not in captured and not builtin_key(objective.metric):
-        return ("metrics", "patterns"), (
-            f"no pattern captures the objective {objective.metric!r} and the built-in readers cannot "
-            f"(not an identifier); patterns capture: {', '.join(captured) or 'nothing'}. Name a group "
-            f"after it, e.g. (?P<{_identifier(objective.metric)}>[-+.\\deE]+), and use that name as objective.metric"
-        )
-    names = metrics.record if isinstance(metrics.record, list) else []
-    for i, name in enumerate(names):
-        if name not in captured and not builtin_key(name):
-            return ("metrics", "record", i), (
-                f"record[{i}] {name!r}: no pattern captures it and it is no `key: value` name; "
-                f"patterns capture: {', '.join(captured) or 'nothing'}"
-            )
-    return None
-
-
-def _identifier(name: str) -> str:
-    return re.sub(r"\W", "_", name) or "value"
 
 
 def _placeholder_problem(item: str, params: set[str]) -> str | None:
