@@ -12,12 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.ledger import Ledger
-from autoresearch.campaign.records import (
-    CampaignState,
-    TrialFailure,
-    TrialRecord,
-    TrialState,
-)
+from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 
 
 class _Record(BaseModel):

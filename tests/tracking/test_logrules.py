@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import math
 
-from tracking import (
-    MetricPoint,
-    MetricRules,
-    builtin_key,
-    captured_names,
-    parse_metrics,
-    pattern_problem,
-)
+from tracking import MetricPoint, MetricRules, builtin_key, captured_names, parse_metrics, pattern_problem
 
 NANOGPT = b"""\
 Overriding config with config/train_shakespeare_char.py:

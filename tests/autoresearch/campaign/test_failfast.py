@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from autoresearch.campaign import (
-    Campaign,
-    TrialFailure,
-    TrialRecord,
-    TrialState,
-    repeated_failure,
-)
+from autoresearch.campaign import Campaign, TrialFailure, TrialRecord, TrialState, repeated_failure
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from autoresearch.campaign import (
-    BudgetUsed,
-    CampaignState,
-    CampaignStatus,
-    TrialFailure,
-    TrialState,
-    TrialSummary,
-)
+from autoresearch.campaign import BudgetUsed, CampaignState, CampaignStatus, TrialFailure, TrialState, TrialSummary
 from autoresearch.runner.display import render_status, summary_line
 
 
