@@ -1,6 +1,6 @@
 """Pruning: intermediate values reach the ledger, losers are pruned while their jobs run, and only then.
 
-Deterministic under load: steps are slow enough (0.3 s) that the reader sees intermediate values
+Deterministic under load: steps are slow enough (20 x 0.3 s) that the reader sees intermediate values
 of every trial, and the assertions are the honest rule itself: a pruned trial's job was running
 and was cancelled for it; a trial whose job ended on its own is never pruned.
 """
@@ -12,7 +12,7 @@ from autoresearch.runner import run_campaign
 from tests.runner.conftest import FAST, campaign_of, synthetic_config
 from tracking import PRUNE_REASON_TAG, PRUNED_AT_STEP_TAG, mlflow_client
 
-STEPS = 10
+STEPS = 20
 
 
 def test_the_median_pruner_stops_losing_trials_and_their_jobs_are_cancelled(compute_client, tracking):
