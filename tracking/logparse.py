@@ -1,9 +1,20 @@
 """Metrics from the log of a script that does not use MLflow.
 
-Scripts may print `key: value` (or `key=value`) pairs, several per line, or JSON lines
-(`{"step": 3, "loss": 0.5}`). A `step` (or, failing that, an integer `epoch` or `iter`) sets the
-step of the metrics on its line and of those after it; metrics seen before any step get
-their own running count as step. ANSI colours and `\\r` progress-bar rewrites are handled.
+Built-in readers, for the lines no pattern of the `MetricRules` matches (`tracking.logrules`):
+
+- `key: value` / `key=value` pairs, several per line, separated by spaces, commas, semicolons
+  or pipes. A key is an identifier (or identifiers joined by `.` or `/`); a colon needs a
+  space after it (`localhost:8080` is no metric). A line is read only when it holds nothing
+  but such pairs, step markers (`step 100`, `Epoch 3/10`, `iter 50:`), numbers and punctuation
+  (progress bars): a line with any other word is prose and gives nothing, so
+  `Overriding: learning_rate = 0.001` or `tokens per iteration will be: 768` never become metrics.
+- JSON object lines (`{"step": 3, "loss": 0.5}`) and Python-dict lines (HF Trainer's
+  `{'loss': 2.31, 'learning_rate': 5e-05, 'epoch': 0.5}`, at most `MAX_DICT_CHARS`): their
+  numbers, nested dicts flattened with `/`.
+
+A `step` (or, failing that, `epoch`, then `iter`) written as an integer sets the step of the
+metrics on its line and of those after it; metrics seen before any step get their own running
+count as step. ANSI colours and `\\r` progress-bar rewrites are handled.
 
 `parse_metrics` is pure and incremental: it takes the bytes of a growing log from
 `state.offset`, consumes whole lines only, and returns the points and the state to pass
@@ -12,6 +23,7 @@ next time. `tracking.logsync` ties it to log files and a tracker.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -19,22 +31,31 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracking.logrules import STEP_KEYS, MetricRules, match_patterns
+
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
 DEFAULT_PATTERN = (
-    r"(?:^|(?<=[\s,;|(\[]))(?P<key>[A-Za-z_][\w./-]*)(?::\s+|\s*=\s*)(?P<value>" + _NUMBER + r")(?=$|[\s,;|)\]])"
+    r"(?:^|(?<=[\s,;|(\[{]))(?P<key>[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)*)(?::\s+|\s*=\s*)(?P<value>" + _NUMBER + r")"
+    r"(?=$|[\s,;|)\]}])"
 )
-"""`key: value` / `key=value` pairs anywhere in a line, separated by spaces, commas,
-semicolons or pipes. A colon needs a space after it, so `localhost:8080` is no metric. A custom pattern needs the named groups `key` and `value`."""
+"""The built-in `key: value` / `key=value` pair."""
 STEP_PATTERN = r"(?:^|(?<=[\s,;|(\[]))(?P<key>step|epoch|iter)\s*[:=#]?\s*(?P<value>\d+)(?=$|[\s,;|:/)\]])"
 """Steps written without a colon (`step 100 | loss: 2.3`, `Epoch 3/10`, `iter 50:`)."""
-STEP_KEYS = ("step", "epoch", "iter")
-"""Keys that set the step, in order of precedence; they are not logged as metrics."""
 MAX_LINE_BYTES = 1 << 20
 """A line longer than this (no newline in sight) is skipped rather than waited for."""
+MAX_DICT_CHARS = 100_000
+"""A Python-dict line longer than this is not read (its parse would cost too much)."""
 
+_PAIR = re.compile(DEFAULT_PATTERN, re.IGNORECASE)
 _STEP = re.compile(STEP_PATTERN, re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_WORD = re.compile(r"[^\W\d_]")
+_INTEGER = re.compile(r"[-+]?\d+")
 _BAD_KEY_CHARS = re.compile(r"[^\w\-. /:]")
+_NAMES = {"nan": math.nan, "NaN": math.nan, "inf": math.inf, "Infinity": math.inf}
+
+_Pair = tuple[str, float, bool]
+"""(key, value, whether it may be a step: written as a non-negative integer)."""
 
 
 class MetricPoint(BaseModel):
@@ -69,7 +90,7 @@ class ParseResult(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     points: list[MetricPoint]
-    """The metric values of the lines consumed, in log order."""
+    """The metric values of the lines consumed, in log order (only those `rules` record)."""
     state: ParserState
     """Where the next call goes on."""
 
@@ -78,16 +99,17 @@ def parse_metrics(
     data: bytes,
     state: ParserState | None = None,
     *,
-    pattern: str | re.Pattern[str] | None = None,
+    rules: MetricRules | None = None,
     final: bool = False,
 ) -> ParseResult:
-    """Parse `data`, the log bytes from `state.offset` on.
+    """Parse `data`, the log bytes from `state.offset` on, with `rules` (default: the built-in
+    readers, every metric recorded).
 
     Only whole lines are consumed (a trailing partial line waits for the next call)
     unless `final` is set, when the log is complete.
     """
     state = state or ParserState()
-    regex = re.compile(pattern or DEFAULT_PATTERN, re.IGNORECASE) if not isinstance(pattern, re.Pattern) else pattern
+    rules = rules or MetricRules()
     end = len(data) if final else data.rfind(b"\n") + 1
     if end == 0 and len(data) > MAX_LINE_BYTES:
         end = len(data)  # a runaway line: skip it rather than wait forever
@@ -97,34 +119,107 @@ def parse_metrics(
             continue
         text = _ANSI.sub("", raw.decode("utf-8", errors="replace"))
         for line in text.split("\r"):
-            pairs = _json_pairs(line) if line.lstrip().startswith("{") else None
-            if pairs is None:
-                pairs = [(m["key"], float(m["value"])) for m in regex.finditer(line)]
-                if _step_key(pairs) is None and (found := _STEP.search(line)):
-                    pairs.insert(0, (found["key"], float(found["value"])))
+            pairs = _read_line(line, rules)
             if not pairs:
                 continue
             step_key = _step_key(pairs)
             if step_key is not None:
-                step = int(next(value for key, value in pairs if key.lower() == step_key and _is_step(value)))
-            for key, value in pairs:
-                if key.lower() == step_key and _is_step(value):
+                step = int(next(value for key, value, stepish in pairs if stepish and key.lower() == step_key))
+            for key, value, stepish in pairs:
+                if stepish and key.lower() == step_key:
                     continue
                 key = _BAD_KEY_CHARS.sub("_", key)[:250]
+                if not rules.records(key):
+                    continue
                 points.append(MetricPoint(key=key, value=value, step=step if step is not None else counts.get(key, 0)))
                 counts[key] = counts.get(key, 0) + 1
     new_state = ParserState(offset=state.offset + end, step=step, counts=counts)
     return ParseResult(points=points, state=new_state)
 
 
-def _json_pairs(line: str) -> list[tuple[str, float]] | None:
+def _read_line(line: str, rules: MetricRules) -> list[_Pair]:
+    """The pairs of one line: the patterns' if one matches, else the built-in readers'."""
+    if rules.patterns:
+        found = match_patterns(rules.patterns, line)
+        if found is not None:
+            return _pattern_pairs(found)
+    stripped = line.strip()
+    if stripped.startswith("{") and stripped.endswith("}"):
+        return _dict_pairs(stripped)
+    return _text_pairs(line)
+
+
+def _pattern_pairs(found: list[tuple[str, str]]) -> list[_Pair]:
+    pairs = []
+    for name, text in found:
+        try:
+            value = float(text)
+        except ValueError:
+            continue
+        pairs.append((name, value, name in STEP_KEYS and _is_step(value)))
+    return pairs
+
+
+def _text_pairs(line: str) -> list[_Pair]:
+    """`key: value` pairs and step markers, or nothing when the line holds other words (prose)."""
+    matches = [*_PAIR.finditer(line), *_STEP.finditer(line)]
+    if not matches:
+        return []
+    rest, last = [], 0
+    for m in sorted(matches, key=lambda m: m.start()):
+        rest.append(line[last : m.start()])
+        last = max(last, m.end())
+    rest.append(line[last:])
+    if _WORD.search("".join(rest)):
+        return []
+    pairs = [(m["key"], float(m["value"]), _INTEGER.fullmatch(m["value"]) is not None) for m in _PAIR.finditer(line)]
+    if _step_key(pairs) is None and (found := _STEP.search(line)):
+        pairs.insert(0, (found["key"], float(found["value"]), True))
+    return [(k, v, stepish and _is_step(v)) for k, v, stepish in pairs]
+
+
+def _dict_pairs(text: str) -> list[_Pair]:
+    """The numbers of a JSON object line or a Python-dict line (nested dicts flattened with `/`)."""
     try:
-        obj = json.loads(line)
+        obj = json.loads(text)
     except ValueError:
-        return None
+        obj = _literal_dict(text)
     if not isinstance(obj, dict):
-        return None
+        return []
     return list(_flatten(obj, ""))
+
+
+def _literal_dict(text: str) -> dict[str, Any] | None:
+    """A Python dict literal of numbers, strings, bools, None, nan and inf; None otherwise."""
+    if len(text) > MAX_DICT_CHARS:
+        return None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    try:
+        value = _literal(tree)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _literal(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _NAMES:
+        return _NAMES[node.id]
+    if isinstance(node, ast.Name) and node.id in ("True", "False", "None", "true", "false", "null"):
+        return None  # not a number
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _literal(node.operand)
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return -inner if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        return {str(_literal(k)): _literal(v) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return None  # lists carry no metric
+    raise ValueError("not a literal")
 
 
 def _flatten(obj: dict[str, Any], prefix: str) -> Any:
@@ -133,14 +228,14 @@ def _flatten(obj: dict[str, Any], prefix: str) -> Any:
         if isinstance(value, dict):
             yield from _flatten(value, f"{name}/")
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            yield name, float(value)
+            yield name, float(value), isinstance(value, int) and value >= 0
 
 
 def _is_step(value: float) -> bool:
     return math.isfinite(value) and value >= 0 and value == int(value)
 
 
-def _step_key(pairs: list[tuple[str, float]]) -> str | None:
+def _step_key(pairs: list[_Pair]) -> str | None:
     """The key that sets the step on this line: `step` if present, else `epoch`, else `iter`."""
-    present = {key.lower() for key, value in pairs if _is_step(value)}
+    present = {key.lower() for key, _, stepish in pairs if stepish}
     return next((key for key in STEP_KEYS if key in present), None)

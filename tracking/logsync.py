@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tracking.base import RunView, Tracker
 from tracking.logparse import MetricPoint, ParseResult, ParserState, parse_metrics
+from tracking.logrules import MetricRules
 from tracking.tags import attempt_of_state_tag, log_state_tag
 
 MAX_READ_BYTES = 64 << 20
@@ -32,9 +33,16 @@ def log_size(path: Path) -> int:
         return -1
 
 
-def parse_log(path: Path, state: ParserState | None, *, size: int | None = None, final: bool = False) -> ParseResult | None:
-    """Parse the bytes of `path` from `state.offset` up to `size` (default: its current size);
-    None when there is nothing new. `final`: the log is complete (a last partial line counts)."""
+def parse_log(
+    path: Path,
+    state: ParserState | None,
+    *,
+    size: int | None = None,
+    final: bool = False,
+    rules: MetricRules | None = None,
+) -> ParseResult | None:
+    """Parse the bytes of `path` from `state.offset` up to `size` (default: its current size) with
+    `rules`; None when there is nothing new. `final`: the log is complete (a last partial line counts)."""
     state = state or ParserState()
     size = log_size(path) if size is None else size
     if size < 0 or (size <= state.offset and not final):
@@ -43,7 +51,7 @@ def parse_log(path: Path, state: ParserState | None, *, size: int | None = None,
     with path.open("rb") as f:
         f.seek(state.offset)
         data = f.read(length)
-    return parse_metrics(data, state, final=final and state.offset + len(data) >= size)
+    return parse_metrics(data, state, rules=rules, final=final and state.offset + len(data) >= size)
 
 
 def stored_states(run: RunView) -> dict[int, ParserState]:
@@ -59,16 +67,24 @@ def stored_states(run: RunView) -> dict[int, ParserState]:
 class LogSync:
     """Logs the new metric lines of one run's attempt logs into that run."""
 
-    def __init__(self, tracker: Tracker, run_id: str, states: Mapping[int, ParserState] | None = None) -> None:
+    def __init__(
+        self,
+        tracker: Tracker,
+        run_id: str,
+        states: Mapping[int, ParserState] | None = None,
+        rules: MetricRules | None = None,
+    ) -> None:
         self.tracker = tracker
         self.run_id = run_id
+        self.rules = rules
+        """How lines become metrics and which are logged (None: built-ins, every metric)."""
         self.states: dict[int, ParserState] = dict(states or {})
         """Per attempt: how far its log is logged into the run."""
 
     @classmethod
-    def resume(cls, tracker: Tracker, run: RunView) -> LogSync:
+    def resume(cls, tracker: Tracker, run: RunView, rules: MetricRules | None = None) -> LogSync:
         """Go on from the parser states stored on `run`."""
-        return cls(tracker, run.run_id, stored_states(run))
+        return cls(tracker, run.run_id, stored_states(run), rules)
 
     def sync(
         self,
@@ -89,7 +105,7 @@ class LogSync:
             known = self.states.get(attempt)
             start = known or (previous.model_copy(update={"offset": 0}) if previous else None)
             size = sizes.get(attempt) if sizes is not None else None
-            result = parse_log(logs[attempt], start, size=size, final=final)
+            result = parse_log(logs[attempt], start, size=size, final=final, rules=self.rules)
             if result is not None and result.state != known:
                 points += result.points
                 self.states[attempt] = result.state
@@ -104,14 +120,16 @@ class LogSync:
         return len(points)
 
 
-def read_log_points(logs: Mapping[int, Path], *, final: bool = False) -> list[MetricPoint]:
+def read_log_points(
+    logs: Mapping[int, Path], *, final: bool = False, rules: MetricRules | None = None
+) -> list[MetricPoint]:
     """The metric points of a job's attempt logs (the first `MAX_READ_BYTES` of each), parsed in
     memory: nothing is written. What the read tools show for a job that does not log to MLflow."""
     points: list[MetricPoint] = []
     previous: ParserState | None = None
     for attempt in sorted(logs):
         start = previous.model_copy(update={"offset": 0}) if previous else None
-        result = parse_log(logs[attempt], start, final=final)
+        result = parse_log(logs[attempt], start, final=final, rules=rules)
         if result is not None:
             points += result.points
             previous = result.state

@@ -26,6 +26,7 @@ from typing import Protocol
 from compute.records import Job
 from tracking.base import RunView, Tracker
 from tracking.logparse import ParserState
+from tracking.logrules import MetricRules
 from tracking.logsync import LogSync, log_size, parse_log, stored_states
 from tracking.tags import SOURCE_TAG
 
@@ -45,8 +46,12 @@ class LogScan:
     """The objective values of one trial's logs, parsed in memory as they grow (attempts are
     chained the way `LogSync` chains them, so the values match the points it logs)."""
 
-    def __init__(self, metric: str) -> None:
+    def __init__(self, metric: str, rules: MetricRules | None = None) -> None:
         self.metric = metric
+        self.rules = (rules or MetricRules()).model_copy(update={"record": None})
+        """The log's rules, every metric kept: the scan also sees what is not recorded."""
+        self.seen: set[str] = set()
+        """Every metric name the logs hold so far (what a trial that never reported its metric printed)."""
         self.logs: dict[int, Path] = {}
         self.sizes: dict[int, int] = {}
         """Per attempt: the log size the values were read up to."""
@@ -64,10 +69,11 @@ class LogScan:
         previous: ParserState | None = None
         for attempt in sorted(logs):
             start = self._states.get(attempt) or (previous.model_copy(update={"offset": 0}) if previous else None)
-            result = parse_log(logs[attempt], start, size=sizes[attempt], final=final)
+            result = parse_log(logs[attempt], start, size=sizes[attempt], final=final, rules=self.rules)
             if result is not None:
                 self._states[attempt] = result.state
                 self.values.update((p.step, p.value) for p in result.points if p.key == self.metric)
+                self.seen.update(p.key for p in result.points)
             previous = self._states.get(attempt, previous)
         self.logs, self.sizes = dict(logs), sizes
 
@@ -88,10 +94,10 @@ def _write_tags(tracker: Tracker, run_id: str, tags: Mapping[str, str], final: b
 class LogSource:
     """Values from the job's logs; the new lines are logged into the run."""
 
-    def __init__(self, tracker: Tracker, run: RunView) -> None:
+    def __init__(self, tracker: Tracker, run: RunView, rules: MetricRules | None = None) -> None:
         self.tracker = tracker
         self.run_id = run.run_id
-        self.sync = LogSync(tracker, run.run_id, stored_states(run))
+        self.sync = LogSync(tracker, run.run_id, stored_states(run), rules)
         self._resumed = bool(self.sync.states)
         """An earlier reader logged some lines: the first batch skips points the run has."""
 
@@ -124,10 +130,11 @@ class MlflowSource:
 class AutoSource:
     """`mlflow` once the run has metrics, else `log` once the log is clear; locked in `SOURCE_TAG`."""
 
-    def __init__(self, tracker: Tracker, run: RunView, metric: str) -> None:
+    def __init__(self, tracker: Tracker, run: RunView, metric: str, rules: MetricRules | None = None) -> None:
         self.tracker = tracker
         self.run = run
         self.metric = metric
+        self.rules = rules
         self.chosen: ObjectiveSource | None = None
         self._run_has_metrics: bool | None = bool(run.metrics)
         """Whether the run had metrics when last read (None: read it again before deciding)."""
@@ -137,7 +144,7 @@ class AutoSource:
             kind = self._decide(scan, final)
             if kind is None:
                 return sorted(scan.values.items())
-            self.chosen = source_of(kind, self.tracker, self.run, self.metric)
+            self.chosen = source_of(kind, self.tracker, self.run, self.metric, self.rules)
             tags = {**tags, SOURCE_TAG: kind.value}
         return self.chosen.read(scan, final=final, tags=tags)
 
@@ -153,25 +160,30 @@ class AutoSource:
         return None
 
 
-def source_of(kind: MetricSource, tracker: Tracker, run: RunView, metric: str) -> ObjectiveSource:
-    """The source for `kind` on `run` (as first read); `auto` goes on with a choice stored on the run."""
+def source_of(
+    kind: MetricSource, tracker: Tracker, run: RunView, metric: str, rules: MetricRules | None = None
+) -> ObjectiveSource:
+    """The source for `kind` on `run` (as first read); `auto` goes on with a choice stored on the run.
+    `rules`: how a log source reads the log and which of its metrics it logs."""
     if kind is MetricSource.auto and run.tags.get(SOURCE_TAG):
         kind = MetricSource(run.tags[SOURCE_TAG])
     if kind is MetricSource.log:
-        return LogSource(tracker, run)
+        return LogSource(tracker, run, rules)
     if kind is MetricSource.mlflow:
         return MlflowSource(tracker, run, metric)
-    return AutoSource(tracker, run, metric)
+    return AutoSource(tracker, run, metric, rules)
 
 
 class MetricReader:
     """The objective history of each running trial of one campaign (one reader per runner)."""
 
-    def __init__(self, tracker: Tracker, metric: str, source: MetricSource) -> None:
+    def __init__(self, tracker: Tracker, metric: str, source: MetricSource, rules: MetricRules | None = None) -> None:
         self.tracker = tracker
         """Writes go through it (a `QueuedTracker` keeps them off the runner's path)."""
         self.metric = metric
         self.source = source
+        self.rules = rules
+        """How the logs are read, and which metrics are logged from them (None: built-ins, all)."""
         self._trials: dict[int, tuple[LogScan, ObjectiveSource]] = {}
 
     def read(
@@ -181,10 +193,17 @@ class MetricReader:
         `tags` are set on the run with the next write (always by the final read)."""
         if number not in self._trials:
             run = self.tracker.get_run(run_id)
-            self._trials[number] = (LogScan(self.metric), source_of(self.source, self.tracker, run, self.metric))
+            self._trials[number] = (
+                LogScan(self.metric, self.rules),
+                source_of(self.source, self.tracker, run, self.metric, self.rules),
+            )
         scan, source = self._trials[number]
         scan.update({a.number: Path(a.log_path) for a in job.attempts}, final)
         return source.read(scan, final=final, tags=dict(tags or {}))
+
+    def seen(self, number: int) -> list[str]:
+        """The metric names trial `number`'s logs held when last read (recorded or not), sorted."""
+        return sorted(self._trials[number][0].seen) if number in self._trials else []
 
     def forget(self, number: int) -> None:
         """Drop what is remembered about an ended trial."""

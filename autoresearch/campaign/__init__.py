@@ -9,12 +9,14 @@ from autoresearch.campaign.config import (
     CodeSettings,
     ComputeSettings,
     MetricSource,
+    Metrics,
     Mode,
     Objective,
     ParamSpec,
     Tracking,
 )
 from autoresearch.campaign.datasets import Dataset
+from autoresearch.campaign.failfast import first_line, repeated_failure
 from autoresearch.campaign.ledger import FINAL_STATES, CampaignFacts, Ledger, LedgerError, OptunaBacked, TrialLedger
 from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
@@ -69,6 +71,7 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "MetricSource",
+    "Metrics",
     "Mode",
     "Note",
     "Objective",
@@ -93,10 +96,12 @@ __all__ = [
     "campaign_status",
     "campaigns_root",
     "check_params",
+    "first_line",
     "free_slots",
     "known_campaigns",
     "load_campaign",
     "ranked",
+    "repeated_failure",
     "resolve_policy_kind",
     "stop_reason",
 ]

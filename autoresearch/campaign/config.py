@@ -18,10 +18,11 @@ from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, mod
 
 from compute.container import validate_image
 from compute.spec import parse_priority
-from tracking import MetricSource
+from tracking import MetricRules, MetricSource
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
 from autoresearch.campaign.datasets import Dataset
+from autoresearch.campaign.metrics_settings import Metrics, uncapturable
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
 from autoresearch.campaign.policy_settings import PolicySettings
 
@@ -29,6 +30,7 @@ BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial": "the trial number (0, 1, 2 ...)",
     "seed": "the trial's seed: policy.seed (0 when unset) plus the trial number",
     "campaign": "the campaign name",
+    "trial_dir": "a folder of the trial's own (also $AR_TRIAL_DIR), made at launch and kept across its attempts",
 }
 """Placeholders a command may use besides the search-space parameters."""
 
@@ -89,6 +91,9 @@ class Budget(Section):
     the campaign started). Naive times are local time."""
     max_llm_usd: Annotated[float | None, Field(ge=0)] = None
     """Dollars the LLM policy may spend on model calls."""
+    max_consecutive_failures: Annotated[int, Field(ge=0, le=10_000)] = 3
+    """When this many trials fail the same way (same failure class and first error line) before
+    any completes, the setup is broken: the campaign fails at once. 0: never."""
 
     @field_validator("deadline", mode="before")
     @classmethod
@@ -220,6 +225,7 @@ class Campaign(Section):
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     tracking: Tracking = Field(default_factory=Tracking)
+    metrics: Metrics = Field(default_factory=Metrics)
     code: CodeSettings | None = None
     approvals: Approvals = Field(default_factory=Approvals)
     env: dict[str, str] = Field(default_factory=dict)
@@ -261,6 +267,9 @@ class Campaign(Section):
             problem = _placeholder_problem(item, set(self.search_space))
             if problem:
                 raise located(("command", i), f"command[{i}] {item!r}: {problem}")
+        problem = uncapturable(self.objective.metric, self.objective.source, self.metrics)
+        if problem:
+            raise located(problem[0], problem[1])
         if not self.search_space and not (self.code and self.code.editable):
             raise located(("search_space",), "nothing to search: give search_space, or code.editable files")
         if self.code and paths_checked(info):
@@ -275,15 +284,29 @@ class Campaign(Section):
         """The MLflow experiment name: tracking.experiment, else the campaign name."""
         return self.tracking.experiment or self.name
 
+    @property
+    def metric_rules(self) -> MetricRules:
+        """How trials' logs are read, and which metrics their runs record (objective included)."""
+        return self.metrics.rules(self.objective.metric)
+
     def trial_seed(self, trial_number: int) -> int:
         """The `{seed}` of a trial."""
         return (self.policy.seed or 0) + trial_number
 
-    def render_command(self, params: Mapping[str, Any], trial_number: int, *, seed_of: int | None = None) -> list[str]:
+    def render_command(
+        self,
+        params: Mapping[str, Any],
+        trial_number: int,
+        *,
+        seed_of: int | None = None,
+        trial_dir: str | Path | None = None,
+    ) -> list[str]:
         """The trial's argv: placeholders replaced by its parameters and the built-ins. `seed_of`:
-        the trial whose `{seed}` to use (a trial resuming another keeps that one's seed)."""
+        the trial whose `{seed}` to use (a trial resuming another keeps that one's seed);
+        `trial_dir`: its folder (the launcher's; empty when not given)."""
         seed = self.trial_seed(trial_number if seed_of is None else seed_of)
-        values = {**params, "trial": trial_number, "seed": seed, "campaign": self.name}
+        folder = "" if trial_dir is None else str(trial_dir)
+        values = {**params, "trial": trial_number, "seed": seed, "campaign": self.name, "trial_dir": folder}
         return [item.format_map(values) for item in self.command]
 
 
@@ -317,6 +340,7 @@ __all__ = [
     "CodeSettings",
     "ComputeSettings",
     "MetricSource",
+    "Metrics",
     "Mode",
     "Objective",
     "ParamSpec",

@@ -85,9 +85,14 @@ class CampaignPaths:
         """The git worktrees of a code-edit campaign's trials."""
         return self.root / "workspaces"
 
-    def checkpoint_dir(self, trial: int) -> Path:
-        """AR_CHECKPOINT_DIR of the trials continuing trial number `trial` (and of that trial)."""
-        return self.root / "checkpoints" / f"trial-{trial}"
+    def checkpoint_dir(self, ledger: str, trial: int) -> Path:
+        """AR_CHECKPOINT_DIR of the trials continuing trial number `trial` (and of that trial), in
+        the ledger with identity `ledger` (`TrialLedger.identity`)."""
+        return self.root / "checkpoints" / ledger / f"trial-{trial}"
+
+    def trial_dir(self, ledger: str, trial: int) -> Path:
+        """AR_TRIAL_DIR of trial number `trial` in the ledger with identity `ledger`."""
+        return self.root / "trials" / ledger / f"trial-{trial}"
 
     def exists(self) -> bool:
         """The campaign has a ledger (it ran at least once)."""

@@ -10,8 +10,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.ledger import TrialLedger
-from autoresearch.campaign.records import CampaignState, TrialRecord, TrialState
+from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 
 
 class _Record(BaseModel):
@@ -41,9 +42,14 @@ class TrialSummary(_Record):
     """Objective value (complete trials; the last intermediate value for pruned ones)."""
     job_id: str | None
     mlflow_run_id: str | None
+    failure_class: TrialFailure | None = None
+    """Why it failed (failed trials only)."""
+    reason: str | None = None
+    """Failed trials: the error (the first line of their log excerpt); cancelled ones: why."""
 
     @classmethod
     def of(cls, trial: TrialRecord) -> TrialSummary:
+        ended_badly = trial.state in (TrialState.failed, TrialState.cancelled)
         return cls(
             number=trial.number,
             state=trial.state,
@@ -51,6 +57,8 @@ class TrialSummary(_Record):
             value=trial.value,
             job_id=trial.job_id,
             mlflow_run_id=trial.mlflow_run_id,
+            failure_class=trial.failure_class,
+            reason=first_line(trial.log_excerpt) or None if ended_badly else None,
         )
 
 
@@ -59,6 +67,8 @@ class CampaignStatus(_Record):
 
     name: str
     state: CampaignState
+    state_reason: str = ""
+    """Why it is in that state (why it stopped, completed or failed)."""
     budget_used: BudgetUsed
     best_trial: TrialSummary | None
     """The best complete trial, or None before one completes."""
@@ -91,6 +101,7 @@ def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> Campaig
     return CampaignStatus(
         name=ledger.campaign.name,
         state=ledger.state,
+        state_reason=ledger.state_reason,
         budget_used=used,
         best_trial=TrialSummary.of(best) if best else None,
         trials=[TrialSummary.of(t) for t in trials],

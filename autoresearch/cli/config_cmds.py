@@ -24,6 +24,19 @@ def schema() -> None:
     sys.stdout.write(json.dumps(Campaign.model_json_schema(), indent=2) + "\n")
 
 
+def pruner_line(campaign: Campaign) -> str:
+    """What `config check` says about pruning: the pruner, and whether it is the default."""
+    pruner = campaign.policy.pruner.value
+    if pruner == "none":
+        return "pruner: none (every trial runs to its end)"
+    default = "" if "pruner" in campaign.policy.model_fields_set else ", the default"
+    return (
+        f"pruner: {pruner}{default}: running trials whose intermediate {campaign.objective.metric} is worse "
+        "than earlier trials' at the same step are stopped early (trials whose job already ended never are); "
+        "`policy: {pruner: none}` turns it off"
+    )
+
+
 @config_app.command("check")
 def check(
     file: Path = typer.Argument(..., help="The campaign YAML file."),
@@ -44,4 +57,5 @@ def check(
         soft_wrap=True,
         highlight=False,
     )
+    console.print(escape(pruner_line(campaign)), soft_wrap=True, highlight=False)
     sys.stdout.write(text)

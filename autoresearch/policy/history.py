@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autoresearch.campaign import Campaign, Note, ParamSpec, TrialRecord, TrialState, best_trial, ranked
+from autoresearch.campaign import Campaign, Note, ParamSpec, TrialRecord, TrialState, best_trial, first_line, ranked
 
 HISTORY_LIMIT = 40
 """Most recent trials listed in full; older ones are summarised by their best few."""
@@ -79,8 +79,7 @@ def trial_line(t: TrialRecord, metric: str, *, best: int | None = None) -> str:
     if idea:
         parts.append(f"idea: {_one_line(idea, 160)}")
     if t.state in (TrialState.failed, TrialState.cancelled) and t.log_excerpt:
-        last = [line for line in t.log_excerpt.splitlines() if line.strip()]
-        parts.append(f"log: {_one_line(last[-1], 160) if last else ''}")
+        parts.append(f"log: {_one_line(first_line(t.log_excerpt), 160)}")  # the error, or why it was cancelled
     return " | ".join(parts)
 
 

@@ -12,9 +12,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from autoresearch.campaign import CampaignStatus, TrialState
+from autoresearch.campaign import CampaignState, CampaignStatus, TrialState
 
 _SHOWN = 12
+_ENDED = (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
 _STYLE = {"complete": "green", "running": "cyan", "proposed": "dim", "pruned": "yellow",
           "failed": "red", "cancelled": "dim"}  # fmt: skip
 
@@ -85,7 +86,10 @@ def summary_line(status: CampaignStatus, max_trials: int) -> str:
     """`name state | trials 12/40 (3 running, 1 pending) | best #7 0.973 | 1m20s`."""
     counts = _counts(status)
     best = status.best_trial
-    best_text = f"best #{best.number} {best.value:.6g}" if best and best.value is not None else "no result yet"
+    if best and best.value is not None:
+        best_text = f"best #{best.number} {best.value:.6g}"
+    else:
+        best_text = "no trial completed" if status.state in _ENDED else "no result yet"
     used = status.budget_used
     return (
         f"{status.name} {status.state.value} | trials {used.trials}/{max_trials} "
@@ -97,7 +101,7 @@ def summary_line(status: CampaignStatus, max_trials: int) -> str:
 def render_status(status: CampaignStatus, max_trials: int) -> Group:
     """The live view: a summary line and a table of active and recent trials."""
     table = Table(show_edge=False, pad_edge=False, expand=False)
-    for column in ("#", "state", "value", "params", "job"):
+    for column in ("#", "state", "value", "params", "job", "why"):
         table.add_column(column, justify="right" if column in ("#", "value") else "left")
     active = [t for t in status.trials if not t.state.final]
     recent = [t for t in status.trials if t.state.final][-max(0, _SHOWN - len(active)) :]
@@ -107,8 +111,18 @@ def render_status(status: CampaignStatus, max_trials: int) -> Group:
         params = ", ".join(f"{k}={_short(v)}" for k, v in t.params.items())
         mark = " *" if t.number == best else ""
         style = _STYLE.get(t.state.value, "")
-        table.add_row(f"{t.number}{mark}", Text(t.state.value, style=style), value, params, t.job_id or "")
-    return Group(Text(summary_line(status, max_trials), style="bold"), table)
+        why = f"{t.failure_class.value}: {t.reason or ''}" if t.failure_class else (t.reason or "")
+        table.add_row(f"{t.number}{mark}", Text(t.state.value, style=style), value, params, t.job_id or "",
+                      Text(why[:160]))  # fmt: skip
+    parts: list[Text | Table] = [Text(summary_line(status, max_trials), style="bold")]
+    if status.state_reason and status.state is not CampaignState.running:
+        parts.append(Text(f"{status.state.value}: {status.state_reason}"))
+    parts.append(table)
+    shown = len(recent) + len(active)
+    if shown < len(status.trials):
+        parts.append(Text(f"showing the latest {shown} of {len(status.trials)} trials; `--json` lists them all",
+                          style="dim"))  # fmt: skip
+    return Group(*parts)
 
 
 def _counts(status: CampaignStatus) -> dict[str, int]:

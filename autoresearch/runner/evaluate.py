@@ -1,23 +1,42 @@
 """Judging running trials from their jobs: intermediate values, pruning, and verdicts.
 
 A verdict is the ledger's (complete, pruned, failed, cancelled; the first one wins), so
-judging a trial again after a crash changes nothing. A pruned trial is ended in the ledger
-before its job is cancelled; `reconcile` cancels the jobs of trials that ended while their
-job went on (a runner killed in between).
+judging a trial again after a crash changes nothing. `reconcile` cancels the jobs of trials
+that ended while their job went on (a runner killed in between).
+
+Pruning is honest: only a running job is pruned, and a trial is pruned only when its job was
+stopped by that. The pruner's verdict asks compute to cancel the job (reason `trial N pruned at
+step S: ...`); the trial stays running until its job ends. Ended `cancelled`, the trial is
+pruned and its run tagged with the step and the reason (`PRUNED_AT_STEP_TAG`,
+`PRUNE_REASON_TAG`); ended on its own first (it had finished), its last value is its result.
+A runner restarted in between reads the cancel reason.
 """
 
 from __future__ import annotations
 
+import re
 import time
 
 from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
 from autoresearch.policy import Policy, PruneDecision, Pruning
 from autoresearch.runner.crash import crash_point
+from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
 from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
-from tracking import CAMPAIGN_TAG, JOB_TAG, MetricReader, RunStatus, Tracker, tag_run_with_job
+from tracking import (
+    CAMPAIGN_TAG,
+    JOB_TAG,
+    PRUNE_REASON_TAG,
+    PRUNED_AT_STEP_TAG,
+    MetricReader,
+    RunStatus,
+    Tracker,
+    tag_run_with_job,
+)
 
 _FAILURE = {FailureClass.user: TrialFailure.user, FailureClass.resource: TrialFailure.resource,
             FailureClass.infra: TrialFailure.infra}  # fmt: skip
+_PRUNE_REASON = re.compile(r"^trial (\d+) pruned at step (\d+): ")
+"""The cancel reason `_prune` gives a job (how a restarted runner knows a prune was asked)."""
 _RUN_STATUS = {TrialState.complete: RunStatus.FINISHED, TrialState.failed: RunStatus.FAILED}
 
 
@@ -45,11 +64,13 @@ class Evaluator:
         self.tracker = tracker
         """Writes may be queued (a `QueuedTracker`): nothing here waits for them."""
         objective = ledger.campaign.objective
-        self.reader = MetricReader(tracker, objective.metric, objective.source)
+        self.reader = MetricReader(tracker, objective.metric, objective.source, ledger.campaign.metric_rules)
         self.live_sync_s = live_sync_s
         """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
         self._reported: dict[int, set[int]] = {}
         self._read_at: dict[int, float] = {}
+        self._pruning: dict[int, int] = {}
+        """Trials whose job this runner asked to stop for the pruner -> the step judged."""
 
     @property
     def pruner(self) -> Pruning | None:
@@ -77,11 +98,15 @@ class Evaluator:
             seen[job.id] = job.state.value
             if job.state.final:
                 ended.append(self._finish(trial, job))
+            elif trial.number in self._pruning:
+                continue  # its stop was asked for: the verdict comes when the job ends
             elif job.state is JobState.running and trial.mlflow_run_id and self._due(trial.number):
                 values = self.reader.read(trial.number, trial.mlflow_run_id, job, tags={JOB_TAG: job.id})
                 pruner = self.pruner
-                if pruner and self._report(trial, values) and self._prune(pruner, trial, job):
-                    ended.append(self.ledger.trial(trial.number))
+                if pruner and self._report(trial, values):
+                    stopped = self._prune(pruner, trial, job)
+                    if stopped is not None:
+                        ended.append(stopped)
         return ended, seen
 
     def _report(self, trial: TrialRecord, values: list[tuple[int, float]]) -> bool:
@@ -102,35 +127,54 @@ class Evaluator:
         self._read_at[number] = now
         return True
 
-    def _prune(self, pruner: Pruning, trial: TrialRecord, job: Job) -> bool:
+    def _prune(self, pruner: Pruning, trial: TrialRecord, job: Job) -> TrialRecord | None:
+        """Ask a losing trial's running job to stop; the trial's verdict if its job had ended."""
         current = self.ledger.trial(trial.number)
         if pruner.judge(current) is not PruneDecision.prune:
-            return False
+            return None
         step = max(current.intermediate_values)
-        self._flush(trial, job)
-        self.ledger.prune(trial.number, gpu_seconds=gpu_seconds(job))
-        self.client.cancel(job.id, reason=f"trial {trial.number} pruned at step {step}")
-        self._close_run(current.mlflow_run_id, RunStatus.KILLED)
-        self._forget(trial.number)
-        return True
+        reason = f"trial {trial.number} pruned at step {step}: {self._why_pruned(step)}"
+        job = self.client.cancel(job.id, reason=reason)
+        if job.state.final:
+            return self._finish(trial, job)  # it ended on its own first: its last value is its result
+        self._pruning[trial.number] = step
+        return None
+
+    def _why_pruned(self, step: int) -> str:
+        kind = self.ledger.campaign.policy.pruner.value
+        metric = self.ledger.campaign.objective.metric
+        return f"the {kind} pruner judged its {metric} at that step worse than earlier trials'"
+
+    def _pruned_step(self, trial: TrialRecord, job: Job) -> int | None:
+        """The step a job was asked to stop at for the pruner (by this runner, or, as its cancel
+        reason says, by one before it); None when it was not."""
+        if trial.number in self._pruning:
+            return self._pruning[trial.number]
+        found = _PRUNE_REASON.match(job.state_reason or "") if job.state is JobState.cancelled else None
+        return int(found[2]) if found and int(found[1]) == trial.number else None
 
     def _finish(self, trial: TrialRecord, job: Job) -> TrialRecord:
         """The verdict on a trial whose job reached a final state."""
         number, used = trial.number, gpu_seconds(job)
         values: list[tuple[int, float]] = []
-        if job.state is not JobState.cancelled and trial.mlflow_run_id:
+        pruned_at = self._pruned_step(trial, job)
+        if (job.state is not JobState.cancelled or pruned_at is not None) and trial.mlflow_run_id:
             values = self.reader.read(number, trial.mlflow_run_id, job, final=True, tags={JOB_TAG: job.id})
             if self.pruner:
                 self._report(trial, values)
         attempt = job.last_attempt
-        if job.state is JobState.succeeded:
+        tail = log_tail(attempt.log_path if attempt else None)
+        if pruned_at is not None and job.state is JobState.cancelled:
+            record = self.ledger.prune(number, gpu_seconds=used)
+            if trial.mlflow_run_id:
+                reason = job.state_reason or f"trial {number} pruned at step {pruned_at}"
+                self.tracker.log(trial.mlflow_run_id, tags={PRUNED_AT_STEP_TAG: str(pruned_at), PRUNE_REASON_TAG: reason})
+        elif job.state is JobState.succeeded:
             if values:
                 record = self.ledger.complete(number, values[-1][1], gpu_seconds=used)
             else:
                 metric = self.ledger.campaign.objective.metric
-                excerpt = f"the job succeeded but never reported {metric!r}.\n" + log_tail(
-                    attempt.log_path if attempt else None
-                )
+                excerpt = no_metric_excerpt(metric, self.reader.seen(number), job, tail)
                 record = self.ledger.fail(number, TrialFailure.no_metric, log_excerpt=excerpt, gpu_seconds=used)
         elif job.state is JobState.failed:
             failure = TrialFailure.user
@@ -138,9 +182,7 @@ class Evaluator:
                 failure = TrialFailure.timed_out
             elif attempt and attempt.failure_class is not None:
                 failure = _FAILURE[attempt.failure_class]
-            excerpt = (attempt.log_excerpt if attempt else None) or log_tail(attempt.log_path if attempt else None)
-            excerpt = f"job {job.id}: {job.state_reason}\n{excerpt}".strip()
-            record = self.ledger.fail(number, failure, log_excerpt=excerpt, gpu_seconds=used)
+            record = self.ledger.fail(number, failure, log_excerpt=failed_excerpt(job, tail), gpu_seconds=used)
         else:
             record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", gpu_seconds=used)
         crash_point("evaluate.ended")
@@ -161,6 +203,7 @@ class Evaluator:
 
     def _forget(self, number: int) -> None:
         self.reader.forget(number)
+        self._pruning.pop(number, None)
         self._reported.pop(number, None)
         self._read_at.pop(number, None)
 

@@ -4,9 +4,11 @@ Order: find or create the run (tagged with campaign, trial and the ledger's star
 rerun finds it) -> `set_mlflow_run` -> `submit` with the trial's idempotency key (compute
 returns the existing job for a key it knows) -> `mark_launched`. The run's job-id tag rides
 on the evaluator's first metric batch (the job's labels name the run from the start).
-Each trial's job gets `<campaign dir>/checkpoints/trial-N` as AR_CHECKPOINT_DIR; a trial
-that resumes a stopped one (`resume_of`) gets that trial's folder and seed, and starts
-once the stopped trial's job has ended (written its checkpoint).
+Each trial's job gets `<campaign dir>/checkpoints/<ledger identity>/trial-N` as AR_CHECKPOINT_DIR;
+a trial that resumes a stopped one (`resume_of`) gets that trial's folder and seed, and starts
+once the stopped trial's job has ended (written its checkpoint). Each trial also gets a folder
+of its own, `<campaign dir>/trials/<ledger identity>/trial-N` (AR_TRIAL_DIR, `{trial_dir}`),
+made at launch and kept across its attempts.
 Killed between any two steps, the next runner redoes the trial's launch
 and ends with the same run and the same job.
 """
@@ -92,17 +94,21 @@ class Launcher:
     def _spec(self, trial: TrialRecord, run_id: str, origin: TrialRecord) -> JobSpec:
         campaign = self.ledger.campaign
         settings = campaign.compute
+        trial_dir = self.ledger.trial_dir(trial.number)
+        trial_dir.mkdir(parents=True, exist_ok=True)
         env = {
             **campaign.env,
             **run_env(self.tracker, self.experiment_id, run_id),
             "AR_CAMPAIGN": campaign.name,
             "AR_TRIAL": str(trial.number),
             "AR_SEED": str(campaign.trial_seed(origin.number)),
+            "AR_TRIAL_DIR": str(trial_dir),
         }
         labels = {"campaign": campaign.name, "trial": str(trial.number), **run_labels(self.experiment_id, run_id)}
         return JobSpec(
             name=f"{campaign.name}/trial-{trial.number}",
-            argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number), settings.image),
+            argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number, trial_dir=trial_dir),
+                          settings.image),
             env=env,
             secret_env=list(campaign.secret_env),
             cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd),

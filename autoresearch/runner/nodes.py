@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from datetime import datetime, timezone
 
 from autoresearch.campaign import (
     Campaign,
@@ -15,7 +16,9 @@ from autoresearch.campaign import (
     TrialRecord,
     TrialState,
     campaign_status,
+    first_line,
     free_slots,
+    repeated_failure,
     stop_reason,
 )
 from autoresearch.llm import LLMUnavailable
@@ -39,6 +42,8 @@ class CampaignNodes:
         self.client = ctx.client
         self.display = ctx.display
         self.settings = ctx.settings
+        self.started = datetime.now(timezone.utc)
+        """Failures before this runner started do not count towards failing fast (a resume starts over)."""
 
     @property
     def campaign(self) -> Campaign:
@@ -128,6 +133,10 @@ class CampaignNodes:
                 if decision.action is ReplanAction.stop:
                     self.ctx.stop(f"the policy stopped the campaign: {decision.reason or 'no reason given'}")
                     return {**update, "ended": CampaignState.stopped.value}
+        broken = repeated_failure(self.campaign, view.trials, self.started)
+        if broken is not None and self.ledger.state is CampaignState.running:
+            self._fail_fast(broken)
+            return {**update, "ended": CampaignState.failed.value}
         limit = self._limit(status)
         if limit is not None and self._wind_down(limit):
             return {**update, "ended": CampaignState.completed.value}
@@ -165,6 +174,16 @@ class CampaignNodes:
         self.display.event(f"campaign {self.campaign.name} completed: {reason}")
         self._show()
         return True
+
+    def _fail_fast(self, reason: str) -> None:
+        """The setup is broken: cancel what runs, and end the campaign as failed."""
+        for trial in self.ledger.trials():
+            if not trial.state.final:
+                self.ctx.cancel_trial(trial, "the campaign failed fast: its setup is broken")
+        self.ledger.set_state(CampaignState.failed, reason)
+        self.ledger.append_note(f"campaign failed: {reason}", author="runner")
+        self.display.event(f"campaign {self.campaign.name} failed: {reason}")
+        self._show()
 
     def _pause_for(self, exc: LLMUnavailable) -> None:
         hint = f" (the server suggested retrying after {exc.retry_after_s:.0f} s)" if exc.retry_after_s else ""
@@ -211,7 +230,6 @@ def _verdict(trial: TrialRecord, metric: str) -> str:
     if trial.state is TrialState.pruned:
         return f"trial {trial.number} pruned at step {max(trial.intermediate_values, default=0)}"
     if trial.state is TrialState.failed:
-        last = (trial.log_excerpt or "").strip().splitlines()[-1:] or [""]
         failure = trial.failure_class.value if trial.failure_class else "?"
-        return f"trial {trial.number} failed ({failure}): {last[0][:160]}"
+        return f"trial {trial.number} failed ({failure}): {first_line(trial.log_excerpt)[:300]}"
     return f"trial {trial.number} {trial.state.value}: {trial.log_excerpt or ''}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracking import MetricPoint, parse_metrics
+from tracking import MetricPoint, MetricRules, parse_metrics
 
 TRICKY = (
     b"starting at 12:30:01 on localhost:8080, see http://x:5000/a\n"
@@ -14,7 +14,8 @@ TRICKY = (
     b"Epoch 4/10 train_loss=0.3\n"
     b"epoch: 5, step: 70, grad_norm: nan\n"
     b"Traceback: nothing numeric here\n"
-    b"\xff\xfe broken utf8 val_bpb: 0.998\n"
+    b"Overriding: learning_rate = 0.001\n"  # prose: the key follows a word that is no pair
+    b"\xff\xfe val_bpb: 0.998\n"  # broken utf8 is no word
 )
 
 
@@ -35,7 +36,7 @@ def test_parses_key_values_json_steps_and_ignores_noise() -> None:
     ]  # fmt: skip
     assert got[10][0] == "grad_norm" and got[10][2] == 70 and got[10][1] != got[10][1]  # NaN kept
     assert got[11] == ("val_bpb", 0.998, 70)
-    assert len(got) == 12  # no localhost, clock time, URL port or booleans
+    assert len(got) == 12  # no localhost, clock time, URL port, booleans or prose
     assert result.state.offset == len(TRICKY) and result.state.step == 70
 
 
@@ -64,6 +65,6 @@ def test_partial_last_line_waits_unless_final() -> None:
 
 def test_custom_pattern() -> None:
     # nanoGPT style: "iter 10: loss 2.3000, time 30.00ms"
-    pattern = r"(?P<key>loss|time)\s+(?P<value>[\d.]+)"
-    result = parse_metrics(b"iter 10: loss 2.3000, time 30.00ms\niter 20: loss 2.1000, time 29.00ms\n", pattern=pattern)
+    rules = MetricRules(patterns=(r"iter (?P<iter>\d+): loss (?P<loss>[\d.]+), time (?P<time>[\d.]+)ms",))
+    result = parse_metrics(b"iter 10: loss 2.3000, time 30.00ms\niter 20: loss 2.1000, time 29.00ms\n", rules=rules)
     assert _triples(result.points) == [("loss", 2.3, 10), ("time", 30.0, 10), ("loss", 2.1, 20), ("time", 29.0, 20)]

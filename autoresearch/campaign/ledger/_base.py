@@ -145,7 +145,14 @@ class TrialLedger(Protocol):
         for a campaign started over under the same name (its folder deleted), which must never
         be handed the old campaign's jobs.
         """
-        return f"{self.campaign.name}/{number}@{self.started_at.strftime('%Y%m%dT%H%M%S%f')}"
+        return f"{self.campaign.name}/{number}@{self.identity}"
+
+    @property
+    def identity(self) -> str:
+        """Tells this ledger from any earlier one under the campaign's name (its start, to the
+        microsecond): it keys idempotency keys and trial folders, so a recreated ledger never
+        hands a new trial an old trial's job or checkpoint."""
+        return self.started_at.strftime("%Y%m%dT%H%M%S%f")
 
     def origin(self, trial: TrialRecord) -> TrialRecord:
         """The trial whose run `trial` continues: `resume_of` followed back to a trial that started
@@ -157,9 +164,14 @@ class TrialLedger(Protocol):
         return trial
 
     def checkpoint_dir(self, trial: TrialRecord) -> Path:
-        """AR_CHECKPOINT_DIR of `trial`: `<campaign dir>/checkpoints/trial-N`, where N is the trial
-        it continues (`resume_of`, followed back) or else its own number."""
-        return CampaignPaths(self.folder).checkpoint_dir(self.origin(trial).number)
+        """AR_CHECKPOINT_DIR of `trial`: `<campaign dir>/checkpoints/<identity>/trial-N`, where N is
+        the trial it continues (`resume_of`, followed back) or else its own number."""
+        return CampaignPaths(self.folder).checkpoint_dir(self.identity, self.origin(trial).number)
+
+    def trial_dir(self, number: int) -> Path:
+        """AR_TRIAL_DIR and `{trial_dir}` of trial `number`: `<campaign dir>/trials/<identity>/trial-N`,
+        its own (a trial resuming another gets a fresh one; its checkpoint dir is the shared one)."""
+        return CampaignPaths(self.folder).trial_dir(self.identity, number)
 
     @property
     def started_at(self) -> datetime:

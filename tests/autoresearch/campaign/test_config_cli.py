@@ -26,8 +26,8 @@ def test_schema_is_the_campaign_json_schema() -> None:
     schema = json.loads(result.stdout)
     assert schema == Campaign.model_json_schema()
     assert set(schema["properties"]) == {
-        "name", "command", "cwd", "objective", "search_space", "budget", "compute", "policy", "tracking", "code",
-        "approvals", "env", "data", "secret_env",
+        "name", "command", "cwd", "objective", "search_space", "budget", "compute", "policy", "tracking", "metrics",
+        "code", "approvals", "env", "data", "secret_env",
     }
     assert set(schema["required"]) == {"name", "command", "objective", "budget"}
     assert schema["additionalProperties"] is False

@@ -208,7 +208,7 @@ def test_resumed_trials_continue_in_the_checkpoint_dir_of_the_trial_they_resume(
     second = ledger.admit(Proposal(params=PARAMS, resume_of=stopped)).trial_number
     third = ledger.admit(Proposal(params=PARAMS, resume_of=second)).trial_number
 
-    folder = home / "campaigns" / "toy" / "checkpoints"
+    folder = home / "campaigns" / "toy" / "checkpoints" / ledger.identity
     assert ledger.trial(third).resume_of == second
     assert ledger.origin(ledger.trial(third)).number == stopped
     assert ledger.checkpoint_dir(ledger.trial(third)) == folder / f"trial-{stopped}"

@@ -40,9 +40,12 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
 
     data = json.loads(campaign_status(ledger).model_dump_json())
 
-    assert set(data) == {"name", "state", "budget_used", "best_trial", "trials"}
+    assert set(data) == {"name", "state", "state_reason", "budget_used", "best_trial", "trials"}
     assert set(data["budget_used"]) == {"trials", "gpu_hours", "llm_usd", "elapsed"}
-    assert all(set(t) == {"number", "state", "params", "value", "job_id", "mlflow_run_id"} for t in data["trials"])
+    fields = {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason"}
+    assert all(set(t) == fields for t in data["trials"])
+    assert (data["trials"][2]["failure_class"], data["trials"][2]["reason"]) == ("user", "Traceback ...")
+    assert data["trials"][4]["reason"] == "stopped by a person" and data["trials"][0]["reason"] is None
     assert (data["name"], data["state"]) == ("toy", "running")
     assert data["budget_used"]["trials"] == 4  # the cancelled trial does not count
     assert data["budget_used"]["gpu_hours"] == 2.0 and data["budget_used"]["llm_usd"] == 1.5

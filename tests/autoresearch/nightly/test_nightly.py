@@ -125,7 +125,7 @@ def test_a_trial_stopped_at_the_window_end_resumes_from_its_checkpoint_the_next_
     assert first.jobs_left_running == 0 and first.campaigns[0].faults == []
     stopped, queued = Ledger.load(name).trials()
     assert (stopped.state, queued.state, queued.resume_of) == (TrialState.cancelled, TrialState.proposed, 0)
-    folder = campaign_dir(name) / "checkpoints" / "trial-0"
+    folder = campaign_dir(name) / "checkpoints" / Ledger.load(name).identity / "trial-0"
     stopped_job = compute_client.get(stopped.job_id)
     assert stopped_job.checkpoint_dir == str(folder) and NIGHTLY_PAUSE in stopped_job.state_reason
     saved = json.loads((folder / "synthetic-checkpoint.json").read_text())["step"]
@@ -177,4 +177,4 @@ def test_sigterm_ends_the_night_early_the_way_the_window_end_does(compute_client
     queued = [t for t in trials if t.state is TrialState.proposed]
     assert len(stopped) == 2 and sorted(t.resume_of for t in queued) == sorted(t.number for t in stopped)
     for trial in stopped:  # each saved a checkpoint on its SIGTERM for the next night
-        assert (campaign_dir(name) / "checkpoints" / f"trial-{trial.number}" / "synthetic-checkpoint.json").is_file()
+        assert (ledger.checkpoint_dir(trial) / "synthetic-checkpoint.json").is_file()

@@ -62,8 +62,10 @@ def test_status_report_and_rerunning_a_completed_campaign(compute_client, tracki
     best = status["best_trial"]
     assert best["value"] == min(t["value"] for t in status["trials"])
     for t in status["trials"]:
-        assert set(t) == {"number", "state", "params", "value", "job_id", "mlflow_run_id"}
+        assert set(t) == {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason"}
         assert t["job_id"].startswith("job-") and t["mlflow_run_id"]
+        assert t["failure_class"] is None and t["reason"] is None
+    assert "max_trials (3) reached" in status["state_reason"]
 
     listed = cli.invoke(app, ["status", "--json"])
     assert [c["name"] for c in json.loads(listed.stdout)] == [name]
@@ -121,8 +123,9 @@ def test_a_campaign_started_over_under_the_same_name_gets_new_jobs(compute_clien
     data = synthetic_config(tracking, budget={"max_trials": 2, "max_parallel": 2})
     first = run_campaign(campaign_of(data), settings=FAST).status.trials
     folder = campaign_dir(data["name"])
-    for t in first:  # every trial checkpoints into the campaign's folder
-        assert compute_client.get(t.job_id).checkpoint_dir == str(folder / "checkpoints" / f"trial-{t.number}")
+    identity = Ledger.load(data["name"]).identity
+    for t in first:  # every trial checkpoints into the campaign's folder, under its ledger's identity
+        assert compute_client.get(t.job_id).checkpoint_dir == str(folder / "checkpoints" / identity / f"trial-{t.number}")
     shutil.rmtree(folder)  # the campaign is deleted; compute still knows its jobs
 
     again = run_campaign(campaign_of(data), settings=FAST)
@@ -134,3 +137,4 @@ def test_a_campaign_started_over_under_the_same_name_gets_new_jobs(compute_clien
     ledger = Ledger.load(data["name"])
     assert [compute_client.get(t.job_id).spec.idempotency_key for t in trials] == [
         ledger.idempotency_key(t.number) for t in trials]
+    assert ledger.identity != identity  # new folders too: no old checkpoint for the new trial 0
