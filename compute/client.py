@@ -90,8 +90,9 @@ class Client:
         spec = as_submitted(spec)
         if spec.cwd is None:
             spec = spec.model_copy(update={"cwd": os.getcwd()})
-        if not Path(spec.cwd).is_dir():
-            raise ComputeError(f"job {spec.name!r}: cwd {spec.cwd} is not a directory; pass an existing absolute path")
+        cwd = spec.cwd or os.getcwd()
+        if not Path(cwd).is_dir():
+            raise ComputeError(f"job {spec.name!r}: cwd {cwd} is not a directory; pass an existing absolute path")
         check_data_exists(spec.data, f"job {spec.name!r}")
         if spec.image is not None and spec.user is None:  # the container runs as whoever submits
             spec = spec.model_copy(update={"user": f"{os.getuid()}:{os.getgid()}"})

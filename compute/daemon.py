@@ -127,7 +127,7 @@ class Daemon:
         pending, backing_off = pending_jobs(self.store, now)
         if backing_off:
             deadlines.append(min(backing_off.values()))
-        decision, nodes = Decision(), []
+        decision, nodes = Decision(), list[NodeView]()
         if pending:
             pending, nodes = self._placeable(pending, now)
             decision = schedule(pending, self._views(running, stopping), nodes, now, self.sched_config)

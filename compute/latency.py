@@ -15,7 +15,7 @@ from pathlib import Path
 
 from compute.client import Client
 from compute.records import JobState
-from compute.spec import JobSpec
+from compute.spec import JobSpec, Priority, Resources
 
 PRINT_TIME = [sys.executable, "-c", "import time; print(repr(time.time()), flush=True)"]
 """The probed command: prints the time of its first instruction."""
@@ -45,7 +45,7 @@ def launch_latencies(client: Client, n: int, workdir: Path) -> tuple[list[float]
             subprocess.Popen(PRINT_TIME, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True).wait()
         bare.append(first_output_time(path) - t0)
         t0 = time.time()
-        job = client.submit(JobSpec(argv=PRINT_TIME, resources={"gpus": 1}))
+        job = client.submit(JobSpec(argv=PRINT_TIME, resources=Resources(gpus=1)))
         client.wait(job.id, timeout=120)
         jobs.append(first_output_time(client.log_path(job.id)) - t0)
     return bare, jobs
@@ -56,12 +56,12 @@ def preemption_overheads(client: Client, rounds: int, min_runtime_s: float) -> l
     out = []
     stubborn = ["sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"]
     for _ in range(rounds):
-        victim = client.submit(JobSpec(argv=stubborn, priority="low", resources={"gpus": 4}, grace_s=GRACE_S))
+        victim = client.submit(JobSpec(argv=stubborn, priority=Priority.low, resources=Resources(gpus=4), grace_s=GRACE_S))
         while client.get(victim.id).state != JobState.running:
             time.sleep(0.01)
         time.sleep(min_runtime_s + 0.1)
         t0 = time.time()
-        high = client.submit(JobSpec(argv=["true"], priority="high", resources={"gpus": 4}))
+        high = client.submit(JobSpec(argv=["true"], priority=Priority.high, resources=Resources(gpus=4)))
         done = client.wait(high.id, timeout=120)[0]
         out.append(done.attempts[0].started_at - t0 - GRACE_S)
         client.cancel(victim.id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -85,7 +85,7 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
     """
     env, labels, binding = dict(args.env), dict(args.labels), None
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
-    spec_fields = dict(
+    spec_fields: dict[str, Any] = dict(
         name=args.name,
         argv=args.argv,
         shell=args.shell,

@@ -3,8 +3,9 @@
 Each dataset becomes one input of the run: its name, its source path (`source_type`
 `local`; a FUSE-mounted bucket is a local path too) and a digest from
 `compute.dataset_digest` (a content hash up to a size limit, else size and mtime; MLflow keeps
-36 characters of it as the digest, the whole one in the input's profile), with the context tag `mlflow.data.context` set to the dataset's name. The MLflow UI shows them under
-the run's "Datasets used".
+36 characters of it as the digest, the whole one in the input's profile), with the context tag
+`mlflow.data.context` set to the dataset's name. The MLflow UI shows them under the run's
+"Datasets used".
 """
 
 from __future__ import annotations

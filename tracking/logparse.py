@@ -216,7 +216,7 @@ def _literal(node: ast.AST) -> Any:
         if isinstance(inner, (int, float)) and not isinstance(inner, bool):
             return -inner if isinstance(node.op, ast.USub) else inner
     if isinstance(node, ast.Dict) and None not in node.keys:
-        return {str(_literal(k)): _literal(v) for k, v in zip(node.keys, node.values)}
+        return {str(_literal(k)): _literal(v) for k, v in zip(node.keys, node.values) if k is not None}
     if isinstance(node, (ast.List, ast.Tuple)):
         return None  # lists carry no metric
     raise ValueError("not a literal")

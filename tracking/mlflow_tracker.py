@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, TrackingError
 from tracking.config import TrackingConfig
@@ -112,7 +112,7 @@ class MlflowTracker:
 
         now = int(time.time() * 1000)
         entries = [Metric(p.key, p.value, now, p.step) for p in metrics]
-        first = {
+        first: dict[str, Any] = {
             "params": [Param(k, str(v)) for k, v in (params or {}).items()],
             "tags": [RunTag(k, v) for k, v in (tags or {}).items()],
         }

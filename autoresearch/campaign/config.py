@@ -267,9 +267,9 @@ class Campaign(Section):
             problem = _placeholder_problem(item, set(self.search_space))
             if problem:
                 raise located(("command", i), f"command[{i}] {item!r}: {problem}")
-        problem = uncapturable(self.objective.metric, self.objective.source, self.metrics)
-        if problem:
-            raise located(problem[0], problem[1])
+        missing = uncapturable(self.objective.metric, self.objective.source, self.metrics)
+        if missing:
+            raise located(missing[0], missing[1])
         if not self.search_space and not (self.code and self.code.editable):
             raise located(("search_space",), "nothing to search: give search_space, or code.editable files")
         if self.code and paths_checked(info):

@@ -50,7 +50,8 @@ def repeated_failure(campaign: Campaign, trials: list[TrialRecord], since: datet
     if len(signatures) != 1:
         return None
     failure, line = signatures.pop()
-    check = _CHECK.get(failure, "check the trials' logs (`autoresearch jobs logs JOB`)").format(
+    check = (_CHECK.get(failure) if failure is not None else None) or "check the trials' logs (`autoresearch jobs logs JOB`)"
+    check = check.format(
         cwd=campaign.cwd, metric=campaign.objective.metric
     )
     numbers = ", ".join(str(t.number) for t in last)

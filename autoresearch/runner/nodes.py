@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from autoresearch.campaign import (
     Campaign,
@@ -42,7 +42,7 @@ class CampaignNodes:
         self.client = ctx.client
         self.display = ctx.display
         self.settings = ctx.settings
-        self.started = datetime.now(timezone.utc)
+        self.started = datetime.now(UTC)
         """Failures before this runner started do not count towards failing fast (a resume starts over)."""
 
     @property

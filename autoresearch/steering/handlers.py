@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from pydantic import BaseModel
+
 from autoresearch.campaign import Campaign, CampaignPaths, CampaignState, Ledger, LedgerError, Proposal
 from autoresearch.steering.approvals import Gate
 from autoresearch.steering.commands import (
@@ -152,7 +154,7 @@ def _window_end(target: SteeringTarget, message: SteeringMessage) -> str:
     return target.window.apply(message.command)
 
 
-HANDLERS: Mapping[type, Handler] = {
+HANDLERS: Mapping[type[BaseModel], Handler] = {
     Pause: _pause, Resume: _resume, Stop: _stop, Note: _note, SetBudget: _config, SetSpace: _config,
     SetPriority: _priority, TryTrial: _try, CancelTrial: _cancel, WindowEnd: _window_end,
 }  # fmt: skip
@@ -166,7 +168,7 @@ def drain(inbox: Inbox, target: SteeringTarget) -> list[SteeringMessage]:
     """Apply every pending command that has a handler, oldest first; return the messages applied."""
     applied = []
     for message in inbox.messages(pending_only=True):
-        handler = HANDLERS.get(type(message.command))
+        handler = HANDLERS.get(type(message.command)) if message.command is not None else None
         if handler is None:
             continue  # approve/deny wait for the approval loop; an unreadable old row is left alone
         inbox.mark_handled(message.id, handler(target, message))

@@ -70,8 +70,8 @@ class Workspaces:
     def _build(self, tmp: Path, source: Path, patch: ParsedPatch | None) -> None:
         """Make the overlay at `tmp`: editable files copied from `source`, fixed ones from the cwd,
         then `patch` applied; PatchError if the patch fails or changed a fixed file anyway."""
-        copies = {rel: source for rel in self.code.editable} | {rel: self.cwd for rel in self.code.fixed}
-        _overlay(self.cwd, tmp, copies, exclude=self.ledger.path.parents[2].resolve())
+        copies = dict.fromkeys(self.code.editable, source) | dict.fromkeys(self.code.fixed, self.cwd)
+        _overlay(self.cwd, tmp, copies, exclude=self.ledger.folder.parents[1].resolve())
         for rel in self.code.fixed:  # always the original, even where an editable folder holds it
             _replace(self.cwd / rel, tmp / rel)
         if patch is None:

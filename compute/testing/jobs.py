@@ -5,6 +5,8 @@ Used by the backend suite (compute/testing/backend_suite.py) and the project's o
 
 from __future__ import annotations
 
+from typing import Any
+
 import sys
 import time
 from collections.abc import Callable
@@ -41,13 +43,13 @@ def wait_state(client: Client, job_id: str, state: JobState, timeout: float = TI
     return wait_until(reached, timeout, f"{job_id} {state.value}")
 
 
-def gate_job(gate: Path, **fields: object) -> JobSpec:
+def gate_job(gate: Path, **fields: Any) -> JobSpec:
     """A job that runs until the file `gate` exists, then exits 0."""
     script = f'echo waiting; while [ ! -e "{gate}" ]; do sleep 0.05; done'
     return JobSpec(argv=["sh", "-c", script], **fields)
 
 
-def env_job(**fields: object) -> JobSpec:
+def env_job(**fields: Any) -> JobSpec:
     """A job that prints the variables the backend sets, one `NAME=value` per line."""
     names = ["CUDA_VISIBLE_DEVICES", "AR_JOB_ID", "AR_ATTEMPT", "AR_CHECKPOINT_DIR", "EXTRA"]
     script = "; ".join(f'echo "{n}=${n}"' for n in names)
@@ -60,12 +62,12 @@ def wait_started(client: Client, job_id: str) -> Job:
     return wait_until(lambda: client.get(job_id) if log_text(client, job_id).strip() else None, what=f"{job_id} output")
 
 
-def quick_job(**fields: object) -> JobSpec:
+def quick_job(**fields: Any) -> JobSpec:
     """A job that exits 0 at once."""
     return JobSpec(argv=["true"], **fields)
 
 
-def counter_job(steps: int, step_s: float, **fields: object) -> JobSpec:
+def counter_job(steps: int, step_s: float, **fields: Any) -> JobSpec:
     """The COUNTER job: sums 0..steps-1, `step_s` per step, checkpointing on SIGTERM."""
     return JobSpec(argv=[sys.executable, str(COUNTER), str(steps), str(step_s)], **fields)
 

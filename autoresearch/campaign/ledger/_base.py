@@ -33,7 +33,7 @@ once here on top of them. A ledger is used from one thread.
 from __future__ import annotations
 
 from abc import abstractmethod
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -251,4 +251,4 @@ class OptunaBacked(Protocol):
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ class Ledger(TrialLedger):
                 )
             study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
             if "started_at" not in study.user_attrs:
-                study.set_user_attr("started_at", datetime.now(timezone.utc).isoformat())
+                study.set_user_attr("started_at", datetime.now(UTC).isoformat())
         ledger = cls(campaign, storage, path, cache=cache)
         ledger._claim_waiting()
         ledger._cancel_incomplete()
@@ -221,7 +221,7 @@ class Ledger(TrialLedger):
         self._check_writable("launch a trial")
         trial_id = self._trial_id(number)
         self._storage.set_trial_user_attr(trial_id, "job_id", job_id)
-        started = datetime.now(timezone.utc).isoformat()
+        started = datetime.now(UTC).isoformat()
         self._storage.set_trial_user_attr(trial_id, "started_at", started)
         self._amend(number, state=TrialState.running, job_id=job_id, started_at=datetime.fromisoformat(started))
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
+from pydantic import ValidationError
 
 from autoresearch.campaign import CampaignPaths
 from autoresearch.steering import (
@@ -34,10 +35,10 @@ def test_a_kind_and_payload_become_one_typed_command():
     assert parse_command("cancel", {"trial": 3}) == CancelTrial(trial=3)
     assert parse_command("approve", {}) == Approve(request=None)
     at = parse_command("window_end", {"at": "2026-12-01T06:00:00+00:00"})
-    assert isinstance(at, WindowEnd) and at.at == datetime(2026, 12, 1, 6, tzinfo=timezone.utc)
+    assert isinstance(at, WindowEnd) and at.at == datetime(2026, 12, 1, 6, tzinfo=UTC)
     assert set(KINDS) == {"pause", "resume", "stop", "note", "budget", "space", "priority", "try", "cancel",
                           "approve", "deny", "window_end"}  # fmt: skip
-    with pytest.raises(Exception):  # frozen: a posted command never changes
+    with pytest.raises(ValidationError):  # frozen: a posted command never changes
         Pause().reason = "x"  # type: ignore[misc]
 
 
@@ -64,7 +65,7 @@ def test_inbox_rows_keep_the_old_format_and_read_back_as_commands(tmp_path):
     paths = CampaignPaths(tmp_path / "mlp")
     inbox = Inbox(paths)
     posted = [Pause(reason="lunch"), SetSpace(params={"lr": [1e-4, 1e-2]}), TryTrial(params={"lr": 0.003}),
-              WindowEnd(at=datetime(2026, 12, 1, 6, tzinfo=timezone.utc))]  # fmt: skip
+              WindowEnd(at=datetime(2026, 12, 1, 6, tzinfo=UTC))]  # fmt: skip
     for command in posted:
         inbox.post(command, author="alice")
     inbox.close()
