@@ -13,8 +13,8 @@ Rules (the ledger's `cache` rule, one level down):
   once it committed: a crash loses nothing the store had not already got, and the store stays
   the record (a restarted runner reads it afresh).
 - **What is mirrored.** Every trial of the study, read once on first use. Params, attributes
-  and intermediate values are applied in memory; a new trial and a state change are read back
-  from the RDB once (their timestamps and numbers are the store's). Study-level calls go
+  intermediate values and `write_trial`'s verdicts are applied in memory; a new trial and a
+  `set_trial_state_values` (an ask) are read back from the RDB once (timestamps, numbers). Study-level calls go
   straight to the RDB.
 - **Batches.** `write_trial` commits a trial's attributes, and optionally its end state and
   value, in one transaction (the RDB API has one commit per attribute).
@@ -59,14 +59,15 @@ def write_trial(
 
 def _rdb_write(
     rdb: RDBStorage, trial_id: int, attrs: Mapping[str, Any], state: TrialState | None, values: Sequence[float] | None
-) -> None:
+) -> datetime | None:
     """`set_trial_user_attr` for each attribute and `set_trial_state_values`, in one commit
-    (the same statements as optuna 5.0's RDBStorage, which has no batch call)."""
+    (the same statements as optuna 5.0's RDBStorage, which has no batch call). Returns the
+    `datetime_complete` it stored when it ended the trial."""
     with _create_scoped_session(rdb.scoped_session) as session:
         for key, value in attrs.items():
             rdb._set_trial_attr_without_commit(session, models.TrialUserAttributeModel, trial_id, key, value)
         if state is None:
-            return
+            return None
         trial = models.TrialModel.find_or_raise_by_id(trial_id, session, for_update=True)
         rdb.check_trial_is_updatable(trial_id, trial.state)
         for objective, value in enumerate(values or ()):
@@ -74,6 +75,7 @@ def _rdb_write(
         trial.state = state
         if state.is_finished():
             trial.datetime_complete = datetime.now()
+        return trial.datetime_complete
 
 
 class MirroredStorage(BaseStorage):
@@ -158,13 +160,16 @@ class MirroredStorage(BaseStorage):
         values: Sequence[float] | None = None,
     ) -> None:
         """See `write_trial`: one commit, then the mirror."""
-        _rdb_write(self.backend, trial_id, attrs, state, values)
+        ended = _rdb_write(self.backend, trial_id, attrs, state, values)
         if trial_id not in self._study_of:
             return
-        if state is not None:
-            self._reread(trial_id)
-        else:
-            self._replace(trial_id, user_attrs={**self._cached(trial_id).user_attrs, **attrs})
+        trial = self._cached(trial_id)
+        fields: dict[str, Any] = {"user_attrs": {**trial.user_attrs, **attrs}}
+        if state is not None:  # what the RDB now holds, as `get_trial` would read it back
+            fields.update(state=state, datetime_complete=ended)
+            if values is not None:
+                fields["values"] = [float(v) for v in values]
+        self._replace(trial_id, **fields)
 
     def get_trial(self, trial_id: int) -> FrozenTrial:
         return self._cached(trial_id)
