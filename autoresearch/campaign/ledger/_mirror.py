@@ -16,7 +16,8 @@ Rules (the ledger's `cache` rule, one level down):
   intermediate values and `write_trial`'s verdicts are applied in memory; a new trial and a
   `set_trial_state_values` (an ask) are read back from the RDB once (timestamps, numbers). Study-level calls go
   straight to the RDB.
-- **Batches.** `write_trial` commits a trial's attributes, and optionally its end state and
+- **Batches.** Drawn parameters are committed with the next write (`set_trial_param`).
+  `write_trial` commits a trial's attributes, and optionally its end state and
   value, in one transaction (the RDB API has one commit per attribute).
 - Trials handed out are never changed afterwards (a write replaces the trial with a copy).
 """
@@ -28,7 +29,7 @@ from datetime import datetime
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
-from optuna.distributions import BaseDistribution
+from optuna.distributions import BaseDistribution, check_distribution_compatibility
 from optuna.storages import BaseStorage, RDBStorage
 from optuna.storages._rdb import models
 from optuna.storages._rdb.storage import _create_scoped_session
@@ -57,13 +58,26 @@ def write_trial(
             storage.set_trial_state_values(trial_id, state, values)
 
 
+def flush(storage: BaseStorage) -> None:
+    """Commit what a `MirroredStorage` holds back (parameters drawn since its last write)."""
+    if isinstance(storage, MirroredStorage):
+        storage.flush()
+
+
 def _rdb_write(
-    rdb: RDBStorage, trial_id: int, attrs: Mapping[str, Any], state: TrialState | None, values: Sequence[float] | None
+    rdb: RDBStorage,
+    trial_id: int,
+    attrs: Mapping[str, Any],
+    state: TrialState | None,
+    values: Sequence[float] | None,
+    params: Sequence[tuple[int, str, float, BaseDistribution]] = (),
 ) -> datetime | None:
     """`set_trial_user_attr` for each attribute and `set_trial_state_values`, in one commit
     (the same statements as optuna 5.0's RDBStorage, which has no batch call). Returns the
     `datetime_complete` it stored when it ended the trial."""
     with _create_scoped_session(rdb.scoped_session) as session:
+        for param_trial, name, internal, distribution in params:
+            rdb._set_trial_param_without_commit(session, param_trial, name, internal, distribution)
         for key, value in attrs.items():
             rdb._set_trial_attr_without_commit(session, models.TrialUserAttributeModel, trial_id, key, value)
         if state is None:
@@ -86,6 +100,8 @@ class MirroredStorage(BaseStorage):
         self._trials: dict[int, dict[int, FrozenTrial]] = {}
         """study id -> trial id -> the trial as last committed."""
         self._study_of: dict[int, int] = {}
+        self._params: list[tuple[int, str, float, BaseDistribution]] = []
+        """Parameters drawn but not yet committed: they go with the next write (see `set_trial_param`)."""
 
     # --- trials: mirrored ------------------------------------------------------------
 
@@ -118,6 +134,7 @@ class MirroredStorage(BaseStorage):
 
     def create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> int:
         trials = self._study(study_id)
+        self.flush()
         trial_id = self.backend.create_new_trial(study_id, template_trial)
         trials[trial_id] = self.backend.get_trial(trial_id)
         self._study_of[trial_id] = study_id
@@ -126,19 +143,38 @@ class MirroredStorage(BaseStorage):
     def set_trial_param(
         self, trial_id: int, param_name: str, param_value_internal: float, distribution: BaseDistribution
     ) -> None:
-        self.backend.set_trial_param(trial_id, param_name, param_value_internal, distribution)
-        if trial_id in self._study_of:
-            trial = self._cached(trial_id)
-            params = {**trial.params, param_name: distribution.to_external_repr(param_value_internal)}
-            self._replace(trial_id, params=params, distributions={**trial.distributions, param_name: distribution})
+        """Mirrored at once, committed with the trial's (or any) next write: a sampler draws a trial's
+        parameters one by one, and each was a commit. A trial cut off by a crash before that write
+        is one proposed without some parameter, which `Ledger.open` cancels (it has no job: its
+        launch writes first)."""
+        if trial_id not in self._study_of:
+            self.backend.set_trial_param(trial_id, param_name, param_value_internal, distribution)
+            return
+        trial = self._cached(trial_id)
+        self.check_trial_is_updatable(trial_id, trial.state)
+        for other in self._trials[self._study_of[trial_id]].values():
+            if param_name in other.distributions:  # as the RDB checks at its commit
+                check_distribution_compatibility(other.distributions[param_name], distribution)
+                break
+        self._params.append((trial_id, param_name, param_value_internal, distribution))
+        params = {**trial.params, param_name: distribution.to_external_repr(param_value_internal)}
+        self._replace(trial_id, params=params, distributions={**trial.distributions, param_name: distribution})
+
+    def flush(self) -> None:
+        """Commit the parameters drawn since the last write."""
+        if self._params:
+            _rdb_write(self.backend, self._params[0][0], {}, None, None, self._params)
+            self._params = []
 
     def set_trial_state_values(self, trial_id: int, state: TrialState, values: Sequence[float] | None = None) -> bool:
+        self.flush()
         changed = self.backend.set_trial_state_values(trial_id, state, values)
         if trial_id in self._study_of:
             self._reread(trial_id)
         return changed
 
     def set_trial_intermediate_value(self, trial_id: int, step: int, intermediate_value: float) -> None:
+        self.flush()
         self.backend.set_trial_intermediate_value(trial_id, step, intermediate_value)
         if trial_id in self._study_of:
             values = {**self._cached(trial_id).intermediate_values, step: intermediate_value}
@@ -148,6 +184,7 @@ class MirroredStorage(BaseStorage):
         self.write_trial(trial_id, {key: value})
 
     def set_trial_system_attr(self, trial_id: int, key: str, value: Any) -> None:
+        self.flush()
         self.backend.set_trial_system_attr(trial_id, key, value)
         if trial_id in self._study_of:
             self._replace(trial_id, system_attrs={**self._cached(trial_id).system_attrs, key: value})
@@ -160,7 +197,8 @@ class MirroredStorage(BaseStorage):
         values: Sequence[float] | None = None,
     ) -> None:
         """See `write_trial`: one commit, then the mirror."""
-        ended = _rdb_write(self.backend, trial_id, attrs, state, values)
+        ended = _rdb_write(self.backend, trial_id, attrs, state, values, self._params)
+        self._params = []
         if trial_id not in self._study_of:
             return
         trial = self._cached(trial_id)
@@ -193,14 +231,17 @@ class MirroredStorage(BaseStorage):
         return self.backend.create_new_study(directions, study_name)
 
     def delete_study(self, study_id: int) -> None:
+        self.flush()
         self.backend.delete_study(study_id)
         for trial_id in self._trials.pop(study_id, {}):
             self._study_of.pop(trial_id, None)
 
     def set_study_user_attr(self, study_id: int, key: str, value: Any) -> None:
+        self.flush()
         self.backend.set_study_user_attr(study_id, key, value)
 
     def set_study_system_attr(self, study_id: int, key: str, value: Any) -> None:
+        self.flush()
         self.backend.set_study_system_attr(study_id, key, value)
 
     def get_study_id_from_name(self, study_name: str) -> int:

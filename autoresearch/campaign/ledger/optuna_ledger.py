@@ -25,7 +25,7 @@ from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.ledger._base import LedgerError, TrialLedger
-from autoresearch.campaign.ledger._mirror import MirroredStorage, write_trial
+from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
     fact_attrs,
@@ -178,6 +178,7 @@ class Ledger(TrialLedger):
                 spec.suggest(trial, name)  # the fixed value; random only for a parameter added since
             claimed.append(self._storage.get_trial(self._trial_id(trial.number)))
             self._refresh(trial.number)
+        flush(self._storage)  # an admitted trial's parameters are committed before `admit` returns
         return claimed
 
     def _cancel_incomplete(self) -> None:
