@@ -38,9 +38,7 @@ def job_argv(argv: list[str], image: str | None = None) -> list[str]:
 class Launcher:
     """Turns proposed trials of one campaign into MLflow runs and compute jobs."""
 
-    def __init__(
-        self, ledger: Ledger, client: Client, tracker: Tracker, *, on_error: Callable[[str], None]
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: Client, tracker: Tracker, *, on_error: Callable[[str], None]) -> None:
         self.ledger = ledger
         self.client = client
         self.tracker = tracker
@@ -105,7 +103,9 @@ class Launcher:
     def _create_run(self, trial: TrialRecord) -> str:
         run_id = self.pool.take()
         if run_id is None:
-            run_id = self.tracker.create_run(self.experiment_id, name=f"trial-{trial.number}", tags=self._tags(trial.number))
+            run_id = self.tracker.create_run(
+                self.experiment_id, name=f"trial-{trial.number}", tags=self._tags(trial.number)
+            )
         else:
             self._name_run(trial.number, run_id)  # queued, like the params below
         if trial.params:
