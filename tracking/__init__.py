@@ -80,6 +80,8 @@ from tracking.tags import (
     RUN_LABEL,
     SOURCE_TAG,
     TRIAL_TAG,
+    SPARE_TAG,
+    RUN_NAME_TAG,
     attempt_of_state_tag,
     log_state_tag,
 )
@@ -113,6 +115,8 @@ __all__ = [
     "STEP_KEYS",
     "STEP_PATTERN",
     "TRIAL_TAG",
+    "SPARE_TAG",
+    "RUN_NAME_TAG",
     "AutoSource",
     "InMemoryTracker",
     "LogScan",

@@ -6,6 +6,7 @@ mlflow is imported lazily: importing it costs ~1 s, and most callers never track
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,14 +27,29 @@ BATCH = 1000
 
 
 def mlflow_client(config: TrackingConfig) -> MlflowClient:
-    """An MlflowClient on the configured store (creates a local SQLite store's directory)."""
+    """An MlflowClient on the configured store (creates a local SQLite store's directory, and puts
+    the store in WAL mode: a run read never waits behind a queued write, nor a write behind reads)."""
     # mlflow's SQLAlchemy store triggers SQLAlchemy deprecation warnings on first use.
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"mlflow\.store")
     from mlflow.tracking import MlflowClient
 
     if config.tracking_uri.startswith("sqlite:///"):
-        Path(config.tracking_uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        db = Path(config.tracking_uri.removeprefix("sqlite:///"))
+        db.parent.mkdir(parents=True, exist_ok=True)
+        _wal(db)
     return MlflowClient(tracking_uri=config.tracking_uri)
+
+
+def _wal(db: Path) -> None:
+    """WAL journal mode, which SQLite keeps in the file (set once, by whoever opens it first)."""
+    connection = sqlite3.connect(db, timeout=30)
+    try:
+        if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            connection.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.Error as exc:
+        raise TrackingError(f"cannot open the MLflow store {db}: {exc}. Check the file and its folder.") from exc
+    finally:
+        connection.close()
 
 
 class MlflowTracker:

@@ -1,7 +1,7 @@
 """Launching a trial: its tracked run, then its compute job. Safe to repeat after a crash.
 
-Order: find or create the run (tagged with campaign, trial and the ledger's start, so a
-rerun finds it) -> `set_mlflow_run` -> `submit` with the trial's idempotency key (compute
+Order: find the run, or take a spare one (`RunPool`, made ahead of need) or create it (tagged
+with campaign, trial and the ledger's start, so a rerun finds it) -> `set_mlflow_run` -> `submit` with the trial's idempotency key (compute
 returns the existing job for a key it knows) -> `mark_launched`. The run's job-id tag rides
 on the evaluator's first metric batch (the job's labels name the run from the start).
 Each trial's job gets `<campaign dir>/checkpoints/<ledger identity>/trial-N` as AR_CHECKPOINT_DIR;
@@ -16,12 +16,16 @@ and ends with the same run and the same job.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
+from autoresearch.runner.run_pool import RunPool
 from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
-from tracking import CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, TRIAL_TAG, Tracker, describe_datasets, run_env, run_labels
+from tracking import (
+    CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RUN_NAME_TAG, SPARE_TAG, TRIAL_TAG, Tracker, describe_datasets, run_env, run_labels,
+)  # fmt: skip
 
 
 def job_argv(argv: list[str], image: str | None = None) -> list[str]:
@@ -36,7 +40,7 @@ def job_argv(argv: list[str], image: str | None = None) -> list[str]:
 class Launcher:
     """Turns proposed trials of one campaign into MLflow runs and compute jobs."""
 
-    def __init__(self, ledger: Ledger, client: Client, tracker: Tracker) -> None:
+    def __init__(self, ledger: Ledger, client: Client, tracker: Tracker, *, on_error: Callable[[str], None]) -> None:
         self.ledger = ledger
         self.client = client
         self.tracker = tracker
@@ -45,6 +49,13 @@ class Launcher:
         self._started = ledger.started_at.isoformat()
         self._known_at_start = max((t.number for t in ledger.trials()), default=-1)
         """Only trials that existed before this runner may have a run that a killed runner made."""
+        trials = ledger.trials()
+        self.pool = RunPool(
+            tracker, self.experiment_id, self._tags(None), size=ledger.campaign.budget.max_parallel,
+            limit=ledger.campaign.budget.max_trials - len(trials), on_error=on_error,
+            recorded={t.mlflow_run_id for t in trials if t.mlflow_run_id},
+        )  # fmt: skip
+        """Spare runs, so a launch does not wait for MLflow to create one; `close` deletes the unused."""
         self.workspaces = Workspaces(ledger) if ledger.campaign.code else None
         """Code-edit campaigns: each trial runs in its own workspace (its parent's code + its patch)."""
 
@@ -63,6 +74,8 @@ class Launcher:
         run_id = trial.mlflow_run_id or orphan or self._create_run(trial)
         if trial.mlflow_run_id != run_id:
             self.ledger.set_mlflow_run(number, run_id)
+        elif number <= self._known_at_start:  # a spare's naming may have been queued when a runner died
+            self._name_run(number, run_id)
         if trial.resume_of is not None:
             stopped = self.ledger.trial(trial.resume_of)
             if stopped.job_id:
@@ -72,8 +85,16 @@ class Launcher:
         self.ledger.mark_launched(number, job.id)
         return job
 
-    def _tags(self, number: int) -> dict[str, str]:
-        return {CAMPAIGN_TAG: self.ledger.campaign.name, TRIAL_TAG: str(number), CAMPAIGN_STARTED_TAG: self._started}
+    def close(self) -> None:
+        """Delete the spare runs not used (call before the tracker closes)."""
+        self.pool.close()
+
+    def _tags(self, number: int | None) -> dict[str, str]:
+        tags = {CAMPAIGN_TAG: self.ledger.campaign.name, CAMPAIGN_STARTED_TAG: self._started}
+        return tags if number is None else {**tags, TRIAL_TAG: str(number)}
+
+    def _name_run(self, number: int, run_id: str) -> None:
+        self.tracker.log(run_id, tags={**self._tags(number), SPARE_TAG: "false", RUN_NAME_TAG: f"trial-{number}"})
 
     def _find_run(self, number: int) -> str | None:
         """A run made for this trial by a runner killed before it recorded the run id
@@ -82,7 +103,13 @@ class Launcher:
         return runs[0] if runs else None
 
     def _create_run(self, trial: TrialRecord) -> str:
-        run_id = self.tracker.create_run(self.experiment_id, name=f"trial-{trial.number}", tags=self._tags(trial.number))
+        run_id = self.pool.take()
+        if run_id is None:
+            run_id = self.tracker.create_run(
+                self.experiment_id, name=f"trial-{trial.number}", tags=self._tags(trial.number)
+            )
+        else:
+            self._name_run(trial.number, run_id)  # queued, like the params below
         if trial.params:
             self.tracker.log(run_id, params={key: str(value) for key, value in trial.params.items()})
         log_lineage(self.tracker, run_id, trial)

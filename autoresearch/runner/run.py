@@ -117,8 +117,9 @@ def run_campaign(
         connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
         connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
         tracker = QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event)
+        launcher: Launcher | None = None
         try:
-            launcher = Launcher(ledger, client, tracker)
+            launcher = Launcher(ledger, client, tracker, on_error=display.event)
             evaluator = Evaluator(ledger, client, policy, tracker)
             evaluator.reconcile(launcher.experiment_id)
             ctx = RunContext(
@@ -139,6 +140,8 @@ def run_campaign(
             _fail(ledger, exc)
             raise
         finally:
+            if launcher is not None:
+                launcher.close()  # its unused spare runs, deleted through the tracker
             tracker.close()
             display.close()
             connection.close()

@@ -6,7 +6,7 @@ was proposed. Our metadata (job id, MLflow run id, rationale, failure class ...)
 user attributes; the config and the `CampaignFacts` are study user attributes.
 
 `Ledger.open` makes the campaign's writer (the runner, holding the campaign lock; `cache=True`
-keeps trials and facts in memory), `Ledger.load` a reader. After a crash, `open` asks the trials
+keeps trials and facts in memory, and the study's trials in a `MirroredStorage`), `Ledger.load` a reader. After a crash, `open` asks the trials
 left queued (WAITING) and cancels proposed ones that lack a parameter.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 import uuid
-from datetime import datetime, UTC
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.ledger._base import LedgerError, TrialLedger
+from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
     fact_attrs,
@@ -90,8 +91,8 @@ class Ledger(TrialLedger):
                 )
             study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
             if "started_at" not in study.user_attrs:
-                study.set_user_attr("started_at", datetime.now(UTC).isoformat())
-        ledger = cls(campaign, storage, path, cache=cache)
+                study.set_user_attr("started_at", datetime.now(timezone.utc).isoformat())
+        ledger = cls(campaign, MirroredStorage(storage) if cache else storage, path, cache=cache)
         ledger._claim_waiting()
         ledger._cancel_incomplete()
         return ledger
@@ -161,9 +162,7 @@ class Ledger(TrialLedger):
                 raise LedgerError(
                     f"trial {number} of {self._campaign.name!r} is {record.state.value}, not proposed"
                 )
-            trial_id = self._trial_id(number)
-            for key, value in story.items():
-                self._storage.set_trial_user_attr(trial_id, key, value)
+            write_trial(self._storage, self._trial_id(number), story)
             self._amend(number, **story)
         return proposal.model_copy(update={"trial_number": number, "params": self.trial(number).params})
 
@@ -179,6 +178,7 @@ class Ledger(TrialLedger):
                 spec.suggest(trial, name)  # the fixed value; random only for a parameter added since
             claimed.append(self._storage.get_trial(self._trial_id(trial.number)))
             self._refresh(trial.number)
+        flush(self._storage)  # an admitted trial's parameters are committed before `admit` returns
         return claimed
 
     def _cancel_incomplete(self) -> None:
@@ -219,10 +219,8 @@ class Ledger(TrialLedger):
 
     def mark_launched(self, number: int, job_id: str) -> None:
         self._check_writable("launch a trial")
-        trial_id = self._trial_id(number)
-        self._storage.set_trial_user_attr(trial_id, "job_id", job_id)
-        started = datetime.now(UTC).isoformat()
-        self._storage.set_trial_user_attr(trial_id, "started_at", started)
+        started = datetime.now(timezone.utc).isoformat()
+        write_trial(self._storage, self._trial_id(number), {"job_id": job_id, "started_at": started})
         self._amend(number, state=TrialState.running, job_id=job_id, started_at=datetime.fromisoformat(started))
 
     def set_mlflow_run(self, number: int, run_id: str) -> None:
@@ -268,13 +266,12 @@ class Ledger(TrialLedger):
         current = self.trial(number)
         if current.state.final:
             return current
-        for key, attr in attrs.items():
-            self._storage.set_trial_user_attr(trial_id, key, attr)
         if state is OptunaState.PRUNED and current.intermediate_values:  # as `Study.tell` does
             last = current.intermediate_values[max(current.intermediate_values)]
             value = None if math.isnan(last) else last
-        # `Study.tell` would read the trial twice more; what it checks is in `current` already
-        self._storage.set_trial_state_values(trial_id, state, None if value is None else [float(value)])
+        # `Study.tell` would read the trial twice more; what it checks is in `current` already.
+        # Attributes and verdict in one commit: a crash leaves the trial running or ended, never half
+        write_trial(self._storage, trial_id, attrs, state, None if value is None else [float(value)])
         return self._refresh(number)
 
     def _trial_id(self, number: int) -> int:

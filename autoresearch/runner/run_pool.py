@@ -1,0 +1,86 @@
+"""`RunPool`: spare MLflow runs of one campaign, made ahead of need on a background thread.
+
+A trial's job gets `MLFLOW_RUN_ID`, so its run must exist before the job is submitted; creating
+it then (several SQLite commits) sat between a job's end and the next job's start. The pool keeps
+up to `size` spare runs made in advance, so a launch takes one and names it with a queued write.
+
+Rules:
+
+- A spare is a RUNNING run of the campaign's experiment tagged with the campaign, its start
+  (`CAMPAIGN_STARTED_TAG`) and `SPARE_TAG` = `true`, and no trial. `take` hands one out; the
+  launcher records it in the ledger and then tags it (trial, run name, `SPARE_TAG` = `false`).
+- Nothing is lost on a crash: spares left by a killed runner are taken over by the next runner
+  of the campaign, except those a trial of the ledger already records (taken, tags still queued).
+- `close` deletes the spares not handed out (before the tracker closes: the deletes are queued).
+- `take` never waits: with no spare ready it returns None and the caller creates the run itself.
+  At most `limit` spares are ever made (the trials left in the budget when the runner started).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+
+from tracking import SPARE_TAG, RunStatus, Tracker
+
+
+class RunPool:
+    """Spare runs for one campaign's launches (take from the runner's thread only)."""
+
+    def __init__(
+        self,
+        tracker: Tracker,
+        experiment_id: str,
+        tags: Mapping[str, str],
+        *,
+        size: int,
+        limit: int,
+        recorded: set[str],
+        on_error: Callable[[str], None],
+    ) -> None:
+        self.tracker = tracker
+        self.experiment_id = experiment_id
+        self.tags = {**tags, SPARE_TAG: "true"}
+        """Every spare's tags (campaign, campaign start, spare)."""
+        self.size = size
+        self.on_error = on_error
+        left = tracker.find_runs(experiment_id, self.tags, status=RunStatus.RUNNING)
+        self._ready: deque[str] = deque(run for run in left if run not in recorded)
+        self._to_make = max(0, limit - len(self._ready))
+        self._wake = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._work, name="run-pool", daemon=True)
+        self._thread.start()
+
+    def take(self) -> str | None:
+        """A spare run's id, or None when none is ready (then create the run at once)."""
+        with self._wake:
+            run_id = self._ready.popleft() if self._ready else None
+            self._wake.notify()
+        return run_id
+
+    def close(self) -> None:
+        """Stop making spares and delete the ones not handed out."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join()
+        while self._ready:
+            self.tracker.delete_run(self._ready.popleft())
+
+    def _work(self) -> None:
+        while True:
+            with self._wake:
+                while not self._closed and (len(self._ready) >= self.size or self._to_make <= 0):
+                    self._wake.wait()
+                if self._closed:
+                    return
+                self._to_make -= 1
+            try:
+                run_id = self.tracker.create_run(self.experiment_id, name="spare", tags=self.tags)
+            except Exception as exc:  # noqa: BLE001 - launches then create their runs themselves
+                self.on_error(f"making a spare MLflow run failed (launches create runs at once): {exc}")
+                return
+            with self._wake:
+                self._ready.append(run_id)

@@ -1,0 +1,69 @@
+"""`RunPool` on a real MLflow store: spares made ahead, taken over after a crash, deleted at close."""
+
+from __future__ import annotations
+
+import time
+
+from autoresearch.runner.run_pool import RunPool
+from tracking import SPARE_TAG, MlflowTracker, RunStatus, TrackingConfig
+
+TAGS = {"autoresearch.campaign": "pool-test", "autoresearch.campaign_started": "2026-12-01T00:00:00"}
+
+
+def _ready(pool: RunPool, n: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(pool._ready) < n:
+        assert time.monotonic() < deadline, f"the pool made {len(pool._ready)} of {n} spares"
+        time.sleep(0.05)
+
+
+def test_spares_are_made_ahead_up_to_size_and_limit_then_deleted_at_close(
+    tracking: TrackingConfig, experiment_name: str
+) -> None:
+    tracker = MlflowTracker(tracking)
+    experiment = tracker.experiment(experiment_name)
+    errors: list[str] = []
+    pool = RunPool(tracker, experiment, TAGS, size=2, limit=3, recorded=set(), on_error=errors.append)
+    _ready(pool, 2)
+    first, second = pool.take(), pool.take()
+    _ready(pool, 1)
+    third = pool.take()
+    time.sleep(0.5)
+    assert pool.take() is None, "made more spares than its limit"
+    pool.close()
+
+    assert len({first, second, third}) == 3 and not errors
+    spares = tracker.find_runs(experiment, {**TAGS, SPARE_TAG: "true"}, status=RunStatus.RUNNING)
+    assert sorted(spares) == sorted([first, second, third])  # handed out; the launcher names them
+
+
+def test_a_new_pool_takes_over_spares_a_killed_runner_left_except_those_a_trial_records(
+    tracking: TrackingConfig, experiment_name: str
+) -> None:
+    tracker = MlflowTracker(tracking)
+    experiment = tracker.experiment(experiment_name)
+    dead = RunPool(tracker, experiment, TAGS, size=3, limit=3, recorded=set(), on_error=print)
+    _ready(dead, 3)
+    left = list(dead._ready)  # the runner is killed here (no close): its spares stay RUNNING, one recorded
+    with dead._wake:
+        dead._closed = True
+        dead._wake.notify()
+
+    pool = RunPool(tracker, experiment, TAGS, size=3, limit=0, recorded={left[0]}, on_error=print)
+    taken = [pool.take(), pool.take(), pool.take()]
+    pool.close()
+
+    assert sorted(r for r in taken if r) == sorted(left[1:]) and taken[2] is None
+    running = tracker.find_runs(experiment, TAGS, status=RunStatus.RUNNING)
+    assert sorted(running) == sorted(left), "a spare taken over was deleted or a new one made"
+
+
+def test_close_deletes_the_spares_not_handed_out(tracking: TrackingConfig, experiment_name: str) -> None:
+    tracker = MlflowTracker(tracking)
+    experiment = tracker.experiment(experiment_name)
+    pool = RunPool(tracker, experiment, TAGS, size=2, limit=10, recorded=set(), on_error=print)
+    _ready(pool, 2)
+    used = pool.take()
+    pool.close()
+
+    assert tracker.find_runs(experiment, TAGS) == [used]
