@@ -91,7 +91,7 @@ class Ledger(TrialLedger):
                 )
             study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
             if "started_at" not in study.user_attrs:
-                study.set_user_attr("started_at", datetime.now(timezone.utc).isoformat())
+                study.set_user_attr("started_at", datetime.now(UTC).isoformat())
         ledger = cls(campaign, MirroredStorage(storage) if cache else storage, path, cache=cache)
         ledger._claim_waiting()
         ledger._cancel_incomplete()
@@ -219,7 +219,7 @@ class Ledger(TrialLedger):
 
     def mark_launched(self, number: int, job_id: str) -> None:
         self._check_writable("launch a trial")
-        started = datetime.now(timezone.utc).isoformat()
+        started = datetime.now(UTC).isoformat()
         write_trial(self._storage, self._trial_id(number), {"job_id": job_id, "started_at": started})
         self._amend(number, state=TrialState.running, job_id=job_id, started_at=datetime.fromisoformat(started))
 
