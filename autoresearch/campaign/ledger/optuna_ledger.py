@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
