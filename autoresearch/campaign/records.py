@@ -74,6 +74,8 @@ class TrialFailure(str, enum.Enum):
     """The objective was NaN or infinite."""
     bad_patch = "bad_patch"
     """The proposed code patch did not apply."""
+    not_launched = "not_launched"
+    """The campaign failed before the trial got a job (the reason is in its log excerpt)."""
 
 
 class TrialRecord(_Record):

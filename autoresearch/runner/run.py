@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 import enum
 import os
 import sqlite3
+import traceback
 from collections.abc import Mapping
 from datetime import datetime
+from pathlib import Path
 
 import optuna
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -31,9 +33,11 @@ from autoresearch.campaign import (
     CampaignStatus,
     Ledger,
     PolicyKind,
+    TrialFailure,
     campaign_status,
     stop_reason,
 )
+from autoresearch.llm import LLMError
 from autoresearch.policy import PolicyError
 from autoresearch.runner.context import RunContext, RunnerSettings
 from autoresearch.runner.display import Display, QuietDisplay
@@ -116,7 +120,7 @@ def run_campaign(
         connection = sqlite3.connect(paths.graph_db, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
         connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
-        tracker = QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event)
+        tracker = _open_tracker(campaign, home, display, connection)
         try:
             launcher = Launcher(ledger, client, tracker)
             evaluator = Evaluator(ledger, client, policy, tracker)
@@ -135,9 +139,17 @@ def run_campaign(
         except ComputeError as exc:
             _fail(ledger, exc)
             raise RunnerError(f"campaign {campaign.name!r} cannot launch its trials: {exc}") from None
-        except Exception as exc:
+        except RunnerError as exc:
             _fail(ledger, exc)
             raise
+        except (PolicyError, LLMError) as exc:  # policy.fallback: fail, a refused API key ...: the campaign fails
+            _fail(ledger, exc, what="the policy failed")
+        except Exception as exc:
+            log = _fail(ledger, exc, paths=paths)
+            raise RunnerError(
+                f"campaign {campaign.name!r} failed: {type(exc).__name__}: {exc} (traceback in {log}). "
+                f"Fix the cause, then `autoresearch resume {campaign.name}`."
+            ) from None
         finally:
             tracker.close()
             display.close()
@@ -150,9 +162,38 @@ def run_campaign(
         )  # fmt: skip
 
 
-def _fail(ledger: Ledger, exc: Exception) -> None:
-    if ledger.state in (CampaignState.running, CampaignState.paused):
-        ledger.set_state(CampaignState.failed, f"the runner failed: {exc}")
+def _open_tracker(campaign: Campaign, home: str | os.PathLike[str] | None, display: Display,
+                  connection: sqlite3.Connection) -> QueuedTracker:
+    """The run's tracker, or RunnerError naming `tracking.uri` when its store cannot be opened."""
+    try:
+        return QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event)
+    except Exception as exc:  # noqa: BLE001 - MLflow raises many kinds; each means the same to the user
+        connection.close()
+        raise RunnerError(
+            f"campaign {campaign.name!r}: cannot open the MLflow store (tracking.uri "
+            f"{campaign.tracking.uri or 'default'!r}): {type(exc).__name__}: {exc}. Fix tracking.uri in the "
+            "config (sqlite:///path/to/mlflow.db, a .db path or http://host:5000) and run it again."
+        ) from None
+
+
+def _fail(ledger: Ledger, exc: BaseException, *, what: str = "the runner failed",
+          paths: CampaignPaths | None = None) -> Path | None:
+    """The campaign fails with `exc` as its reason and no trial is left `proposed` (the ones
+    without a job fail as `not_launched`). With `paths`: the traceback goes to the campaign's
+    `runner-error.log`, whose path is returned."""
+    log = None
+    if paths is not None and paths.root.is_dir():
+        log = paths.root / "runner-error.log"
+        log.write_text("".join(traceback.format_exception(exc)))
+    reason = f"{what}: {exc}" + (f" (traceback in {log})" if log else "")
+    try:
+        for trial in ledger.unlaunched():
+            ledger.fail(trial.number, TrialFailure.not_launched, log_excerpt=reason)
+        if ledger.state in (CampaignState.running, CampaignState.paused):
+            ledger.set_state(CampaignState.failed, reason)
+    except Exception:  # noqa: BLE001 - the ledger itself may be what failed; the caller reports exc
+        pass
+    return log
 
 
 def _drive(nodes: SteeredNodes, connection: sqlite3.Connection, thread: str) -> None:
