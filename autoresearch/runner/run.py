@@ -48,7 +48,7 @@ from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
 from autoresearch.runner.launch import Launcher
 from autoresearch.runner.lock import CampaignLock
 from autoresearch.runner.policies import PolicyFactory, build_policy, default_policy
-from autoresearch.steering import ApprovalBook, Inbox, SteeringError, Window, restore_steering, wait_for_answer
+from autoresearch.steering import ApprovalBook, Inbox, InboxError, SteeringError, Window, restore_steering, wait_for_answer
 from compute import Client, ComputeError
 from tracking import MlflowTracker, QueuedTracker, resolve_tracking
 
@@ -106,7 +106,7 @@ def run_campaign(
         ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)
         try:
             restore_steering(ledger, paths)  # chat's changes (steering.json, budget/space messages) over the config
-        except SteeringError as exc:
+        except (SteeringError, InboxError) as exc:
             raise RunnerError(str(exc)) from None
         ended = _check_ended(ledger, start)
         if ended is not None:
@@ -116,10 +116,7 @@ def run_campaign(
         except PolicyError as exc:
             raise RunnerError(str(exc)) from None
         client = Client(home)
-        inbox = Inbox(paths)
-        connection = sqlite3.connect(paths.graph_db, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
-        connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
+        inbox, connection = _open_state(paths)
         tracker = _open_tracker(campaign, home, display, connection)
         try:
             launcher = Launcher(ledger, client, tracker)
@@ -160,6 +157,27 @@ def run_campaign(
             name=campaign.name, state=ledger.state, reason=ledger.state_reason, policy=kind,
             status=campaign_status(ledger),
         )  # fmt: skip
+
+
+def _open_state(paths: CampaignPaths) -> tuple[Inbox, sqlite3.Connection]:
+    """The inbox and the graph's checkpoint connection, or RunnerError naming the file that is not
+    a usable SQLite database."""
+    try:
+        inbox = Inbox(paths)
+    except InboxError as exc:
+        raise RunnerError(str(exc)) from None
+    try:
+        connection = sqlite3.connect(paths.graph_db, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
+        connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
+        connection.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        inbox.close()
+        raise RunnerError(
+            f"{paths.graph_db} is not a usable SQLite database ({exc}). Move it away (the runner then resumes "
+            f"from the trial ledger) or restore it from a backup, then run `autoresearch resume {paths.name}`."
+        ) from None
+    return inbox, connection
 
 
 def _open_tracker(campaign: Campaign, home: str | os.PathLike[str] | None, display: Display,
