@@ -132,6 +132,9 @@ class CampaignState(str, enum.Enum):
     """A person or the policy stopped it before the budget ran out."""
     failed = "failed"
     """The runner could not go on (see the state reason)."""
+    interrupted = "interrupted"
+    """Shown, never stored: the ledger says running but no runner holds the campaign's lock (Ctrl-C,
+    a killed runner). `autoresearch resume NAME` continues it."""
 
 
 class Note(_Record):

@@ -103,13 +103,17 @@ def run_campaign(
     factory = policy_factory or default_policy
     paths = CampaignPaths.of(campaign.name, home)
     with CampaignLock(paths):
+        before = Ledger.load(campaign.name, home).campaign if paths.exists() else None
         ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)
         try:
             restore_steering(ledger, paths)  # chat's changes (steering.json, budget/space messages) over the config
         except (SteeringError, InboxError) as exc:
             raise RunnerError(str(exc)) from None
+        ended_state, ended_at = ledger.state, ledger.ended_at
         ended = _check_ended(ledger, start)
         if ended is not None:
+            if before is not None:
+                ledger.set_campaign(before)  # nothing ran: this call's overrides (--max-trials) are not kept
             return ended
         try:
             policy, kind = build_policy(ledger.campaign, ledger, environ=environ, factory=factory)
@@ -117,6 +121,8 @@ def run_campaign(
             raise RunnerError(str(exc)) from None
         client = Client(home)
         inbox, connection = _open_state(paths)
+        if ended_at is not None:
+            _expire_steering(inbox, ledger, ended_state, ended_at, display)
         tracker = _open_tracker(campaign, home, display, connection)
         try:
             launcher = Launcher(ledger, client, tracker)
@@ -157,6 +163,23 @@ def run_campaign(
             name=campaign.name, state=ledger.state, reason=ledger.state_reason, policy=kind,
             status=campaign_status(ledger),
         )  # fmt: skip
+
+
+_EXPIRING = frozenset({"pause", "stop", "cancel", "try", "window_end"})
+"""Steering kinds meant for the run that was live when they were sent (budget, space and priority
+changes are kept: they change the campaign itself)."""
+
+
+def _expire_steering(inbox: Inbox, ledger: Ledger, state: CampaignState, ended_at: datetime, display: Display) -> None:
+    """Pending messages of `_EXPIRING` kinds sent after the campaign ended: marked expired with a
+    note, so a `/stop` sent to a finished campaign does not cancel the fresh trials of its next run."""
+    for message in inbox.messages(pending_only=True):
+        if message.kind in _EXPIRING and message.ts >= ended_at.timestamp():
+            note = (f"inbox #{message.id} {message.kind} from {message.author} expired: it was sent after the campaign "
+                    f"had {state.value} ({ended_at:%Y-%m-%d %H:%M} UTC), to no live run; send it again to apply it now")  # fmt: skip
+            inbox.mark_handled(message.id, note)
+            ledger.append_note(note, author="runner")
+            display.event(note)
 
 
 def _open_state(paths: CampaignPaths) -> tuple[Inbox, sqlite3.Connection]:
