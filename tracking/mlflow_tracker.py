@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, TrackingError
 from tracking.config import TrackingConfig
+from tracking.sqlite_store import ensure_sqlite_store
 from tracking.datasets import CONTEXT_TAG, DatasetInput
 from tracking.logparse import MetricPoint
 
@@ -32,7 +33,7 @@ def mlflow_client(config: TrackingConfig) -> MlflowClient:
     from mlflow.tracking import MlflowClient
 
     if config.tracking_uri.startswith("sqlite:///"):
-        Path(config.tracking_uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        ensure_sqlite_store(Path(config.tracking_uri.removeprefix("sqlite:///")), config.artifact_location)
     return MlflowClient(tracking_uri=config.tracking_uri)
 
 
