@@ -92,14 +92,14 @@ def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> Campaig
     )
     return CampaignStatus(
         name=ledger.campaign.name,
-        state=shown_state(ledger),
+        state=_shown_state(ledger),
         budget_used=used,
         best_trial=TrialSummary.of(best) if best else None,
         trials=[TrialSummary.of(t) for t in trials],
     )
 
 
-def shown_state(ledger: TrialLedger) -> CampaignState:
+def _shown_state(ledger: TrialLedger) -> CampaignState:
     """The ledger's state, but `interrupted` for a running campaign that no runner holds."""
     state = ledger.state
     folder = getattr(ledger, "folder", None)
