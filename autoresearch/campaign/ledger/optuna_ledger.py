@@ -113,6 +113,7 @@ class Ledger(TrialLedger):
                 f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."
             )
         with schema_lock(path.parent, exclusive=False), sqlite_errors(path):  # `open` may be creating it now
+            check_not_lost(CampaignPaths(path.parent), name)  # a reader must not recreate a lost schema either
             storage = sqlite_storage(path)
             attrs = load_attrs(name, storage, path)
         campaign = Campaign.model_validate(attrs[CONFIG_ATTR], context={"check_paths": False})
