@@ -20,7 +20,7 @@ if _typing.TYPE_CHECKING:
     from compute.daemon import Daemon
     from compute.daemon_config import DaemonConfig
     from compute.endings import AttemptStopReason
-    from compute.errors import ComputeError, DaemonAlreadyRunning, DaemonNotRunning, JobNotFound
+    from compute.errors import ComputeError, DaemonAlreadyRunning, DaemonNotRunning, JobNotFound, StoreLost
     from compute.failures import classify_failure
     from compute.gpus import detect_gpus, plan_nodes
     from compute.nodes import NodeStatus, UncordonFailed, slot_usage
@@ -64,6 +64,7 @@ _WHERE = {
     "DaemonAlreadyRunning": "compute.errors",
     "DaemonNotRunning": "compute.errors",
     "JobNotFound": "compute.errors",
+    "StoreLost": "compute.errors",
     "classify_failure": "compute.failures",
     "detect_gpus": "compute.gpus",
     "plan_nodes": "compute.gpus",
@@ -155,6 +156,7 @@ __all__ = [
     "RunningAttempt",
     "SchedulerConfig",
     "Store",
+    "StoreLost",
     "UncordonFailed",
     "WakesDaemon",
     "Warms",

@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # the node methods import compute.nodes (and the health packa
     from compute.health import Fault, FaultKind
     from compute.nodes import NodeStatus
 
+_DAEMON_CHECK_S = 1.0
+"""How often a waiting client checks that a daemon still serves its home."""
+
 _POLL_S = 0.01
 _MAX_POLL_S = 0.02
 """A waiter sees a change within 20 ms (a data_version read is ~20 us; the campaign runner refills a
@@ -45,6 +48,7 @@ class Client:
         self.paths = ComputePaths.of(home)
         self.autostart = autostart
         self._store = Store(self.paths)
+        self._daemon_checked = 0.0
 
     @property
     def home(self) -> Path:
@@ -67,6 +71,22 @@ class Client:
                 f"no compute daemon serves {self.home}, so these jobs would wait forever: start one with "
                 "`autoresearch compute up`, or use Client(autostart=True)"
             )
+
+    def _daemon_still_serves(self) -> None:
+        """While waiting (at most once per `_DAEMON_CHECK_S`): a daemon that died is restarted
+        (autostart; the new one adopts the running attempts), else DaemonNotRunning says so."""
+        now = time.monotonic()
+        if now - self._daemon_checked < _DAEMON_CHECK_S:
+            return
+        self._daemon_checked = now
+        if daemon_pid(self.paths) is not None:
+            return
+        if not self.autostart:
+            raise DaemonNotRunning(
+                f"the compute daemon serving {self.home} stopped while jobs were waiting on it; start one with "
+                "`autoresearch compute up` (it adopts the jobs still running), then wait again"
+            )
+        ensure_daemon(self.paths)
 
     def _wake(self) -> None:
         notify(self.paths)
@@ -239,6 +259,7 @@ class Client:
         """Sleep until the store's data_version differs from `version`; False on deadline."""
         pause = _POLL_S
         while self._store.data_version() == version:
+            self._daemon_still_serves()
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             left = _MAX_POLL_S if deadline is None else max(0.0, deadline - time.monotonic())

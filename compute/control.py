@@ -109,12 +109,22 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
 
 
 def ensure_daemon(paths: ComputePaths) -> None:
-    """Start a daemon with the default config if none serves this home."""
+    """Start a daemon if none serves this home: with the config of a daemon that died without
+    cleaning up (killed: its daemon.json is still there), else the default config."""
     if daemon_pid(paths) is None:
         try:
-            start_daemon(paths.home)
+            start_daemon(paths.home, _config_of_dead_daemon(paths))
         except DaemonAlreadyRunning:
             pass
+
+
+def _config_of_dead_daemon(paths: ComputePaths) -> DaemonConfig | None:
+    from compute.daemon_config import DaemonConfig
+
+    try:
+        return DaemonConfig.model_validate(json.loads(paths.daemon_info.read_text())["config"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def stop_daemon(home: str | os.PathLike[str] | None = None, stop_jobs: bool = False, wait_s: float = 120.0) -> int | None:

@@ -25,3 +25,8 @@ class DaemonAlreadyRunning(ComputeError):
 
 class DaemonNotRunning(ComputeError):
     """An operation needed the daemon and none runs (and autostart is off)."""
+
+
+class StoreLost(ComputeError):
+    """The compute store (store.db) lost its tables, or is not a usable SQLite file: refused,
+    never recreated empty. The message names the file and what to do."""

@@ -39,6 +39,11 @@ class ComputePaths:
         return self.root / "store.db"
 
     @property
+    def db_marker(self) -> Path:
+        """Written once the store's schema exists: a later store.db without it lost its state."""
+        return self.root / "store.created"
+
+    @property
     def lock(self) -> Path:
         """Held (fcntl.flock) by the running daemon; holds its pid as text."""
         return self.root / "daemon.lock"

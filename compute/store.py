@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from compute.errors import ComputeError, JobNotFound
+from compute.errors import ComputeError, JobNotFound, StoreLost
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.rows import load_jobs, node_from_row
@@ -42,16 +42,46 @@ class Store:
             paths.db, timeout=30.0, isolation_level=None, check_same_thread=False
         )
         self._conn.row_factory = sqlite3.Row
+        try:
+            self._open_schema()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            raise StoreLost(
+                f"the compute store {paths.db} is not a usable SQLite database ({exc}). Stop the daemon "
+                f"(`autoresearch compute down`), restore {paths.db.name} from a backup or move it away to start "
+                "with an empty store (jobs and their history are then forgotten)."
+            ) from None
+
+    def _open_schema(self) -> None:
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         # The schema's last table present means all are: a reader then takes no write lock
         # (a CLI call must not queue behind the daemon's transactions).
-        if not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'job_waiting'").fetchone():
-            with self.transaction() as conn:
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+        if self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'job_waiting'").fetchone():
+            if not self.paths.db_marker.is_file():  # a store made before the marker existed
+                self._mark()
+            return
+        if self.paths.db_marker.is_file():
+            raise StoreLost(
+                f"the compute store {self.paths.db} lost its tables (it was truncated, deleted or replaced) "
+                f"but this home had one ({self.paths.db_marker}); it is not recreated empty, which would forget "
+                f"every job. Stop the daemon (`autoresearch compute down`), restore {self.paths.db.name} from a "
+                f"backup, or delete {self.paths.db_marker.name} to start with an empty store."
+            )
+        with self.transaction() as conn:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        self._mark()
+
+    def _mark(self) -> None:
+        try:
+            self.paths.db_marker.touch()
+        except OSError:
+            pass  # a read-only home: nothing to protect against from here
 
     def close(self) -> None:
         with self._lock:

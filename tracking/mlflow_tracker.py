@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, TrackingError
 from tracking.config import TrackingConfig
+from tracking.sqlite_store import ensure_sqlite_store
 from tracking.datasets import CONTEXT_TAG, DatasetInput
 from tracking.logparse import MetricPoint
 
@@ -35,7 +36,7 @@ def mlflow_client(config: TrackingConfig) -> MlflowClient:
 
     if config.tracking_uri.startswith("sqlite:///"):
         db = Path(config.tracking_uri.removeprefix("sqlite:///"))
-        db.parent.mkdir(parents=True, exist_ok=True)
+        ensure_sqlite_store(db, config.artifact_location)
         _wal(db)
     return MlflowClient(tracking_uri=config.tracking_uri)
 

@@ -18,9 +18,10 @@ from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, mod
 
 from compute.container import validate_image
 from compute.spec import parse_priority
-from tracking import MetricRules, MetricSource
+from tracking import MetricRules, MetricSource, resolve_tracking
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
+from autoresearch.campaign.command_check import render_problem
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
@@ -35,6 +36,9 @@ BUILTIN_PLACEHOLDERS: dict[str, str] = {
 """Placeholders a command may use besides the search-space parameters."""
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
+_TRACKING_SCHEMES = frozenset({"sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "databricks-uc"})
+"""The MLflow stores a campaign may name (the ./mlruns file store is not supported)."""
 
 
 class Mode(str, enum.Enum):
@@ -177,6 +181,21 @@ class Tracking(Section):
     experiment: Annotated[str | None, Field(min_length=1)] = None
     """MLflow experiment; default: the campaign name."""
 
+    @field_validator("uri")
+    @classmethod
+    def _known_store(cls, uri: str | None) -> str | None:
+        if uri is None or not uri.strip():
+            return uri
+        try:
+            resolved = resolve_tracking(uri).tracking_uri
+        except ValueError as exc:
+            raise located((), str(exc)) from None
+        scheme = resolved.partition(":")[0].partition("+")[0].lower()
+        if scheme not in _TRACKING_SCHEMES:
+            raise located((), f"tracking store {uri!r} has the unknown scheme {scheme!r}: use sqlite:///path/to/mlflow.db, "
+                              "a path ending in .db, or a server URI like http://host:5000")
+        return uri
+
 
 class CodeSettings(Section):
     """For campaigns that edit code: which files the policy may change."""
@@ -251,6 +270,15 @@ class Campaign(Section):
             return {k: v if isinstance(v, (str, dict, list)) else _scalar(v) for k, v in value.items()}
         return value
 
+    @field_validator("env", "secret_env")
+    @classmethod
+    def _variable_names(cls, value: Any) -> Any:
+        for i, name in enumerate(value):
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise located((name if isinstance(value, Mapping) else i,), f"{name!r} is not an environment variable name (letters, digits, _; "
+                                       "not starting with a digit; no '=')")
+        return value
+
     @field_validator("search_space")
     @classmethod
     def _param_names(cls, space: dict[str, Any]) -> dict[str, Any]:
@@ -264,7 +292,9 @@ class Campaign(Section):
     @model_validator(mode="after")
     def _cross_checks(self, info: ValidationInfo) -> Campaign:
         for i, item in enumerate(self.command):
-            problem = _placeholder_problem(item, set(self.search_space))
+            problem = _placeholder_problem(item, set(self.search_space)) or render_problem(
+                item, self.search_space, {"trial": 0, "seed": self.trial_seed(0), "campaign": self.name}
+            )
             if problem:
                 raise located(("command", i), f"command[{i}] {item!r}: {problem}")
         missing = uncapturable(self.objective.metric, self.objective.source, self.metrics)

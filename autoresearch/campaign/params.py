@@ -198,6 +198,9 @@ def _check_bounds(low: float, high: float, log: bool) -> None:
         raise located(("low",), "low and high must be finite numbers")
     if low >= high:
         raise located(("high",), f"high ({high}) must be greater than low ({low})")
+    if not math.isfinite(float(high) - float(low)):
+        raise located(("high",), f"the range [{low}, {high}] is too wide to sample (high - low overflows); "
+                                 "narrow it, or use log: true with a positive low")
     if log and low <= 0:
         raise located(("low",), f"log: true needs low > 0 (got {low}); use a positive low or drop log")
 

@@ -46,6 +46,12 @@ class CampaignPaths:
         return self.root / "optuna.db"
 
     @property
+    def ledger_marker(self) -> Path:
+        """Written when the ledger's study is created (its `started_at`): a later `optuna.db` without
+        that study was truncated, deleted or replaced, and is refused rather than started afresh."""
+        return self.root / "ledger.started"
+
+    @property
     def ledger_lock(self) -> Path:
         """Held exclusively while a ledger is created, shared while one is loaded."""
         return self.root / "ledger.lock"

@@ -74,6 +74,8 @@ class TrialFailure(str, enum.Enum):
     """The objective was NaN or infinite."""
     bad_patch = "bad_patch"
     """The proposed code patch did not apply."""
+    not_launched = "not_launched"
+    """The campaign failed before the trial got a job (the reason is in its log excerpt)."""
 
 
 class TrialRecord(_Record):
@@ -130,6 +132,9 @@ class CampaignState(str, enum.Enum):
     """A person or the policy stopped it before the budget ran out."""
     failed = "failed"
     """The runner could not go on (see the state reason)."""
+    interrupted = "interrupted"
+    """Shown, never stored: the ledger says running but no runner holds the campaign's lock (Ctrl-C,
+    a killed runner). `autoresearch resume NAME` continues it."""
 
 
 class Note(_Record):

@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.ledger import TrialLedger
+from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
+from compute.pidlock import holder_pid
 
 
 class _Record(BaseModel):
@@ -100,12 +102,21 @@ def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> Campaig
     )
     return CampaignStatus(
         name=ledger.campaign.name,
-        state=ledger.state,
+        state=_shown_state(ledger),
         state_reason=ledger.state_reason,
         budget_used=used,
         best_trial=TrialSummary.of(best) if best else None,
         trials=[TrialSummary.of(t) for t in trials],
     )
+
+
+def _shown_state(ledger: TrialLedger) -> CampaignState:
+    """The ledger's state, but `interrupted` for a running campaign that no runner holds."""
+    state = ledger.state
+    folder = getattr(ledger, "folder", None)
+    if state is CampaignState.running and folder is not None and holder_pid(CampaignPaths(folder).lock) is None:
+        return CampaignState.interrupted
+    return state
 
 
 def stop_reason(

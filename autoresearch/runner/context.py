@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from autoresearch.campaign import Campaign, CampaignPaths, CampaignState, Ledger, PolicyKind, TrialRecord, campaign_status
 from autoresearch.policy import Policy
 from autoresearch.runner.display import Display
+from autoresearch.runner.errors import RunnerError
 from autoresearch.runner.evaluate import Evaluator
 from autoresearch.runner.launch import Launcher
 from autoresearch.runner.policies import PolicyFactory, build_policy
@@ -77,6 +78,21 @@ class RunContext:
         store_campaign(self.ledger, campaign)
         self.policy, self.kind = build_policy(campaign, self.ledger, environ=self.environ, factory=self.policy_factory)
         self.evaluator.policy = self.policy
+
+    def check_folder(self) -> None:
+        """RunnerError when the campaign's folder (its ledger) vanished mid-run; the trials still
+        running are cancelled first, since their checkpoint folders went with it."""
+        if self.paths.ledger_db.is_file():
+            return
+        reason = f"the campaign folder {self.paths.root} vanished while the runner worked on it"
+        for trial in self.ledger.trials():
+            if not trial.state.final and trial.job_id:
+                self.client.cancel(trial.job_id, reason)
+        raise RunnerError(
+            f"{reason} (deleted or moved): its trial ledger {self.paths.ledger_db.name} is gone, so the runner "
+            f"stopped and cancelled its running trials. Put the folder back and run `autoresearch resume "
+            f"{self.paths.name}`, or start over with `autoresearch run CONFIG`."
+        )
 
     def cancel_trial(self, trial: TrialRecord, reason: str) -> None:
         self.evaluator.cancel_trial(trial, reason)

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autoresearch.campaign import Ledger
+    from tracking import Tracker
 
 
 class RunnerError(Exception):
@@ -20,3 +25,29 @@ class RunnerBusy(Exception):
             f"its inbox), or stop that process before starting another runner."
         )
         self.pid = pid
+
+
+def check_runs_kept(tracker: Tracker, ledger: Ledger, experiment_id: str) -> None:
+    """RunnerError when the MLflow store lost this campaign's runs (truncated, deleted or recreated:
+    MLflow would silently start an empty one): the experiment is another one, or the latest
+    trial's run is not in it."""
+    from tracking import RunNotFound
+
+    tracked = [t for t in ledger.trials() if t.mlflow_run_id]
+    if not tracked:
+        return
+    where = tracker.config.tracking_uri
+    problem = None
+    if ledger.mlflow_experiment_id not in (None, experiment_id):
+        problem = f"its experiment is now id {experiment_id}, not {ledger.mlflow_experiment_id}"
+    else:
+        try:
+            tracker.get_run(tracked[-1].mlflow_run_id)
+        except RunNotFound:
+            problem = f"trial {tracked[-1].number}'s run {tracked[-1].mlflow_run_id} is not in it"
+    if problem:
+        raise RunnerError(
+            f"the MLflow store {where} lost campaign {ledger.campaign.name!r}'s runs ({problem}): it was truncated, "
+            f"deleted or recreated. Restore it from a backup, or point tracking.uri at the store that holds them; "
+            f"the runner does not continue into an empty store."
+        )

@@ -24,6 +24,7 @@ class SteeredNodes:
         self.book = ctx.book
 
     def propose(self, state: RunnerState) -> RunnerState:
+        self.ctx.check_folder()
         return {} if self.ctx.window.past() else self.inner.propose(state)
 
     def launch(self, state: RunnerState) -> RunnerState:
@@ -38,6 +39,7 @@ class SteeredNodes:
         return self.inner.evaluate(state)
 
     def replan(self, state: RunnerState) -> RunnerState:
+        self.ctx.check_folder()
         update = self.inner.replan(state)
         if not update.get("ended") and self.ctx.window.past():
             self.wind_down()

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from autoresearch.campaign import Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
+from autoresearch.runner.errors import check_runs_kept
 from autoresearch.runner.run_pool import RunPool
 from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
@@ -61,6 +62,7 @@ class Launcher:
 
     def _experiment(self) -> str:
         experiment_id = self.tracker.experiment(self.ledger.campaign.experiment)
+        check_runs_kept(self.tracker, self.ledger, experiment_id)
         if self.ledger.mlflow_experiment_id != experiment_id:
             self.ledger.set_mlflow_experiment(experiment_id)
         return experiment_id

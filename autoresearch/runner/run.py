@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 import enum
 import os
 import sqlite3
+import traceback
 from collections.abc import Mapping
 from datetime import datetime
+from pathlib import Path
 
 import optuna
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -31,9 +33,11 @@ from autoresearch.campaign import (
     CampaignStatus,
     Ledger,
     PolicyKind,
+    TrialFailure,
     campaign_status,
     stop_reason,
 )
+from autoresearch.llm import LLMError
 from autoresearch.policy import PolicyError
 from autoresearch.runner.context import RunContext, RunnerSettings
 from autoresearch.runner.display import Display, QuietDisplay
@@ -44,7 +48,7 @@ from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
 from autoresearch.runner.launch import Launcher
 from autoresearch.runner.lock import CampaignLock
 from autoresearch.runner.policies import PolicyFactory, build_policy, default_policy
-from autoresearch.steering import ApprovalBook, Inbox, SteeringError, Window, restore_steering, wait_for_answer
+from autoresearch.steering import ApprovalBook, Inbox, InboxError, SteeringError, Window, restore_steering, wait_for_answer
 from compute import Client, ComputeError
 from tracking import MlflowTracker, QueuedTracker, resolve_tracking
 
@@ -99,24 +103,27 @@ def run_campaign(
     factory = policy_factory or default_policy
     paths = CampaignPaths.of(campaign.name, home)
     with CampaignLock(paths):
+        before = Ledger.load(campaign.name, home).campaign if paths.exists() else None
         ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)
         try:
             restore_steering(ledger, paths)  # chat's changes (steering.json, budget/space messages) over the config
-        except SteeringError as exc:
+        except (SteeringError, InboxError) as exc:
             raise RunnerError(str(exc)) from None
+        ended_state, ended_at = ledger.state, ledger.ended_at
         ended = _check_ended(ledger, start)
         if ended is not None:
+            if before is not None:
+                ledger.set_campaign(before)  # nothing ran: this call's overrides (--max-trials) are not kept
             return ended
         try:
             policy, kind = build_policy(ledger.campaign, ledger, environ=environ, factory=factory)
         except PolicyError as exc:
             raise RunnerError(str(exc)) from None
         client = Client(home)
-        inbox = Inbox(paths)
-        connection = sqlite3.connect(paths.graph_db, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
-        connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
-        tracker = QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event)
+        inbox, connection = _open_state(paths)
+        if ended_at is not None:
+            _expire_steering(inbox, ledger, ended_state, ended_at, display)
+        tracker = _open_tracker(campaign, home, display, connection)
         launcher: Launcher | None = None
         try:
             launcher = Launcher(ledger, client, tracker, on_error=display.event)
@@ -136,9 +143,17 @@ def run_campaign(
         except ComputeError as exc:
             _fail(ledger, exc)
             raise RunnerError(f"campaign {campaign.name!r} cannot launch its trials: {exc}") from None
-        except Exception as exc:
+        except RunnerError as exc:
             _fail(ledger, exc)
             raise
+        except (PolicyError, LLMError) as exc:  # policy.fallback: fail, a refused API key ...: the campaign fails
+            _fail(ledger, exc, what="the policy failed")
+        except Exception as exc:
+            log = _fail(ledger, exc, paths=paths)
+            raise RunnerError(
+                f"campaign {campaign.name!r} failed: {type(exc).__name__}: {exc} (traceback in {log}). "
+                f"Fix the cause, then `autoresearch resume {campaign.name}`."
+            ) from None
         finally:
             if launcher is not None:
                 launcher.close()  # its unused spare runs, deleted through the tracker
@@ -153,9 +168,76 @@ def run_campaign(
         )  # fmt: skip
 
 
-def _fail(ledger: Ledger, exc: Exception) -> None:
-    if ledger.state in (CampaignState.running, CampaignState.paused):
-        ledger.set_state(CampaignState.failed, f"the runner failed: {exc}")
+_EXPIRING = frozenset({"pause", "stop", "cancel", "try", "window_end"})
+"""Steering kinds meant for the run that was live when they were sent (budget, space and priority
+changes are kept: they change the campaign itself)."""
+
+
+def _expire_steering(inbox: Inbox, ledger: Ledger, state: CampaignState, ended_at: datetime, display: Display) -> None:
+    """Pending messages of `_EXPIRING` kinds sent after the campaign ended: marked expired with a
+    note, so a `/stop` sent to a finished campaign does not cancel the fresh trials of its next run."""
+    for message in inbox.messages(pending_only=True):
+        if message.kind in _EXPIRING and message.ts >= ended_at.timestamp():
+            note = (f"inbox #{message.id} {message.kind} from {message.author} expired: it was sent after the campaign "
+                    f"had {state.value} ({ended_at:%Y-%m-%d %H:%M} UTC), to no live run; send it again to apply it now")  # fmt: skip
+            inbox.mark_handled(message.id, note)
+            ledger.append_note(note, author="runner")
+            display.event(note)
+
+
+def _open_state(paths: CampaignPaths) -> tuple[Inbox, sqlite3.Connection]:
+    """The inbox and the graph's checkpoint connection, or RunnerError naming the file that is not
+    a usable SQLite database."""
+    try:
+        inbox = Inbox(paths)
+    except InboxError as exc:
+        raise RunnerError(str(exc)) from None
+    try:
+        connection = sqlite3.connect(paths.graph_db, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")  # checkpoints: a commit survives a killed process,
+        connection.execute("PRAGMA synchronous=NORMAL")  # without an fsync per node
+        connection.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        inbox.close()
+        raise RunnerError(
+            f"{paths.graph_db} is not a usable SQLite database ({exc}). Move it away (the runner then resumes "
+            f"from the trial ledger) or restore it from a backup, then run `autoresearch resume {paths.name}`."
+        ) from None
+    return inbox, connection
+
+
+def _open_tracker(campaign: Campaign, home: str | os.PathLike[str] | None, display: Display,
+                  connection: sqlite3.Connection) -> QueuedTracker:
+    """The run's tracker, or RunnerError naming `tracking.uri` when its store cannot be opened."""
+    try:
+        return QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event)
+    except Exception as exc:  # noqa: BLE001 - MLflow raises many kinds; each means the same to the user
+        connection.close()
+        raise RunnerError(
+            f"campaign {campaign.name!r}: cannot open the MLflow store (tracking.uri "
+            f"{campaign.tracking.uri or 'default'!r}): {type(exc).__name__}: {exc}. Fix tracking.uri in the "
+            "config (sqlite:///path/to/mlflow.db, a .db path or http://host:5000) and run it again."
+        ) from None
+
+
+def _fail(ledger: Ledger, exc: BaseException, *, what: str = "the runner failed",
+          paths: CampaignPaths | None = None) -> Path | None:
+    """The campaign fails with `exc` as its reason and no trial is left `proposed` (the ones
+    without a job fail as `not_launched`). With `paths`: the traceback goes to the campaign's
+    `runner-error.log`, whose path is returned."""
+    log = None
+    if paths is not None and paths.root.is_dir():
+        log = paths.root / "runner-error.log"
+        log.write_text("".join(traceback.format_exception(exc)))
+    reason = f"{what}: {exc}" + (f" (traceback in {log})" if log else "")
+    try:
+        for trial in ledger.unlaunched():
+            ledger.fail(trial.number, TrialFailure.not_launched, log_excerpt=reason)
+        if ledger.state in (CampaignState.running, CampaignState.paused):
+            ledger.set_state(CampaignState.failed, reason)
+    except Exception:  # noqa: BLE001 - the ledger itself may be what failed; the caller reports exc
+        pass
+    return log
 
 
 def _drive(nodes: SteeredNodes, connection: sqlite3.Connection, thread: str) -> None:

@@ -71,8 +71,17 @@ class Inbox:
         self.path = paths.inbox_db
         self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(_SCHEMA)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            if "locked" in str(exc):
+                raise
+            raise InboxError(
+                f"the steering inbox {self.path} is not a usable SQLite database ({exc}). Move it away (its unread "
+                "messages are lost; a new inbox is made) or restore it from a backup, then try again."
+            ) from None
 
     def close(self) -> None:
         self._db.close()

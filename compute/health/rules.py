@@ -37,7 +37,8 @@ DEFAULT_RULES: list[dict] = [
          explanation="the kernel OOM killer ended it: host memory ran out, ask for more memory_gb"),
     dict(name="host_memory_error", failure_class=resource, pattern=r"^\s*MemoryError\b",
          explanation="Python could not allocate host memory"),
-    dict(name="disk_full", failure_class=resource, pattern=r"No space left on device|\[Errno 28\]",
+    dict(name="disk_full", failure_class=resource, pattern=r"No space left on device|\[Errno 28\]|\bENOSPC\b|database or disk is full"
+                 r"|Disk quota exceeded|\[Errno 122\]",
          explanation="the disk is full: free space or write checkpoints elsewhere"),
     dict(name="nccl_timeout", failure_class=infra,
          pattern=r"Watchdog caught collective operation timeout|ProcessGroupNCCL.*[Tt]imed? ?out"

@@ -25,6 +25,7 @@ from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.ledger._base import LedgerError, TrialLedger
+from autoresearch.campaign.ledger._integrity import check_not_lost, check_same_study, load_attrs, sqlite_errors
 from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
@@ -79,10 +80,13 @@ class Ledger(TrialLedger):
         folder.mkdir(parents=True, exist_ok=True)
         path = paths.ledger_db
         with schema_lock(folder, exclusive=True):
+            check_not_lost(paths, campaign.name)
             storage = sqlite_storage(path)
-            study = optuna.create_study(
-                storage=storage, study_name=campaign.name, direction=campaign.objective.direction, load_if_exists=True
-            )
+            with sqlite_errors(path):
+                study = optuna.create_study(
+                    storage=storage, study_name=campaign.name, direction=campaign.objective.direction,
+                    load_if_exists=True,
+                )  # fmt: skip
             if study.direction.name.lower() != campaign.objective.direction:
                 raise LedgerError(
                     f"campaign {campaign.name!r} ({path}) was run with the opposite objective mode; "
@@ -92,6 +96,7 @@ class Ledger(TrialLedger):
             study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
             if "started_at" not in study.user_attrs:
                 study.set_user_attr("started_at", datetime.now(UTC).isoformat())
+            check_same_study(paths, campaign.name, study.user_attrs["started_at"])
         ledger = cls(campaign, MirroredStorage(storage) if cache else storage, path, cache=cache)
         ledger._claim_waiting()
         ledger._cancel_incomplete()
@@ -108,9 +113,10 @@ class Ledger(TrialLedger):
                 f"no campaign named {name!r} in {root}; known campaigns: {', '.join(known) or 'none'}. "
                 f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."
             )
-        with schema_lock(path.parent, exclusive=False):  # `open` may be creating it right now
+        with schema_lock(path.parent, exclusive=False), sqlite_errors(path):  # `open` may be creating it now
+            check_not_lost(CampaignPaths(path.parent), name)  # a reader must not recreate a lost schema either
             storage = sqlite_storage(path)
-            attrs = optuna.load_study(study_name=name, storage=storage).user_attrs
+            attrs = load_attrs(name, storage, path)
         campaign = Campaign.model_validate(attrs[CONFIG_ATTR], context={"check_paths": False})
         return cls(campaign, storage, path, writable=False)
 

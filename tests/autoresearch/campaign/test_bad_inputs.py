@@ -93,6 +93,18 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
                                         "search_space.lr.step: step (0.5) is wider than the range"),
     "int step wider than the range": (_replace("high: 8}", "high: 8, step: 10}"),
                                       "search_space.depth.step: step (10) is wider than the range"),
+    # issue 20 item 9: what used to fail inside the runner's graph, caught when the config is read
+    "{x:d} on a float": (_replace('"{lr}"]', '"{lr:d}"]'), "command[3] '{lr:d}': cannot render with lr=0.001"),
+    "a huge format width": (_replace('"{lr}"]', '"{lr:999999999}"]'), "asks for 999999999 characters"),
+    "a placeholder in a format spec": (_replace('"{lr}"]', '"{lr:{depth}}"]'), "contains a placeholder"),
+    "an env key with =": (_replace("budget:", "env: {A=B: x}\nbudget:"), "env.A=B: 'A=B' is not an environment variable name"),
+    "an empty env key": (_replace("budget:", 'env: {"": x}\nbudget:'), "'' is not an environment variable name"),
+    "a float range of +-1e308": (_replace("low: 0.001, high: 0.1", "low: -1.0e308, high: 1.0e308"),
+                                 "search_space.lr.high: the range [-1e+308, 1e+308] is too wide"),
+    "a tracking uri that is no store": (_replace("budget:", "tracking: {uri: not-a-store}\nbudget:"),
+                                        "tracking.uri: tracking store 'not-a-store' is neither a URI nor a .db file"),
+    "a tracking uri of an unknown scheme": (_replace("budget:", "tracking: {uri: 'nosuch://host'}\nbudget:"),
+                                            "has the unknown scheme 'nosuch'"),
 }  # fmt: skip
 
 

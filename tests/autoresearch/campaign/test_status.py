@@ -17,6 +17,8 @@ from autoresearch.campaign import (
     free_slots,
     stop_reason,
 )
+from autoresearch.campaign import CampaignPaths
+from autoresearch.runner.lock import CampaignLock
 from tests.autoresearch.campaign.conftest import make_campaign
 
 
@@ -38,7 +40,8 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
     ledger.cancel(4, "stopped by a person")
     ledger.add_llm_cost(1.5)
 
-    data = json.loads(campaign_status(ledger).model_dump_json())
+    with CampaignLock(CampaignPaths(ledger.folder)):  # a live runner holds it (else: interrupted)
+        data = json.loads(campaign_status(ledger).model_dump_json())
 
     assert set(data) == {"name", "state", "state_reason", "budget_used", "best_trial", "trials"}
     assert set(data["budget_used"]) == {"trials", "gpu_hours", "llm_usd", "elapsed"}

@@ -43,6 +43,19 @@ def test_oom_on_one_rank_wins_over_the_nccl_timeouts_it_causes():
     assert result.failure_class is FailureClass.resource
 
 
+@pytest.mark.parametrize("tail", [
+    "sqlite3.OperationalError: database or disk is full",
+    "optuna.exceptions.StorageInternalError: An exception is raised during the commit. (database or disk is full)",
+    "OSError: [Errno 28] No space left on device: '/ckpt/model.pt'",
+    "RuntimeError: write failed: ENOSPC",
+    "OSError: [Errno 122] Disk quota exceeded",
+])  # fmt: skip
+def test_a_full_disk_is_a_resource_failure_not_the_trials_fault(tail):
+    """Issue 20 item 8: ENOSPC in any of its spellings does not spend the trial as a user failure."""
+    result = CLASSIFIER.classify(1, f"Traceback (most recent call last):\n  File \"train.py\", line 3\n{tail}\n")
+    assert (result.failure_class, result.rule) == (FailureClass.resource, "disk_full"), result
+
+
 @pytest.mark.parametrize(("exit_code", "signal"), [(-9, 9), (137, 9), (-11, 11), (139, 11), (1, None), (0, None),
                                                    (None, None)])
 def test_signal_of_reads_popen_and_shell_conventions(exit_code, signal):

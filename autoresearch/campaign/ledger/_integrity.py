@@ -1,0 +1,105 @@
+"""A ledger that lost its state is refused, never started afresh (issue 20 items 5 and 10).
+
+- `check_not_lost`: the campaign ran before (its `ledger.started` marker, or the runner's
+  `graph.db`, is there) but `optuna.db` is gone, empty, or holds no study of that name.
+- `check_same_study`: `optuna.db` holds a study of that name, but not the one the marker names
+  (the file was replaced by another campaign's, or recreated).
+- `sqlite_errors`: an SQLite file that is not a database, or is malformed, is one `LedgerError`
+  naming the file, not an SQLAlchemy traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import optuna
+import sqlalchemy.exc
+
+from autoresearch.campaign.ledger._base import LedgerError
+from autoresearch.campaign.paths import CampaignPaths
+
+CORRUPT = ("file is not a database", "malformed", "database disk image", "file is encrypted")
+"""What SQLite says about a file that is not (or no longer) a database."""
+
+
+def _what_to_do(paths: CampaignPaths) -> str:
+    return (f"Restore {paths.ledger_db.name} from a backup, or move the folder {paths.root} away to start the "
+            f"campaign {paths.name!r} over (its old trials and checkpoints stay in the moved folder).")  # fmt: skip
+
+
+def _has_study(path: Path, name: str) -> bool:
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return db.execute("SELECT 1 FROM studies WHERE study_name = ?", (name,)).fetchone() is not None
+    except sqlite3.DatabaseError:
+        return False
+
+
+def check_not_lost(paths: CampaignPaths, name: str) -> None:
+    """LedgerError when the campaign ran before but its ledger lost the study (see module doc)."""
+    if not (paths.ledger_marker.is_file() or paths.graph_db.is_file()):
+        return
+    path = paths.ledger_db
+    if not path.is_file() or path.stat().st_size == 0 or not _has_study(path, name):
+        with sqlite_errors(path):
+            _corrupt_check(path)
+        state = "is missing" if not path.is_file() else "is empty" if path.stat().st_size == 0 else \
+            f"holds no study {name!r}"  # fmt: skip
+        raise LedgerError(
+            f"the trial ledger {path} {state}, but campaign {name!r} ran before (see {paths.root}): it was "
+            f"deleted, truncated or replaced, and starting afresh would forget its trials and reuse their "
+            f"checkpoint folders. {_what_to_do(paths)}"
+        )
+
+
+def check_same_study(paths: CampaignPaths, name: str, started_at: str) -> None:
+    """LedgerError when the study is not the one this folder's marker names; else write the marker."""
+    marker = paths.ledger_marker
+    if marker.is_file():
+        known = marker.read_text().strip()
+        if known and known != started_at:
+            raise LedgerError(
+                f"the trial ledger {paths.ledger_db} holds a study {name!r} started at {started_at}, but this "
+                f"campaign started at {known} ({marker}): the file was replaced or recreated. {_what_to_do(paths)}"
+            )
+        return
+    partial = marker.with_suffix(".tmp")
+    partial.write_text(started_at + "\n")
+    os.replace(partial, marker)
+
+
+def _corrupt_check(path: Path) -> None:
+    if path.is_file() and path.stat().st_size:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            db.execute("PRAGMA schema_version").fetchone()
+
+
+@contextmanager
+def sqlite_errors(path: Path) -> Iterator[None]:
+    """Turn 'file is not a database' / 'malformed' from SQLite or SQLAlchemy into a LedgerError."""
+    try:
+        yield
+    except (sqlite3.DatabaseError, sqlalchemy.exc.DatabaseError) as exc:
+        text = str(getattr(exc, "orig", None) or exc)
+        if not any(mark in text for mark in CORRUPT):
+            raise
+        raise LedgerError(
+            f"{path} is not a usable SQLite database ({text}): the campaign's trial ledger is corrupt. "
+            f"{_what_to_do(CampaignPaths(path.parent))}"
+        ) from None
+
+
+def load_attrs(name: str, storage: optuna.storages.BaseStorage, path: Path) -> dict[str, Any]:
+    """The study's user attributes, or LedgerError when the file lost the study."""
+    try:
+        return optuna.load_study(study_name=name, storage=storage).user_attrs
+    except KeyError:
+        raise LedgerError(
+            f"the trial ledger {path} holds no study {name!r}: it was truncated or replaced. "
+            f"{_what_to_do(CampaignPaths(path.parent))}"
+        ) from None

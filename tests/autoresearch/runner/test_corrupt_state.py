@@ -1,0 +1,127 @@
+"""Corrupt and lost campaign state (issue 20 items 5 and 10): a truncated, deleted, replaced or
+garbage optuna.db, a truncated mlflow.db, a garbage graph.db or inbox.db, and a campaign folder
+deleted mid-run are each refused with one message naming the file and what to do: never a
+silent fresh start, never a traceback (`autoresearch run` exits 2)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autoresearch.campaign import CampaignPaths, CampaignState, LedgerError
+from autoresearch.cli import _register, app
+from autoresearch.runner import RunnerError, run_campaign
+from compute import Client
+from tracking import TrackingConfig
+from tests.runner.conftest import FAST, REPO, Background, campaign_jobs, campaign_of, synthetic_config, wait_until, write_config
+
+_register()
+cli = CliRunner()
+
+
+def _ran(mlflow: TrackingConfig, home: Path, **overrides) -> tuple[dict, CampaignPaths]:
+    data = synthetic_config(mlflow, steps=2, step_seconds=0.01, budget={"max_trials": 2, "max_parallel": 2}, **overrides)
+    outcome = run_campaign(campaign_of(data), home=home, settings=FAST)
+    assert outcome.state is CampaignState.completed, outcome.reason
+    return data, CampaignPaths.of(data["name"], home)
+
+
+def _rerun(data: dict, home: Path) -> None:
+    more = {**data, "budget": {**data["budget"], "max_trials": 4}}
+    run_campaign(campaign_of(more), home=home, settings=FAST)
+
+
+def _sqlite_files(path: Path) -> list[Path]:
+    return [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+
+
+def _truncate(path: Path) -> None:
+    for file in _sqlite_files(path)[1:]:
+        file.unlink(missing_ok=True)
+    path.write_bytes(b"")
+
+
+@pytest.mark.parametrize("damage, expected", [
+    ("truncated", "optuna.db is empty, but campaign"),
+    ("deleted", "optuna.db is missing, but campaign"),
+    ("garbage", "optuna.db is not a usable SQLite database (file is not a database)"),
+])  # fmt: skip
+def test_a_damaged_ledger_is_refused(compute_home: Path, tracking, damage: str, expected: str) -> None:
+    data, paths = _ran(tracking, compute_home)
+    if damage == "truncated":
+        _truncate(paths.ledger_db)
+    else:
+        for file in _sqlite_files(paths.ledger_db):
+            file.unlink(missing_ok=True)
+        if damage == "garbage":
+            paths.ledger_db.write_bytes(b"not sqlite at all " * 300)
+    with pytest.raises(LedgerError) as info:
+        _rerun(data, compute_home)
+    assert expected in str(info.value) and f"move the folder {paths.root} away" in str(info.value)
+    assert len(campaign_jobs(Client(compute_home, autostart=False), data["name"])) == 2  # no new trial ran
+
+
+def test_a_ledger_replaced_by_a_recreated_study_is_refused(compute_home: Path, tracking) -> None:
+    data, paths = _ran(tracking, compute_home)
+    saved = paths.root.with_name("saved")
+    shutil.copytree(paths.root, saved)
+    shutil.rmtree(paths.root)
+    _ran(tracking, compute_home, name=data["name"])  # a new campaign of the same name
+    shutil.copy(saved / "ledger.started", paths.ledger_marker)  # the old folder's marker, the new study
+    with pytest.raises(LedgerError, match="the file was replaced or recreated"):
+        _rerun(data, compute_home)
+
+
+def test_the_cli_says_so_in_one_paragraph(compute_home: Path, tracking, tmp_path: Path) -> None:
+    data, paths = _ran(tracking, compute_home)
+    _truncate(paths.ledger_db)
+    result = cli.invoke(app, ["run", str(write_config(tmp_path, data)), "--max-trials", "4", "-q"],
+                        env={"COLUMNS": "400"})  # fmt: skip
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert "Traceback" not in result.output and "optuna.db is empty" in " ".join(result.output.split())
+
+
+def test_a_truncated_mlflow_store_is_refused(compute_home: Path, tracking, tmp_path: Path) -> None:
+    store = tmp_path / "own-mlflow.db"
+    data, _ = _ran(TrackingConfig(tracking_uri=f"sqlite:///{store}"), compute_home)
+    _truncate(store)
+    more = write_config(tmp_path, data)  # a new process: MLflow would create the schema afresh there
+    done = subprocess.run([sys.executable, "-c", "from autoresearch.cli import main; main()", "run", str(more),
+                           "--max-trials", "4", "-q"], env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400"},
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    text = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"the MLflow store sqlite:///{store} lost campaign" in text and "Restore it from a backup" in text
+    assert len(campaign_jobs(Client(compute_home, autostart=False), data["name"])) == 2
+
+
+@pytest.mark.parametrize("file", ["graph_db", "inbox_db"])
+def test_a_garbage_runner_file_is_named(compute_home: Path, tracking, file: str) -> None:
+    data, paths = _ran(tracking, compute_home)
+    path = getattr(paths, file)
+    for part in _sqlite_files(path):
+        part.unlink(missing_ok=True)
+    path.write_bytes(b"garbage " * 1000)
+    with pytest.raises(RunnerError) as info:
+        _rerun(data, compute_home)
+    assert f"{path} is not a usable SQLite database (file is not a database)" in str(info.value)
+    assert "restore it from a backup" in str(info.value)
+
+
+def test_a_campaign_folder_deleted_mid_run_fails_loudly(compute_home: Path, tracking) -> None:
+    data = synthetic_config(tracking, steps=40, step_seconds=0.1, budget={"max_trials": 6, "max_parallel": 2})
+    campaign = campaign_of(data)
+    runner = Background(lambda: run_campaign(campaign, home=compute_home, settings=FAST))
+    client = Client(compute_home, autostart=False)
+    wait_until(lambda: campaign_jobs(client, campaign.name), what="the first trial")
+    shutil.rmtree(CampaignPaths.of(campaign.name, compute_home).root)
+    with pytest.raises(RunnerError) as info:
+        runner.join(timeout=120)
+    assert "vanished while the runner worked on it" in str(info.value)
+    wait_until(lambda: all(j.state.final for j in campaign_jobs(client, campaign.name)), what="its trials cancelled")
