@@ -42,7 +42,7 @@ def check_runs_kept(tracker: Tracker, ledger: Ledger, experiment_id: str) -> Non
         problem = f"its experiment is now id {experiment_id}, not {ledger.mlflow_experiment_id}"
     else:
         try:
-            tracker.get_run(tracked[-1].mlflow_run_id)
+            tracker.get_run(tracked[-1].mlflow_run_id or "")
         except RunNotFound:
             problem = f"trial {tracked[-1].number}'s run {tracked[-1].mlflow_run_id} is not in it"
     if problem:

@@ -83,7 +83,7 @@ def _rdb_write(
         if state is None:
             return None
         trial = models.TrialModel.find_or_raise_by_id(trial_id, session, for_update=True)
-        rdb.check_trial_is_updatable(trial_id, trial.state)
+        rdb.check_trial_is_updatable(trial_id, trial.state)  # type: ignore[arg-type]  # the column holds a TrialState
         for objective, value in enumerate(values or ()):
             rdb._set_trial_value_without_commit(session, trial, objective, value)
         trial.state = state
