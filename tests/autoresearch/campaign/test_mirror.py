@@ -12,7 +12,7 @@ from autoresearch.campaign import Ledger, Proposal, TrialFailure
 from autoresearch.campaign.ledger._mirror import MirroredStorage, write_trial
 from autoresearch.campaign.ledger._optuna_store import sqlite_storage
 from autoresearch.policy import OptunaPolicy, PolicyContext
-from tests.campaign.conftest import make_campaign, toy_objective
+from tests.autoresearch.campaign.conftest import make_campaign, toy_objective
 
 
 def _fields(t: FrozenTrial) -> tuple:

@@ -8,7 +8,7 @@ from pathlib import Path
 from autoresearch.campaign import CampaignState, TrialState
 from autoresearch.runner import run_campaign
 from tests.autoresearch.runner._byo import NANOGPT_PATTERNS, byo_config, campaign_of, last_val_loss
-from tests.runner.conftest import FAST
+from tests.autoresearch.runner.conftest import FAST
 from tracking import SOURCE_TAG, mlflow_client
 
 

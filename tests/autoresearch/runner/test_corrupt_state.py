@@ -19,7 +19,7 @@ from autoresearch.cli import _register, app
 from autoresearch.runner import RunnerError, run_campaign
 from compute import Client
 from tracking import TrackingConfig
-from tests.runner.conftest import FAST, REPO, Background, campaign_jobs, campaign_of, synthetic_config, wait_until, write_config
+from tests.autoresearch.runner.conftest import FAST, REPO, Background, campaign_jobs, campaign_of, synthetic_config, wait_until, write_config
 
 _register()
 cli = CliRunner()

@@ -10,7 +10,7 @@ from autoresearch.campaign import CampaignState, TrialState
 from autoresearch.runner import run_campaign
 from compute import JobState
 from compute.control import daemon_pid
-from tests.runner.conftest import FAST, Background, campaign_jobs, campaign_of, synthetic_config, wait_until
+from tests.autoresearch.runner.conftest import FAST, Background, campaign_jobs, campaign_of, synthetic_config, wait_until
 
 
 def test_a_campaign_with_every_slot_busy_survives_a_daemon_sigkill(start_compute, tracking) -> None:

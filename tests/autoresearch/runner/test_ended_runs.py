@@ -11,7 +11,7 @@ from autoresearch.campaign import CampaignPaths, CampaignState, Ledger, TrialSta
 from autoresearch.runner import run_campaign
 from autoresearch.runner.lock import CampaignLock
 from autoresearch.steering import Inbox, post
-from tests.runner.conftest import FAST, campaign_of, synthetic_config, write_config
+from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config, write_config
 
 
 def _config(tracking, **budget) -> dict:

@@ -10,7 +10,7 @@ from autoresearch.campaign import CampaignState, Ledger, TrialFailure, TrialStat
 from autoresearch.cli import _register, app
 from autoresearch.runner import run_campaign
 from tests.autoresearch.runner._byo import NANOGPT_PATTERNS, byo_config, campaign_of
-from tests.runner.conftest import FAST, write_config
+from tests.autoresearch.runner.conftest import FAST, write_config
 
 _register()
 cli = CliRunner()

@@ -13,8 +13,8 @@ from autoresearch.campaign import CampaignState, Ledger, TrialState
 from autoresearch.cli import _register, app
 from autoresearch.llm import FakeLLMServer, FakeRequest, Reply, ToolCall
 from autoresearch.runner import RunnerError, run_campaign
-from tests.policy_llm.conftest import KEY, KEY_ENV, branin, llm_policy
-from tests.runner.conftest import FAST, synthetic_config, write_config
+from tests.autoresearch.conftest import KEY, KEY_ENV, branin, llm_policy
+from tests.autoresearch.runner.conftest import FAST, synthetic_config, write_config
 
 _register()
 cli = CliRunner()
