@@ -293,7 +293,8 @@ class Campaign(Section):
     def _cross_checks(self, info: ValidationInfo) -> Campaign:
         for i, item in enumerate(self.command):
             problem = _placeholder_problem(item, set(self.search_space)) or render_problem(
-                item, self.search_space, {"trial": 0, "seed": self.trial_seed(0), "campaign": self.name}
+                item, self.search_space,
+                {"trial": 0, "seed": self.trial_seed(0), "campaign": self.name, "trial_dir": "/trials/trial-0"},
             )
             if problem:
                 raise located(("command", i), f"command[{i}] {item!r}: {problem}")

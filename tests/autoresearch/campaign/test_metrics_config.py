@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from autoresearch.campaign import ConfigError, Ledger, Proposal, load_campaign
+from autoresearch.campaign import CampaignPaths, ConfigError, Ledger, Proposal, load_campaign
 from autoresearch.cli import _register, app
 
 _register()
@@ -88,7 +88,11 @@ def test_a_recreated_ledger_never_hands_a_trial_an_old_trials_folders(tmp_path: 
     assert Ledger.open(campaign).trial_dir(trial.number) == old[1]  # the same ledger: the same folders
     old[0].mkdir(parents=True)
     (old[0] / "ckpt.pt").write_text("trial 0 of the first ledger")
-    (first.path.parent / "optuna.db").unlink()  # the ledger recreated; its folders stay
+    # The ledger deliberately recreated in place (its marker removed too, else the runner refuses a
+    # lost ledger: issue 20); its trial and checkpoint folders stay.
+    paths = CampaignPaths(first.path.parent)
+    paths.ledger_db.unlink()
+    paths.ledger_marker.unlink()
     for extra in first.path.parent.glob("optuna.db-*"):
         extra.unlink()
     del first

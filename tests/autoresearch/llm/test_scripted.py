@@ -19,7 +19,7 @@ from autoresearch.llm import (
 )
 from skills.tooldef import ToolDef
 
-from tests.autoresearch.conftest import FAST, KEY
+from tests.autoresearch.llm.conftest import FAST, KEY
 
 LOOKUP = ToolDef(
     name="lookup", description="Look a thing up.", parameters={"type": "object", "properties": {"q": {"type": "string"}}}

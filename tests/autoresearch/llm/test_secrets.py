@@ -20,7 +20,7 @@ from autoresearch.llm import (
     register_secret,
 )
 
-from tests.autoresearch.conftest import FAST, KEY
+from tests.autoresearch.llm.conftest import FAST, KEY
 
 WRONG_KEY = "sk-ant-api03-wrongwrongwrong0123456789"
 

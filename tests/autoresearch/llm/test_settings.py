@@ -20,7 +20,7 @@ from autoresearch.llm import (
 )
 from autoresearch.llm.openai_provider import token_limit_param
 
-from tests.autoresearch.conftest import FAST, KEY
+from tests.autoresearch.llm.conftest import FAST, KEY
 
 
 def test_shorthand_is_parsed_in_one_place():

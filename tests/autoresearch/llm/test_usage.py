@@ -22,7 +22,7 @@ from autoresearch.llm import (
 )
 from tracking import MlflowTracker, RunNotFound, resolve_tracking
 
-from tests.autoresearch.conftest import FAST, KEY
+from tests.autoresearch.llm.conftest import FAST, KEY
 
 PRICES = PriceTable(prices={"priced-model": ModelPrice(input_per_mtok=2.0, output_per_mtok=10.0)})
 
