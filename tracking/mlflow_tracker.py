@@ -6,7 +6,6 @@ mlflow is imported lazily: importing it costs ~1 s, and most callers never track
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,8 +27,9 @@ BATCH = 1000
 
 
 def mlflow_client(config: TrackingConfig) -> MlflowClient:
-    """An MlflowClient on the configured store (creates a local SQLite store's directory, and puts
-    the store in WAL mode: a run read never waits behind a queued write, nor a write behind reads)."""
+    """An MlflowClient on the configured store (a local SQLite store is created whole, schema and
+    all, by `ensure_sqlite_store`). The store stays in SQLite's default journal mode: WAL was
+    tried twice and a resume test then found the shared store "malformed"."""
     # mlflow's SQLAlchemy store triggers SQLAlchemy deprecation warnings on first use.
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"mlflow\.store")
     from mlflow.tracking import MlflowClient
@@ -37,20 +37,7 @@ def mlflow_client(config: TrackingConfig) -> MlflowClient:
     if config.tracking_uri.startswith("sqlite:///"):
         db = Path(config.tracking_uri.removeprefix("sqlite:///"))
         ensure_sqlite_store(db, config.artifact_location)
-        _wal(db)
     return MlflowClient(tracking_uri=config.tracking_uri)
-
-
-def _wal(db: Path) -> None:
-    """WAL journal mode, which SQLite keeps in the file (set once, by whoever opens it first)."""
-    connection = sqlite3.connect(db, timeout=30)
-    try:
-        if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            connection.execute("PRAGMA journal_mode=WAL")
-    except sqlite3.Error as exc:
-        raise TrackingError(f"cannot open the MLflow store {db}: {exc}. Check the file and its folder.") from exc
-    finally:
-        connection.close()
 
 
 class MlflowTracker:
