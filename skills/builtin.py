@@ -20,8 +20,8 @@ _HINTS = {
     submit_job: ToolHints(destructive=False, idempotent=False),
     # Stops a running job; cancelling again does nothing more.
     cancel_job: ToolHints(destructive=True, idempotent=True),
-    # Writes the job's log points into its MLflow run (sync_logs), never twice.
-    fetch_metrics: ToolHints(destructive=False, idempotent=True),
+    # Writes the job's log points into its MLflow run and ends the run, never twice.
+    sync_metrics: ToolHints(destructive=False, idempotent=True),
 }
 
 

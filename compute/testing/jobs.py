@@ -59,7 +59,12 @@ def env_job(**fields: Any) -> JobSpec:
 def wait_started(client: Client, job_id: str) -> Job:
     """Wait until the job's command itself runs (it printed its first line)."""
     wait_state(client, job_id, JobState.running)
-    return wait_until(lambda: client.get(job_id) if log_text(client, job_id).strip() else None, what=f"{job_id} output")
+
+    def printed() -> Job | None:
+        log = client.log_path(job_id)
+        return client.get(job_id) if log.exists() and log.read_text().strip() else None  # created as it forks
+
+    return wait_until(printed, what=f"{job_id} output")
 
 
 def quick_job(**fields: Any) -> JobSpec:

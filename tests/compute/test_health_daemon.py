@@ -136,13 +136,16 @@ def test_cordon_lets_running_work_finish(start_compute, tmp_path):
 def test_k_infra_failures_on_a_node_quarantine_it(start_compute, tmp_path):
     health = HealthConfig(infra_failures_to_quarantine=2, **FAST)
     client = start_compute(gpus=None, virtual_nodes=2, gpus_per_node=1, health=health)
-    # The good node stays busy (1 s a job), so the bad one keeps being offered work after each probe.
-    script = 'if [ "$CUDA_VISIBLE_DEVICES" = 0 ]; then echo "NCCL error: unhandled system error"; exit 1; fi; sleep 1'
-    jobs = [client.submit(JobSpec(argv=["sh", "-c", script], resources={"gpus": 1})).id for _ in range(6)]
+    # The good node stays busy until the gate opens, so the bad one keeps being offered work after each probe.
+    gate = tmp_path / "gate"
+    script = (f'if [ "$CUDA_VISIBLE_DEVICES" = 0 ]; then echo "NCCL error: unhandled system error"; exit 1; fi; '
+              f'while [ ! -e "{gate}" ]; do sleep 0.05; done')
+    jobs = [client.submit(JobSpec(argv=["sh", "-c", script], resources={"gpus": 1})).id for _ in range(4)]
+    bad = wait_until(lambda: (n := node(client, "local-0")).state is NodeState.quarantined and n, what="quarantine")
+    gate.touch()
     done = client.wait(jobs, timeout=120)
     assert all(j.state is JobState.succeeded and j.retries_used == 0 for j in done)
-    bad = node(client, "local-0")
-    assert bad.state is NodeState.quarantined and "2 infra failures" in bad.reason
+    assert "2 infra failures" in bad.reason
     assert sum(j.infra_retries_used for j in done) >= 2
 
 

@@ -73,10 +73,13 @@ def test_jobs_get_no_credential_unless_their_spec_names_it(start_compute, tmp_pa
     )
 
 
-def test_a_container_gets_credentials_by_name_never_on_its_command_line():
-    from compute import container_argv
+def test_a_container_gets_credentials_by_name_never_on_its_command_line(monkeypatch):
+    from compute.attempt_command import attempt_argv, attempt_env
 
-    argv = container_argv("docker", "img", ["python", "t.py"], gpus=[], cwd="/w", checkpoint_dir="/w",
-                          env={"HF_TOKEN": "hf_leak-1", "A": "1"}, secret_names=["HF_TOKEN"])  # fmt: skip
-    assert argv[argv.index("HF_TOKEN") - 1] == "-e" and "A=1" in argv
-    assert not [item for item in argv if "hf_leak-1" in item]
+    monkeypatch.setenv("HF_TOKEN", "hf_leak-1")
+    spec = JobSpec(argv=["python", "t.py"], image="img", env={"A": "1"}, secret_env=["HF_TOKEN"])
+    env, missing = attempt_env(spec, "job-1", 1, (), "/w")
+    argv = attempt_argv(spec, (), "/w", "/w", env)
+    assert missing is None and env["HF_TOKEN"] == "hf_leak-1"  # the container's process gets the value ...
+    assert argv[argv.index("HF_TOKEN") - 1] == "-e" and argv[argv.index("A") - 1] == "-e"
+    assert not [item for item in argv if "hf_leak-1" in item or item == "A=1"]  # ... by name only

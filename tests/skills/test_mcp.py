@@ -62,7 +62,7 @@ async def _session(server: StdioServerParameters, experiment: str, workdir: Path
         assert all(t.input_schema == expected[t.name].parameters for t in tools)  # plain, not strict
         assert all(t.description == expected[t.name].description for t in tools)
         assert [t.name for t in tools if t.annotations.read_only_hint] == [
-            "job_status", "list_jobs", "wait_for_jobs", "read_logs", "cluster_status"]
+            "job_status", "list_jobs", "wait_for_jobs", "read_logs", "fetch_metrics", "cluster_status"]
         assert [t.name for t in tools if t.annotations.destructive_hint] == ["cancel_job"]
         assert "reason" not in by_name(tools, "cancel_job").input_schema.get("required", [])
         assert "tail" not in by_name(tools, "read_logs").input_schema.get("required", [])

@@ -43,6 +43,7 @@ def test_every_tool_succeeds_and_fails_in_the_typescript_client(
         "read_logs ok": ("tools/call", "read_logs", {"job_id": done.id, "tail": "1"}),
         "read_logs bad": ("tools/call", "read_logs", {"job_id": "job-doesnotexist"}),
         "fetch_metrics bad": ("tools/call", "fetch_metrics", {"run_id": "0123456789abcdef"}),
+        "sync_metrics bad": ("tools/call", "sync_metrics", {"job_id": done.id}),  # a job without a run
         "cluster_status ok": ("tools/call", "cluster_status", {}),
         "cluster_status bad": ("tools/call", "cluster_status", {"verbose": "true"}),
     }
@@ -80,4 +81,7 @@ def test_every_tool_succeeds_and_fails_in_the_typescript_client(
     code, metrics = inspect(home, uri, "tools/call", "fetch_metrics", {"job_id": submitted["job"]["id"]})
     assert code == 0 and metrics["isError"] is False, metrics
     assert [m["key"] for m in metrics["structuredContent"]["metrics"]] == ["loss"]
+    code, synced = inspect(home, uri, "tools/call", "sync_metrics", {"job_id": submitted["job"]["id"]})
+    assert code == 0 and synced["isError"] is False, synced
+    assert synced["structuredContent"]["log_points_added"] == 1 and synced["structuredContent"]["status"] == "FINISHED"
 

@@ -46,7 +46,7 @@ def test_a_slow_call_does_not_block_the_mcp_server(
 
             async def slow() -> None:
                 result = await client.call_tool("read_logs", {"job_id": aaa_job, "grep": BACKTRACK})
-                assert result.is_error and result.structured_content["field"] == "grep"
+                assert result.is_error and json.loads(result.content[0].text)["field"] == "grep"
                 done.append("grep")
 
             async def quick() -> None:
