@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from compute import Client, ComputePaths, DaemonConfig, Store, start_daemon, stop_daemon
+from compute import Client, ComputeError, ComputePaths, DaemonConfig, Store, start_daemon, stop_daemon
 from compute.backends.local import process_start_time
 from compute.control import daemon_pid
 from tests.fixtures_tracking import experiment_name, tracking  # noqa: F401  (MLflow store, one per session)
@@ -66,9 +66,14 @@ def start_compute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[C
     yield start
     for home, client in started:
         client.close()
-        if daemon_pid(ComputePaths.of(home)) is not None:
+        try:
             stop_daemon(home, stop_jobs=True, wait_s=60)
-        _kill_leftovers(home)
+        except ComputeError:  # hung: never leave it spinning for the rest of the session
+            if (pid := daemon_pid(ComputePaths.of(home))) is not None:
+                os.kill(pid, signal.SIGKILL)
+            raise
+        finally:
+            _kill_leftovers(home)
 
 
 @pytest.fixture
@@ -81,3 +86,11 @@ def compute_client(start_compute: Callable[..., Client]) -> Client:
 def compute_home(compute_client: Client) -> Path:
     """The temp AUTORESEARCH_HOME of `compute_client` (also set in the environment)."""
     return compute_client.home
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n N --dist loadgroup`) every Ray test runs on one worker, so the
+    session starts one Ray cluster, not one per worker."""
+    for item in items:
+        if item.get_closest_marker("ray") or "ray_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))

@@ -276,12 +276,13 @@ def test_daemon_a_restarted_daemon_adopts_running_attempts_and_settles_ended_one
     finish.touch()  # ends while no daemon watches: its exit code must not be lost
     wait_until(lambda: "bye" in _log(client, finisher.id), what="the finisher to end")
     start_daemon(client.home, config)
+    adopted = lambda: "adopted" in [e.kind for e in client.events(job_id=survivor.id)]  # noqa: E731
+    wait_until(adopted, what="the survivor's adoption")  # before it ends: an ended one is settled, not adopted
     gate.touch()
     survivor_done, finisher_done = client.wait([survivor.id, finisher.id], timeout=90)
     assert survivor_done.state == JobState.succeeded and len(survivor_done.attempts) == 1
     assert (len(finisher_done.attempts), finisher_done.attempts[0].exit_code) == (1, 3)
     assert finisher_done.state == JobState.failed
-    assert "adopted" in [e.kind for e in client.events(job_id=survivor.id)]
 
 
 def _wait_started(client, job_id: str) -> None:

@@ -144,7 +144,6 @@ def test_sigkill_of_the_daemon_loses_no_job(start_compute, tmp_path):
     assert len(survivor_done.attempts) == 1 and len(finisher_done.attempts) == 1
     assert [a.outcome for a in victim_done.attempts] == [AttemptOutcome.lost, AttemptOutcome.succeeded]
     assert victim_done.retries_used == 0
-    assert "adopted" in [e.kind for e in client.events(job_id=survivor.id)]
 
 
 def _zombie(pid: int) -> bool:
