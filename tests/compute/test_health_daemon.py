@@ -4,6 +4,7 @@ attempts, fault drills written by the client, quarantine, hysteresis, cordon and
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -85,8 +86,11 @@ def test_a_flapping_node_stays_quarantined_through_the_hysteresis(start_compute,
     client = start_compute(gpus=None, virtual_nodes=2, gpus_per_node=1, health=health)
     wait_until(lambda: node(client, "local-1").state is NodeState.quarantined, what="first failing probe")
     seen = set()
+    deadline = time.monotonic() + 120
     while int(count.read_text() or 0) < 12:  # at least 5 passing probes while it flaps
         seen.add(node(client, "local-1").state)
+        assert time.monotonic() < deadline, f"only {count.read_text()} probes in 120 s"
+        time.sleep(0.02)  # a busy loop here starves the daemon it watches
     assert seen == {NodeState.quarantined}
     assert "node_returned" not in kinds(client, "local-1")
     stable.touch()

@@ -26,6 +26,14 @@ def test_skipped_on_a_node_without_gpus():
     assert CudaProbe().probe(NodeTarget(name="cpu")).checks[0].message == "skipped: node has no GPUs"
 
 
+def test_a_virtual_node_on_a_host_without_a_driver_starts_no_torch_check(tmp_path, python, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    env = fake_torch(tmp_path, "raise SystemExit('the check ran')\n")
+    report = CudaProbe(timeout_s=60, python=python, env=env).probe(NodeTarget(name="local-0", gpus=(0,), virtual=True))
+    assert report.status is HealthStatus.ok
+    assert report.checks[0].message == "skipped: a virtual node on a host without an NVIDIA driver"
+
+
 def fake_torch(tmp_path, body: str) -> dict[str, str]:
     """A `torch` stand-in on PYTHONPATH (no GPU or torch here) for the check script's subprocess."""
     pkg = tmp_path / "fake" / "torch"
