@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
-from autoresearch.campaign.ledger import TrialLedger
+from autoresearch.campaign.ledger import CampaignFacts, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
@@ -31,7 +31,8 @@ class BudgetUsed(_Record):
     llm_usd: float
     """Dollars spent on LLM calls."""
     elapsed: float
-    """Seconds since the campaign started (until it ended, if it did)."""
+    """Seconds runners have driven the campaign: its runs summed, the live one so far; the hours
+    it sat paused, ended or without a runner between runs do not count."""
 
 
 class TrialSummary(_Record):
@@ -93,21 +94,36 @@ def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> Campaig
     now = now or datetime.now(UTC)
     trials = ledger.trials()
     best = ledger.best()
-    end = ledger.ended_at or now
+    shown = _shown_state(ledger)
     used = BudgetUsed(
         trials=sum(t.state is not TrialState.cancelled for t in trials),
         gpu_hours=sum(t.gpu_seconds for t in trials) / 3600.0,
         llm_usd=ledger.llm_usd,
-        elapsed=max(0.0, (end - ledger.started_at).total_seconds()),
+        elapsed=active_seconds(ledger.facts(), trials, now, live=shown is not CampaignState.interrupted),
     )
     return CampaignStatus(
         name=ledger.campaign.name,
-        state=_shown_state(ledger),
+        state=shown,
         state_reason=ledger.state_reason,
         budget_used=used,
         best_trial=TrialSummary.of(best) if best else None,
         trials=[TrialSummary.of(t) for t in trials],
     )
+
+
+def active_seconds(facts: CampaignFacts, trials: list[TrialRecord], now: datetime, live: bool) -> float:
+    """`facts.active_s` plus the run in progress: until `now` while its runner is `live`; for a
+    run whose runner was killed, until the last trial that ended in it (what it is known to have done)."""
+    if facts.run_started_at is None:
+        return facts.active_s
+    return facts.active_s + max(0.0, (run_end(facts.run_started_at, trials, now, live) - facts.run_started_at).total_seconds())
+
+
+def run_end(started: datetime, trials: list[TrialRecord], now: datetime, live: bool) -> datetime:
+    """When the run that began at `started` ended (`now` while live; else its last trial's end)."""
+    if live:
+        return now
+    return max((t.ended_at for t in trials if t.ended_at is not None and t.ended_at >= started), default=started)
 
 
 def _shown_state(ledger: TrialLedger) -> CampaignState:

@@ -15,7 +15,7 @@ import os
 import sqlite3
 import traceback
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import optuna
@@ -34,6 +34,7 @@ from autoresearch.campaign import (
     Ledger,
     PolicyKind,
     TrialFailure,
+    active_seconds,
     campaign_status,
     stop_reason,
 )
@@ -125,6 +126,7 @@ def run_campaign(
             _expire_steering(inbox, ledger, ended_state, ended_at, display)
         tracker = _open_tracker(campaign, home, display, connection)
         launcher: Launcher | None = None
+        _begin_run(ledger)
         try:
             launcher = Launcher(ledger, client, tracker, on_error=display.event)
             evaluator = Evaluator(ledger, client, policy, tracker)
@@ -155,6 +157,7 @@ def run_campaign(
                 f"Fix the cause, then `autoresearch resume {campaign.name}`."
             ) from None
         finally:
+            _end_run(ledger)
             if launcher is not None:
                 launcher.close()  # its unused spare runs, deleted through the tracker
             tracker.close()
@@ -166,6 +169,22 @@ def run_campaign(
             name=campaign.name, state=ledger.state, reason=ledger.state_reason, policy=kind,
             status=campaign_status(ledger),
         )  # fmt: skip
+
+
+def _begin_run(ledger: Ledger) -> None:
+    """Stamp the run's start; a run whose runner was killed is credited with the time up to its
+    last ended trial first (idle hours between runs never count toward `elapsed`)."""
+    facts, now = ledger.facts(), datetime.now(UTC)
+    ledger.update_facts(active_s=active_seconds(facts, ledger.trials(), now, live=False), run_started_at=now)
+
+
+def _end_run(ledger: Ledger) -> None:
+    """Add this run's time to the campaign's active time (not possible when the ledger itself failed)."""
+    try:
+        facts = ledger.facts()
+        ledger.update_facts(active_s=active_seconds(facts, [], datetime.now(UTC), live=True), run_started_at=None)
+    except Exception:  # noqa: BLE001 - the caller is already reporting what broke the ledger
+        pass
 
 
 _EXPIRING = frozenset({"pause", "stop", "cancel", "try", "window_end"})

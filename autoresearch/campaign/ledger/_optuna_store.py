@@ -29,6 +29,8 @@ FACT_ATTRS = {
     "llm_run_id": "llm_mlflow_run",
     "mlflow_experiment_id": "mlflow_experiment_id",
     "notes": "notes",
+    "active_s": "active_s",
+    "run_started_at": "run_started_at",
 }
 """CampaignFacts field -> the study user attribute that holds it (names kept from older ledgers)."""
 CONFIG_ATTR = "campaign"

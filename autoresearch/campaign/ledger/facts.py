@@ -37,3 +37,8 @@ class CampaignFacts(BaseModel):
     """The campaign's MLflow experiment, once the first trial was launched."""
     notes: tuple[Note, ...] = ()
     """The research log, oldest first."""
+    active_s: float = 0.0
+    """Seconds runners have driven the campaign, summed over its ended runs (idle time between
+    runs does not count: this is the `elapsed` that status and the report show)."""
+    run_started_at: datetime | None = None
+    """When the run in progress began; None between runs (set but no runner alive: it was killed)."""

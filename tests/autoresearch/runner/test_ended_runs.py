@@ -1,13 +1,24 @@
 """A campaign between runs (issue 20 item 13): steering sent to an ended campaign expires with a
 note instead of cancelling the next run's trials; `api.run(..., max_trials=N)` on a completed
-campaign does not rewrite its budget; a running campaign that no runner holds shows `interrupted`."""
+campaign does not rewrite its budget; a running campaign that no runner holds shows `interrupted`;
+elapsed time counts the runs, not the idle hours between them."""
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from autoresearch import api
-from autoresearch.campaign import CampaignPaths, CampaignState, Ledger, TrialState, campaign_status
+from autoresearch.campaign import (
+    CampaignPaths,
+    CampaignState,
+    Ledger,
+    TrialRecord,
+    TrialState,
+    active_seconds,
+    campaign_status,
+)
 from autoresearch.runner import run_campaign
 from autoresearch.runner.lock import CampaignLock
 from autoresearch.steering import Inbox, post
@@ -55,3 +66,32 @@ def test_a_running_campaign_without_a_runner_shows_interrupted(tracking, tmp_pat
         assert campaign_status(Ledger.load(campaign.name, tmp_path)).state is CampaignState.running
     [overview] = api.campaigns(home=tmp_path)
     assert overview.state is CampaignState.interrupted
+
+
+def test_elapsed_counts_the_runs_not_the_idle_hours_between_them(compute_home: Path, tracking) -> None:
+    data = _config(tracking)
+    first = run_campaign(campaign_of(data), home=compute_home, settings=FAST)
+    facts = Ledger.load(data["name"], compute_home).facts()
+    assert first.state is CampaignState.completed and facts.run_started_at is None
+    assert 0 < first.status.budget_used.elapsed == facts.active_s
+    time.sleep(3)  # idle between the runs
+    assert campaign_status(Ledger.load(data["name"], compute_home)).budget_used.elapsed == facts.active_s
+
+    second = run_campaign(campaign_of(_config(tracking, max_trials=4) | {"name": data["name"]}),
+                          home=compute_home, settings=FAST)  # fmt: skip
+    since_start = (datetime.now(UTC) - facts.started_at).total_seconds()
+    assert second.state is CampaignState.completed
+    assert facts.active_s < second.status.budget_used.elapsed <= since_start - 3  # both runs, not the idle 3 s
+
+
+def test_a_killed_run_is_credited_up_to_its_last_ended_trial(tracking, tmp_path: Path) -> None:
+    campaign = campaign_of(_config(tracking))
+    ledger = Ledger.open(campaign, tmp_path)
+    began = datetime.now(UTC) - timedelta(hours=3)
+    ledger.update_facts(active_s=60.0, run_started_at=began)  # a runner started 3 h ago, then was SIGKILLed
+    trial = TrialRecord(number=0, state=TrialState.complete, params={}, ended_at=began + timedelta(minutes=2))
+    now = datetime.now(UTC)
+    assert active_seconds(ledger.facts(), [trial], now, live=False) == 60.0 + 120.0
+    assert active_seconds(ledger.facts(), [], now, live=False) == 60.0  # nothing known to have run
+    assert abs(active_seconds(ledger.facts(), [], now, live=True) - (60.0 + 3 * 3600)) < 5  # a live runner
+    assert campaign_status(Ledger.load(campaign.name, tmp_path)).budget_used.elapsed == 60.0  # no runner: interrupted
