@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +14,21 @@ if TYPE_CHECKING:
 
 class RunnerError(Exception):
     """The campaign cannot run; the message says why and what to do next."""
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) is a full disk or quota: ENOSPC/EDQUOT, SQLite's
+    "database or disk is full", an MLflow error wrapping either."""
+    from compute.health.rules import DISK_FULL
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if re.search(DISK_FULL, str(seen)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class RunnerBusy(Exception):

@@ -22,6 +22,7 @@ from autoresearch.policy import Policy, PruneDecision, Pruning
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
 from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
+from compute.health.rules import DISK_FULL
 from tracking import (
     CAMPAIGN_TAG,
     JOB_TAG,
@@ -35,6 +36,8 @@ from tracking import (
 
 _FAILURE = {FailureClass.user: TrialFailure.user, FailureClass.resource: TrialFailure.resource,
             FailureClass.infra: TrialFailure.infra}  # fmt: skip
+DISK_FULL_CANCEL = "its job ran out of disk space (not counted toward budget.max_trials)"
+"""How a trial whose job died of a full disk is cancelled (the campaign then pauses)."""
 _PRUNE_REASON = re.compile(r"^trial (\d+) pruned at step (\d+): ")
 """The cancel reason `_prune` gives a job (how a restarted runner knows a prune was asked)."""
 _RUN_STATUS = {TrialState.complete: RunStatus.FINISHED, TrialState.failed: RunStatus.FAILED}
@@ -182,7 +185,11 @@ class Evaluator:
                 failure = TrialFailure.timed_out
             elif attempt and attempt.failure_class is not None:
                 failure = _FAILURE[attempt.failure_class]
-            record = self.ledger.fail(number, failure, log_excerpt=failed_excerpt(job, tail), gpu_seconds=used)
+            excerpt = failed_excerpt(job, tail)
+            if failure is TrialFailure.resource and re.search(DISK_FULL, excerpt):  # not the trial's fault
+                record = self.ledger.cancel(number, f"{DISK_FULL_CANCEL}: {excerpt}", gpu_seconds=used)
+            else:
+                record = self.ledger.fail(number, failure, log_excerpt=excerpt, gpu_seconds=used)
         else:
             record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", gpu_seconds=used)
         crash_point("evaluate.ended")

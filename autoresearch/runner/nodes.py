@@ -25,6 +25,7 @@ from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import PolicyContext, PolicyPause, ReplanAction
 from autoresearch.runner.context import RunContext
 from autoresearch.runner.crash import crash_point
+from autoresearch.runner.evaluate import DISK_FULL_CANCEL
 from autoresearch.runner.graph import RunnerState
 from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
@@ -103,6 +104,8 @@ class CampaignNodes:
             ended, seen = self.ctx.evaluator.check(running)
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
+                if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:
+                    self._pause_disk_full(trial)
             if ended:
                 return {}
             if self.ctx.inbox.pending_count(known) or time.monotonic() >= deadline:
@@ -192,6 +195,11 @@ class CampaignNodes:
             f"Running trials finish; `autoresearch resume {self.campaign.name}` continues."
         )
         self._pause(reason)
+
+    def _pause_disk_full(self, trial: TrialRecord) -> None:
+        error = first_line((trial.log_excerpt or "").removeprefix(f"{DISK_FULL_CANCEL}: "))
+        self._pause(f"paused: trial {trial.number} {DISK_FULL_CANCEL}: {error}. Free space (`df -h`), then "
+                    f"`autoresearch resume {self.campaign.name}` continues; running trials finish")
 
     def _pause(self, reason: str) -> None:
         self.ledger.set_state(CampaignState.paused, reason)

@@ -42,7 +42,7 @@ from autoresearch.llm import LLMError
 from autoresearch.policy import PolicyError
 from autoresearch.runner.context import RunContext, RunnerSettings
 from autoresearch.runner.display import Display, QuietDisplay
-from autoresearch.runner.errors import RunnerError
+from autoresearch.runner.errors import RunnerError, disk_full
 from autoresearch.runner.evaluate import Evaluator
 from autoresearch.runner.gated import SteeredNodes
 from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
@@ -151,11 +151,14 @@ def run_campaign(
         except (PolicyError, LLMError) as exc:  # policy.fallback: fail, a refused API key ...: the campaign fails
             _fail(ledger, exc, what="the policy failed")
         except Exception as exc:
-            log = _fail(ledger, exc, paths=paths)
-            raise RunnerError(
-                f"campaign {campaign.name!r} failed: {type(exc).__name__}: {exc} (traceback in {log}). "
-                f"Fix the cause, then `autoresearch resume {campaign.name}`."
-            ) from None
+            if not disk_full(exc):
+                log = _fail(ledger, exc, paths=paths)
+                raise RunnerError(
+                    f"campaign {campaign.name!r} failed: {type(exc).__name__}: {exc} (traceback in {log}). "
+                    f"Fix the cause, then `autoresearch resume {campaign.name}`."
+                ) from None
+            if not _pause_disk_full(ledger, exc, display):
+                raise RunnerError(f"campaign {campaign.name!r}: {_disk_full_text(campaign.name, exc)}") from None
         finally:
             _end_run(ledger)
             if launcher is not None:
@@ -237,6 +240,24 @@ def _open_tracker(campaign: Campaign, home: str | os.PathLike[str] | None, displ
             f"{campaign.tracking.uri or 'default'!r}): {type(exc).__name__}: {exc}. Fix tracking.uri in the "
             "config (sqlite:///path/to/mlflow.db, a .db path or http://host:5000) and run it again."
         ) from None
+
+
+def _disk_full_text(name: str, exc: BaseException) -> str:
+    return (f"paused: the disk is full ({type(exc).__name__}: {exc}). Running trials keep their jobs, unlaunched "
+            f"ones wait; free space (`df -h`), then `autoresearch resume {name}` continues where it stopped")
+
+
+def _pause_disk_full(ledger: Ledger, exc: BaseException, display: Display) -> bool:
+    """A full disk pauses the campaign (nothing is failed or spent). False when even the ledger
+    cannot be written: it stays as it was, and the caller raises the message instead."""
+    reason = _disk_full_text(ledger.campaign.name, exc)
+    try:
+        ledger.set_state(CampaignState.paused, reason)
+        ledger.append_note(reason, author="runner")
+    except Exception:  # noqa: BLE001 - the same full disk
+        return False
+    display.event(reason)
+    return True
 
 
 def _fail(ledger: Ledger, exc: BaseException, *, what: str = "the runner failed",

@@ -16,6 +16,11 @@ from compute.records import FailureClass
 
 infra, user, resource = FailureClass.infra, FailureClass.user, FailureClass.resource
 
+DISK_FULL = (r"No space left on device|\[Errno 28\]|\bENOSPC\b|database or disk is full"
+             r"|Disk quota exceeded|\[Errno 122\]")
+"""How a full disk (or quota) reads in a log or an exception message: the `disk_full` rule's
+pattern, also what the campaign runner pauses on."""
+
 DEFAULT_RULES: list[dict] = [
     dict(name="health_monitor_kill", failure_class=infra, pattern=re.escape(MONITOR_KILL_MARKER),
          explanation="the health monitor stopped it because its node was quarantined or faulty"),
@@ -37,8 +42,7 @@ DEFAULT_RULES: list[dict] = [
          explanation="the kernel OOM killer ended it: host memory ran out, ask for more memory_gb"),
     dict(name="host_memory_error", failure_class=resource, pattern=r"^\s*MemoryError\b",
          explanation="Python could not allocate host memory"),
-    dict(name="disk_full", failure_class=resource, pattern=r"No space left on device|\[Errno 28\]|\bENOSPC\b|database or disk is full"
-                 r"|Disk quota exceeded|\[Errno 122\]",
+    dict(name="disk_full", failure_class=resource, pattern=DISK_FULL,
          explanation="the disk is full: free space or write checkpoints elsewhere"),
     dict(name="nccl_timeout", failure_class=infra,
          pattern=r"Watchdog caught collective operation timeout|ProcessGroupNCCL.*[Tt]imed? ?out"
