@@ -134,8 +134,8 @@ class _TorchProbe(abc.ABC):
     def _checks(self, node: NodeTarget) -> list[Check]:
         if not node.gpus:
             return [skipped("node has no GPUs")]
-        if node.virtual and shutil.which("nvidia-smi") is None:  # no driver: not one slot is a real GPU
-            return [skipped("a virtual node on a host without an NVIDIA driver")]
+        if shutil.which("nvidia-smi") is None:  # as the gpu probe: no driver, so no CUDA device to check
+            return [skipped("no nvidia-smi on PATH (no NVIDIA GPU or driver here)")]
         if self.python == sys.executable and importlib.util.find_spec("torch") is None:
             return [skipped("torch is not installed")]
         env = {**os.environ, **self.env, "CUDA_VISIBLE_DEVICES": ",".join(map(str, node.gpus))}

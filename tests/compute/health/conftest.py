@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import stat
 
 import pytest
@@ -47,3 +48,10 @@ def fake_smi(tmp_path, monkeypatch):
 
     return Fake()
 
+
+
+@pytest.fixture
+def nvidia_driver(fake_smi, monkeypatch):
+    """An `nvidia-smi` on PATH: the cuda and nccl probes run their check only on a host with the driver."""
+    monkeypatch.setenv("PATH", f"{os.path.dirname(fake_smi.path)}{os.pathsep}{os.environ['PATH']}")
+    return fake_smi

@@ -70,4 +70,5 @@ def probe_case(request: pytest.FixtureRequest, tmp_path) -> ProbeCase:
         return _command_case()
     if request.param == "gpu":
         return _gpu_case(request.getfixturevalue("fake_smi"))
+    request.getfixturevalue("nvidia_driver")
     return _torch_case(CudaProbe if request.param == "cuda" else NcclProbe, tmp_path)
