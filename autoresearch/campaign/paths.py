@@ -101,8 +101,13 @@ class CampaignPaths:
         return self.root / "trials" / ledger / f"trial-{trial}"
 
     def exists(self) -> bool:
-        """The campaign has a ledger (it ran at least once)."""
+        """The campaign has a ledger file (possibly without its study yet: see `ran_before`)."""
         return self.ledger_db.is_file()
+
+    def ran_before(self) -> bool:
+        """A runner opened the campaign's ledger once (its `ledger.started` marker or its graph
+        checkpoints exist); False also when the first start was killed while making the ledger."""
+        return self.ledger_marker.is_file() or self.graph_db.is_file()
 
 
 def known_campaigns(home: Home = None) -> list[CampaignPaths]:

@@ -104,7 +104,7 @@ def run_campaign(
     factory = policy_factory or default_policy
     paths = CampaignPaths.of(campaign.name, home)
     with CampaignLock(paths):
-        before = Ledger.load(campaign.name, home).campaign if paths.exists() else None
+        before = Ledger.load(campaign.name, home).campaign if paths.exists() and paths.ran_before() else None
         ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)
         try:
             restore_steering(ledger, paths)  # chat's changes (steering.json, budget/space messages) over the config

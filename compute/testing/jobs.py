@@ -60,11 +60,8 @@ def wait_started(client: Client, job_id: str) -> Job:
     """Wait until the job's command itself runs (it printed its first line)."""
     wait_state(client, job_id, JobState.running)
 
-    def printed() -> Job | None:
-        log = client.log_path(job_id)
-        return client.get(job_id) if log.exists() and log.read_text().strip() else None  # created as it forks
-
-    return wait_until(printed, what=f"{job_id} output")
+    return wait_until(lambda: client.get(job_id) if log_so_far(client, job_id).strip() else None,
+                      what=f"{job_id} output")
 
 
 def quick_job(**fields: Any) -> JobSpec:
@@ -75,6 +72,15 @@ def quick_job(**fields: Any) -> JobSpec:
 def counter_job(steps: int, step_s: float, **fields: Any) -> JobSpec:
     """The COUNTER job: sums 0..steps-1, `step_s` per step, checkpointing on SIGTERM."""
     return JobSpec(argv=[sys.executable, str(COUNTER), str(steps), str(step_s)], **fields)
+
+
+def log_so_far(client: Client, job_id: str) -> str:
+    """The latest attempt's log, or "" before the job has an attempt whose log exists (it is
+    created as the attempt forks): for polling."""
+    if not client.get(job_id).attempts:
+        return ""
+    log = client.log_path(job_id)
+    return log.read_text() if log.exists() else ""
 
 
 def log_text(client: Client, job_id: str, attempt: int | None = None) -> str:

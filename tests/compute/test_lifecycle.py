@@ -11,7 +11,7 @@ from compute import AttemptOutcome, DaemonConfig, JobSpec, JobState, start_daemo
 from compute.control import daemon_pid
 from tests.conftest import FAST_DAEMON
 from tests.compute.helpers import (
-    counter_job, gate_job, log_text, quick_job, wait_started, wait_state, wait_until,
+    counter_job, gate_job, log_so_far, log_text, quick_job, wait_started, wait_state, wait_until,
 )
 
 STEPS = 40
@@ -21,7 +21,7 @@ EXPECTED = sum(range(STEPS))
 def test_preempted_job_resumes_from_its_checkpoint_with_the_right_result(start_compute):
     client = start_compute(gpus=1)
     low = client.submit(counter_job(STEPS, 0.05, name="low", priority="low", resources={"gpus": 1}))
-    wait_until(lambda: "step 5\n" in _log_or_empty(client, low.id), what="low job progress")
+    wait_until(lambda: "step 5\n" in log_so_far(client, low.id), what="low job progress")
     high = client.submit(quick_job(name="high", priority="high", resources={"gpus": 1}))
     high_done, low_done = client.wait([high.id, low.id], timeout=90)
 
@@ -39,11 +39,6 @@ def test_preempted_job_resumes_from_its_checkpoint_with_the_right_result(start_c
     assert f"result: {EXPECTED}" in resumed
     kinds = [e.kind for e in client.events(job_id=low.id)]
     assert kinds == ["submitted", "started", "stop_requested", "requeued", "started", "succeeded"]
-
-
-def _log_or_empty(client, job_id):
-    job = client.get(job_id)
-    return log_text(client, job_id) if job.attempts else ""
 
 
 def test_user_failures_are_retried_with_growing_backoff(compute_client):
@@ -85,7 +80,7 @@ def test_cancel_pending_and_running_jobs(start_compute, tmp_path):
 def test_a_new_job_continues_from_a_cancelled_jobs_checkpoint_dir(compute_client, tmp_path):
     shared = tmp_path / "trial-1"
     first = compute_client.submit(counter_job(STEPS, 0.05, checkpoint_dir=str(shared)))
-    wait_until(lambda: "step 5\n" in _log_or_empty(compute_client, first.id), what="first job progress")
+    wait_until(lambda: "step 5\n" in log_so_far(compute_client, first.id), what="first job progress")
     compute_client.cancel(first.id, reason="window closed")
     stopped = wait_state(compute_client, first.id, JobState.cancelled)
     assert stopped.checkpoint_dir == str(shared) and stopped.state_reason == "window closed"
@@ -102,7 +97,7 @@ def test_a_new_job_continues_from_a_cancelled_jobs_checkpoint_dir(compute_client
 def test_cancel_escalates_to_sigkill_after_the_grace_period(compute_client):
     stubborn = JobSpec(argv=["sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"], grace_s=0.3)
     job = compute_client.submit(stubborn)
-    wait_until(lambda: compute_client.get(job.id).attempts and "ready" in log_text(compute_client, job.id))
+    wait_until(lambda: "ready" in log_so_far(compute_client, job.id))
     compute_client.cancel(job.id)
     done = wait_state(compute_client, job.id, JobState.cancelled)
     assert done.attempts[0].exit_code == -signal.SIGKILL

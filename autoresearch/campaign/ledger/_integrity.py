@@ -42,7 +42,7 @@ def _has_study(path: Path, name: str) -> bool:
 
 def check_not_lost(paths: CampaignPaths, name: str) -> None:
     """LedgerError when the campaign ran before but its ledger lost the study (see module doc)."""
-    if not (paths.ledger_marker.is_file() or paths.graph_db.is_file()):
+    if not paths.ran_before():
         return
     path = paths.ledger_db
     if not path.is_file() or path.stat().st_size == 0 or not _has_study(path, name):
@@ -99,6 +99,11 @@ def load_attrs(name: str, storage: optuna.storages.BaseStorage, path: Path) -> d
     try:
         return optuna.load_study(study_name=name, storage=storage).user_attrs
     except KeyError:
+        if not CampaignPaths(path.parent).ran_before():
+            raise LedgerError(
+                f"campaign {name!r} was never fully started: its first run was cut off while it made the "
+                f"trial ledger {path}. Start it again with `autoresearch run CONFIG`."
+            ) from None
         raise LedgerError(
             f"the trial ledger {path} holds no study {name!r}: it was truncated or replaced. "
             f"{_what_to_do(CampaignPaths(path.parent))}"

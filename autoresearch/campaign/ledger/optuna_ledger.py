@@ -202,9 +202,13 @@ class Ledger(TrialLedger):
         if self._records is not None:
             return sorted(self._records.values(), key=lambda t: t.number)
         records = {}
+        space = self._campaign.search_space
         for t in self._study.get_trials(deepcopy=False):
             self._ids[t.number] = t._trial_id
-            records[t.number] = trial_record(t)
+            record = trial_record(t)
+            if not self.writable and record.state is TrialState.proposed and any(p not in record.params for p in space):
+                continue  # a reader came between the writer's `ask` and its parameters' commit
+            records[t.number] = record
         if self.cache:
             self._records = records
         return list(records.values())

@@ -55,6 +55,18 @@ def test_admit_rejects_params_outside_the_space(home: Path, tmp_path: Path) -> N
     assert ledger.trials() == []
 
 
+def test_a_reader_does_not_see_a_trial_whose_parameters_are_not_drawn_yet(home: Path, tmp_path: Path) -> None:
+    writer = Ledger.open(make_campaign(tmp_path))
+    writer.admit(Proposal(params=PARAMS))
+    study = optuna.load_study(study_name="toy", storage=writer.storage_url)
+    half = study.ask()  # another writer's ask, committed before its parameters are
+    reader = Ledger.load("toy")
+    assert [t.number for t in reader.trials()] == [0]  # not a proposed trial with params {}
+    for name, spec in writer.campaign.search_space.items():
+        spec.suggest(half, name)
+    assert [t.number for t in Ledger.load("toy").trials()] == [0, 1]
+
+
 def test_trial_life_and_first_verdict_wins(home: Path, tmp_path: Path) -> None:
     ledger = Ledger.open(make_campaign(tmp_path))
     numbers = [ledger.admit(Proposal(params=PARAMS)).trial_number for _ in range(5)]

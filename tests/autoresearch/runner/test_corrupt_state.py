@@ -120,8 +120,24 @@ def test_a_campaign_folder_deleted_mid_run_fails_loudly(compute_home: Path, trac
     runner = Background(lambda: run_campaign(campaign, home=compute_home, settings=FAST))
     client = Client(compute_home, autostart=False)
     wait_until(lambda: campaign_jobs(client, campaign.name), what="the first trial")
-    shutil.rmtree(CampaignPaths.of(campaign.name, compute_home).root)
+    root = CampaignPaths.of(campaign.name, compute_home).root
+    wait_until(lambda: shutil.rmtree(root, ignore_errors=True) or not root.is_dir(),
+               what="the folder removed")  # the runner may write a file into it while rmtree walks it
     with pytest.raises(RunnerError) as info:
         runner.join(timeout=120)
     assert "vanished while the runner worked on it" in str(info.value)
     wait_until(lambda: all(j.state.final for j in campaign_jobs(client, campaign.name)), what="its trials cancelled")
+
+
+def test_a_first_start_killed_while_making_the_ledger_starts_cleanly(compute_home: Path, tracking) -> None:
+    import optuna
+
+    from autoresearch.campaign import Ledger
+
+    data = synthetic_config(tracking, steps=2, step_seconds=0.01, budget={"max_trials": 2, "max_parallel": 2})
+    paths = CampaignPaths.of(data["name"], compute_home)
+    paths.root.mkdir(parents=True)
+    optuna.storages.RDBStorage(f"sqlite:///{paths.ledger_db}")  # the schema, no study yet: the SIGKILL came here
+    with pytest.raises(LedgerError, match="was never fully started"):  # not "truncated or replaced"
+        Ledger.load(data["name"], compute_home)
+    assert run_campaign(campaign_of(data), home=compute_home, settings=FAST).state is CampaignState.completed
