@@ -90,7 +90,11 @@ def compute_home(compute_client: Client) -> Path:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`-n N --dist loadgroup`) every Ray test runs on one worker, so the
-    session starts one Ray cluster, not one per worker."""
+    session starts one Ray cluster, not one per worker; and every container test on one worker,
+    so its session's end-of-run check (no `ar-*` container or mount left) sees only its own."""
     for item in items:
-        if item.get_closest_marker("ray") or "ray_cluster" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if item.get_closest_marker("ray") or "ray_cluster" in fixtures:
             item.add_marker(pytest.mark.xdist_group("ray"))
+        elif "container_runtimes" in fixtures:
+            item.add_marker(pytest.mark.xdist_group("containers"))
