@@ -116,10 +116,10 @@ def active_seconds(facts: CampaignFacts, trials: list[TrialRecord], now: datetim
     run whose runner was killed, until the last trial that ended in it (what it is known to have done)."""
     if facts.run_started_at is None:
         return facts.active_s
-    return facts.active_s + max(0.0, (run_end(facts.run_started_at, trials, now, live) - facts.run_started_at).total_seconds())
+    return facts.active_s + max(0.0, (_run_end(facts.run_started_at, trials, now, live) - facts.run_started_at).total_seconds())
 
 
-def run_end(started: datetime, trials: list[TrialRecord], now: datetime, live: bool) -> datetime:
+def _run_end(started: datetime, trials: list[TrialRecord], now: datetime, live: bool) -> datetime:
     """When the run that began at `started` ended (`now` while live; else its last trial's end)."""
     if live:
         return now
