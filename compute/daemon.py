@@ -10,7 +10,8 @@ waits for the daemon to answer: launch latency stays close to a bare Popen.
 The loop waits on the socket, on pidfds of its attempts (an exit wakes it at once), on
 signals, and on the next deadline (a grace period running out, a time limit, a backoff
 ending). Each tick: reap ended attempts, carry out stop requests (cancel, time limit,
-SIGKILL after grace), check node health, then call the pure `schedule` function and
+SIGKILL after grace, a hung attempt: its log silent for its job's
+`progress_timeout_s`, one stat per attempt), check node health, then call the pure `schedule` function and
 start/preempt what it says.
 
 One daemon per home, enforced by an fcntl lock on `daemon.lock`. Attempts run in their
@@ -46,15 +47,16 @@ from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchErro
 from compute.attempt_logs import append_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
-from compute.endings import JobBudget, AttemptStopReason, decide_ending
+from compute.endings import JobBudget, AttemptStopReason, decide_ending, hang_reason
 from compute.gpus import detect_gpus
-from compute.health import MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
+from compute.health import HANG_MARKER, MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.lifecycle import (
     LiveAttempt, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
     record_handle, request_stop, start_attempt, sync_nodes,
 )
 from compute.nodes import record_health
 from compute.paths import ComputePaths
+from compute.progress import ProgressWatch
 from compute.records import AttemptOutcome, FailureClass, Node, NodeState
 from compute.scheduler import Decision, NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
 from compute.store import Store
@@ -84,6 +86,8 @@ class Daemon:
         """Keys of attempts the backend watches for this daemon."""
         self._host_gpus: frozenset[int] | None = None
         """This host's real GPUs (nvidia-smi), read when the first container job starts."""
+        self.progress = ProgressWatch()
+        """When each running attempt's log last grew (hang detection, `progress_timeout_s`)."""
 
     # -- startup --------------------------------------------------------------------
 
@@ -170,13 +174,22 @@ class Daemon:
             return True, self._stop(attempt, AttemptStopReason.cancel, attempt.cancel_requested, now)
         if self.draining:
             return True, self._stop(attempt, AttemptStopReason.shutdown, "daemon shutting down with --stop-jobs", now)
+        due: list[float] = []
         if attempt.time_limit_s is not None:
             limit_at = attempt.started_at + attempt.time_limit_s
             if now >= limit_at:
                 reason = f"time limit of {attempt.time_limit_s:g}s reached"
                 return True, self._stop(attempt, AttemptStopReason.timeout, reason, now)
-            return False, limit_at
-        return False, None
+            due.append(limit_at)
+        if attempt.progress_timeout_s is not None:
+            silent = self.progress.silent_for(attempt.log_path, attempt.started_at, now)
+            if silent >= attempt.progress_timeout_s:
+                reason = hang_reason(attempt.progress_timeout_s)
+                append_log(attempt.log_path, [f"{HANG_MARKER}: no log output for {silent:.1f} s "
+                                              f"(progress_timeout_s={attempt.progress_timeout_s:g})"])
+                return True, self._stop(attempt, AttemptStopReason.hang, reason, now)
+            due.append(now + attempt.progress_timeout_s - silent)
+        return False, min(due, default=None)
 
     def _grace(self, attempt: LiveAttempt) -> float:
         return self.config.grace_s if attempt.grace_s is None else attempt.grace_s
@@ -306,7 +319,8 @@ class Daemon:
         ending = decide_ending(
             number=attempt.number, node=attempt.node, stop=attempt.stop, exit_code=code, classify=classify,
             budget=JobBudget(budget["retries_used"], budget["max_retries"], budget["infra_retries_used"],
-                             self.config.max_infra_retries, budget["backoff_s"], budget["cancel_requested"]),
+                             self.config.max_infra_retries, budget["backoff_s"], budget["cancel_requested"],
+                             budget["progress_timeout_s"]),
             now=now, jitter=random.uniform(0.5, 1.5),
         )
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
@@ -315,6 +329,7 @@ class Daemon:
         if self.health is not None and verdict and ending.failure_class is FailureClass.infra:
             self.health.on_infra_failure(attempt.node, attempt.job_id, now)
         self._tracked.discard(attempt.key)
+        self.progress.forget(attempt.log_path)
         self.backend.release(attempt.key)
         log.info("%s attempt %d: %s", attempt.job_id, attempt.number, ending.reason)
 

@@ -5,7 +5,9 @@ A pure function, so the rules are testable without processes:
 - An attempt the daemon asked to stop ends with the stop's outcome, whatever its exit
   code (a job that saves a checkpoint on SIGTERM and exits 0 was still preempted):
   preempt/shutdown -> preempted, requeued; cancel -> cancelled; quarantine ->
-  infra_failed, requeued away from that node; timeout -> timed_out, retried like a
+  infra_failed, requeued away from that node; hang (no log output for the job's
+  `progress_timeout_s`) -> infra_failed, classified (rule `hang`) and requeued on another
+  node on the infra budget, like an infra failure; timeout -> timed_out, retried like a
   user failure while retries remain (with backoff), else the job fails.
 - Otherwise: exit 0 -> succeeded; unknown exit (process vanished) -> lost, requeued;
   non-zero -> classified: infra -> infra_failed, requeued on another node while the
@@ -35,6 +37,8 @@ class AttemptStopReason(str, enum.Enum):
     timeout = "timeout"
     shutdown = "shutdown"
     quarantine = "quarantine"
+    hang = "hang"
+    """Its log did not grow for the job's `progress_timeout_s`."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,15 @@ class JobBudget:
     backoff_s: float
     cancel_requested: str | None = None
     """The reason given with a cancel request; None when no cancel was requested."""
+    progress_timeout_s: float | None = None
+    """The job's hang timeout (named in the reason of a hang stop); None: no hang detection."""
+
+
+def hang_reason(progress_timeout_s: float | None) -> str:
+    """Why an attempt was stopped as hung: `no log output for 30 s (progress_timeout_s=30); stopped as hung`."""
+    if progress_timeout_s is None:
+        return "no log output for its progress_timeout_s; stopped as hung"
+    return f"no log output for {progress_timeout_s:g} s (progress_timeout_s={progress_timeout_s:g}); stopped as hung"
 
 
 def backoff_delay(base_s: float, retries_used: int, jitter: float) -> float:
@@ -104,6 +117,10 @@ def _decide(number: int, node: str, stop: AttemptStopReason | None, exit_code: i
         return Ending(AttemptOutcome.infra_failed, JobState.pending,
                       f"attempt {number} stopped: node {node} was quarantined; requeued elsewhere",
                       FailureClass.infra, exclude_node=node)
+    if stop == AttemptStopReason.hang:
+        classify()  # its verdict (rule `hang`) goes into the excerpt and counts against the node
+        what = f"on node {node}: {hang_reason(budget.progress_timeout_s)}"
+        return _infra_failure(number, node, what, FailureClass.infra, budget)
     if stop == AttemptStopReason.timeout:
         return _user_failure(AttemptOutcome.timed_out, f"attempt {number} hit its time limit", None, budget, now, jitter)
     if exit_code is None:
@@ -112,15 +129,19 @@ def _decide(number: int, node: str, stop: AttemptStopReason | None, exit_code: i
         return Ending(AttemptOutcome.succeeded, JobState.succeeded, f"attempt {number} exited 0")
     failure = classify()
     if failure == FailureClass.infra:
-        if budget.infra_retries_used < budget.max_infra_retries:
-            return Ending(AttemptOutcome.infra_failed, JobState.pending,
-                          f"attempt {number} failed on node {node} ({code}, infra); requeued on another node "
-                          f"(infra retry {budget.infra_retries_used + 1} of {budget.max_infra_retries})",
-                          failure, infra_retry_spent=True, exclude_node=node)
-        return Ending(AttemptOutcome.infra_failed, JobState.failed,
-                      f"attempt {number} failed on node {node} ({code}, infra); infra retries used up", failure)
+        return _infra_failure(number, node, f"failed on node {node} ({code}, infra)", failure, budget)
     return _user_failure(AttemptOutcome.failed, f"attempt {number} failed ({code}, {failure.value})", failure,
                          budget, now, jitter)
+
+
+def _infra_failure(number: int, node: str, what: str, failure: FailureClass, budget: JobBudget) -> Ending:
+    if budget.infra_retries_used < budget.max_infra_retries:
+        return Ending(AttemptOutcome.infra_failed, JobState.pending,
+                      f"attempt {number} {what}; requeued on another node "
+                      f"(infra retry {budget.infra_retries_used + 1} of {budget.max_infra_retries})",
+                      failure, infra_retry_spent=True, exclude_node=node)
+    return Ending(AttemptOutcome.infra_failed, JobState.failed, f"attempt {number} {what}; infra retries used up",
+                  failure)
 
 
 def _user_failure(outcome: AttemptOutcome, what: str, failure: FailureClass | None, budget: JobBudget,

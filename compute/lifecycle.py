@@ -39,6 +39,7 @@ class LiveAttempt:
     time_limit_s: float | None
     grace_s: float | None
     cancel_requested: str | None
+    progress_timeout_s: float | None = None
 
     @property
     def key(self) -> str:
@@ -61,7 +62,8 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
         "SELECT a.job_id, a.number, a.node, a.gpus, a.started_at, a.handle, a.stop_reason, a.kill_at,"
         " a.killed, a.log_path, j.priority, j.preemptible, j.cancel_requested,"
         " json_extract(j.spec, '$.time_limit_s') AS time_limit_s,"
-        " json_extract(j.spec, '$.grace_s') AS grace_s"
+        " json_extract(j.spec, '$.grace_s') AS grace_s,"
+        " json_extract(j.spec, '$.progress_timeout_s') AS progress_timeout_s"
         " FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE a.outcome IS NULL ORDER BY a.started_at"
     )
     return [
@@ -71,7 +73,7 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
             stop=AttemptStopReason(r["stop_reason"]) if r["stop_reason"] else None, kill_at=r["kill_at"],
             killed=bool(r["killed"]), log_path=r["log_path"], priority=r["priority"],
             preemptible=bool(r["preemptible"]), time_limit_s=r["time_limit_s"], grace_s=r["grace_s"],
-            cancel_requested=r["cancel_requested"],
+            cancel_requested=r["cancel_requested"], progress_timeout_s=r["progress_timeout_s"],
         )
         for r in rows
     ]
@@ -144,7 +146,8 @@ def mark_killed(store: Store, attempt: LiveAttempt, reason: str) -> None:
 def job_budget_row(store: Store, job_id: str) -> dict[str, Any]:
     row = store.read(
         "SELECT retries_used, infra_retries_used, cancel_requested, json_extract(spec, '$.max_retries') AS max_retries,"
-        " json_extract(spec, '$.retry_backoff_s') AS backoff_s FROM jobs WHERE id=?",
+        " json_extract(spec, '$.retry_backoff_s') AS backoff_s,"
+        " json_extract(spec, '$.progress_timeout_s') AS progress_timeout_s FROM jobs WHERE id=?",
         (job_id,),
     )[0]
     return dict(row)

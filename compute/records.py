@@ -97,7 +97,7 @@ class Attempt(_Record):
     pid: int | None = None
     """The process (group leader) id while it runs."""
     stop_reason: str | None = None
-    """Why the daemon asked it to stop (preempt, cancel, timeout, quarantine), if it did."""
+    """Why the daemon asked it to stop (preempt, cancel, timeout, shutdown, quarantine, hang), if it did."""
 
 
 class Job(_Record):

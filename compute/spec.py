@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -115,6 +116,10 @@ class JobSpec(BaseModel):
     """Base of the exponential backoff between user-failure retries."""
     time_limit_s: Annotated[float | None, Field(gt=0)] = None
     """Wall-clock limit per attempt; past it the attempt is stopped and ends timed_out."""
+    progress_timeout_s: Annotated[float | None, Field(gt=0)] = None
+    """Hang detection: an attempt whose log has not grown for this many seconds is stopped as
+    hung (SIGTERM, grace, SIGKILL), classified infra (rule `hang`) and requeued on the infra
+    budget. Default: none, so a job that is silent for long is never stopped for it."""
     grace_s: Annotated[float | None, Field(ge=0, le=3600)] = None
     """Seconds between SIGTERM and SIGKILL for this job. Default: the host's grace."""
     labels: dict[str, str] = Field(default_factory=dict)
@@ -194,6 +199,16 @@ class JobSpec(BaseModel):
             raise ValueError(f"checkpoint_dir {value!r} must be an absolute path; leave it unset for a fresh "
                              "directory per job")
         return value
+
+    @field_validator("progress_timeout_s", mode="before")
+    @classmethod
+    def _progress_timeout(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"progress_timeout_s must be a positive number of seconds (e.g. 600), not {value!r}; "
+                             "leave it unset for no hang detection")
+        return float(value)
 
     @field_validator("container_runtime")
     @classmethod

@@ -93,7 +93,7 @@ class AttemptView(_View):
     exit_code: int | None = None
     failure_class: FailureClass | None = None
     stop_reason: str | None = None
-    """Why it was asked to stop (preempt, cancel, timeout, quarantine), if it was."""
+    """Why it was asked to stop (preempt, cancel, timeout, shutdown, quarantine, hang), if it was."""
 
 
 @contextmanager

@@ -19,11 +19,12 @@ from compute.health.quarantine import (
     probes_due,
 )
 from compute.health.report import Check, HealthProbe, HealthReport, NodeTarget, combine, worst
-from compute.health.rules import DEFAULT_RULES
+from compute.health.rules import DEFAULT_RULES, HANG_MARKER
 from compute.health.torch_probes import CudaProbe, NcclProbe, cuda_checks, nccl_applies, nccl_checks
 
 __all__ = [
     "DEFAULT_RULES",
+    "HANG_MARKER",
     "MONITOR_KILL_MARKER",
     "UNCORDON_REQUESTED",
     "Check",

@@ -1,7 +1,8 @@
 """The built-in failure rules: data, in the order they are tried (first match wins).
 
-Order matters. Hardware evidence (Xid, ECC, a lost GPU) comes first: it explains
-everything after it. Out-of-memory comes before NCCL, because one rank running out of
+Order matters. Lines the daemon appends when it stops an attempt (hung, or its node
+quarantined) come first: they say why it ended. Then hardware evidence (Xid, ECC, a lost
+GPU): it explains everything after it. Out-of-memory comes before NCCL, because one rank running out of
 memory shows up as NCCL timeouts on all the others. Python tracebacks come late:
 NCCL and CUDA errors are raised as Python exceptions too. Rules that look only at the
 signal come last, so a log line can explain a death by signal.
@@ -21,7 +22,15 @@ DISK_FULL = (r"No space left on device|\[Errno 28\]|\bENOSPC\b|database or disk 
 """How a full disk (or quota) reads in a log or an exception message: the `disk_full` rule's
 pattern, also what the campaign runner pauses on."""
 
+HANG_MARKER = "[autoresearch] stopped as hung"
+"""The line the daemon appends to the log of an attempt it stops for having written nothing for
+its job's `progress_timeout_s`: the `hang` rule's evidence."""
+
 DEFAULT_RULES: list[dict] = [
+    dict(name="hang", failure_class=infra, pattern=re.escape(HANG_MARKER),
+         explanation="its log did not grow for progress_timeout_s: a hung rank, collective or I/O; "
+                     "stopped and requeued on another node (raise progress_timeout_s if the job is "
+                     "silent for long on purpose)"),
     dict(name="health_monitor_kill", failure_class=infra, pattern=re.escape(MONITOR_KILL_MARKER),
          explanation="the health monitor stopped it because its node was quarantined or faulty"),
     dict(name="xid", failure_class=infra, pattern=r"\bNVRM: Xid\b|\bXid \(PCI:|\bXid\b.*\b\d+\b.*GPU",

@@ -10,7 +10,8 @@ compute.testing.backend_suite import *`) with the fixtures below provided by its
   under test whose one node has 2 GPU slots -> Client), `backend` (its name) and `tmp_path`:
   real processes and signals end to end: exit codes, the attempt's environment and log,
   SIGTERM -> checkpoint -> requeue -> resume on preemption, cancel (SIGTERM, then SIGKILL
-  after the grace), time limits, `down --stop-jobs`, and a daemon restart that adopts running
+  after the grace), time limits, a silent attempt stopped as hung by `progress_timeout_s`
+  and requeued, `down --stop-jobs`, and a daemon restart that adopts running
   attempts and settles one that ended while no daemon watched. Runs on backends that run
   real commands (local, ray).
 """
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from compute import AttemptOutcome, DaemonConfig, JobSpec, JobState, start_daemon, stop_daemon
+from compute import AttemptOutcome, DaemonConfig, FailureClass, JobSpec, JobState, start_daemon, stop_daemon
 from compute.backends.base import AttemptExit, Backend, LaunchRequest
 from compute.control import daemon_info
 from compute.testing.fake import FakeBackend, FakeRun
@@ -38,6 +39,7 @@ __all__ = [
     "test_daemon_exit_codes_and_log_excerpts", "test_daemon_attempt_environment_gpus_and_ids",
     "test_daemon_preemption_sigterm_checkpoint_requeue_resume", "test_daemon_cancel_sends_sigterm",
     "test_daemon_cancel_escalates_to_sigkill_after_the_grace", "test_daemon_time_limit",
+    "test_daemon_progress_timeout_stops_a_silent_attempt_as_hung_and_requeues_it",
     "test_daemon_down_with_stop_jobs_requeues",
     "test_daemon_a_restarted_daemon_adopts_running_attempts_and_settles_ended_ones",
 ]
@@ -252,6 +254,30 @@ def test_daemon_time_limit(start):
     client = start()
     done = client.wait(client.submit(JobSpec(argv=["sleep", "60"], time_limit_s=0.5)).id, timeout=90)[0]
     assert done.state == JobState.failed and done.attempts[0].outcome == AttemptOutcome.timed_out
+
+
+def test_daemon_progress_timeout_stops_a_silent_attempt_as_hung_and_requeues_it(start):
+    """Attempt 1 prints, then goes silent: stopped as hung (infra, rule hang) on the infra budget.
+    Attempt 2 prints every 0.25 s for longer than the timeout in all: never stopped, succeeds."""
+    client = start()
+    script = ('echo started; if [ "$AR_ATTEMPT" = 1 ]; then sleep 600; fi; '
+              'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo "step $i"; sleep 0.25; done')
+    job = client.submit(JobSpec(argv=["sh", "-c", script], progress_timeout_s=2, grace_s=1))
+    done = client.wait(job.id, timeout=90)[0]
+    assert done.state == JobState.succeeded, done.state_reason
+    hung, second = done.attempts
+    assert (hung.outcome, hung.failure_class, hung.stop_reason) == (
+        AttemptOutcome.infra_failed, FailureClass.infra, "hang")
+    assert hung.exit_code == -signal.SIGTERM  # stopped like any other stop: SIGTERM to its process group
+    assert "infra failure (rule hang)" in hung.log_excerpt
+    assert "[autoresearch] stopped as hung: no log output for" in log_text(client, job.id, 1)
+    assert second.outcome == AttemptOutcome.succeeded and "step 12" in log_text(client, job.id, 2)
+    assert (done.retries_used, done.infra_retries_used) == (0, 1)
+    events = client.events(job_id=job.id)
+    assert [e.kind for e in events] == ["submitted", "started", "stop_requested", "requeued", "started", "succeeded"]
+    stop, requeued = (next(e.reason for e in events if e.kind == kind) for kind in ("stop_requested", "requeued"))
+    assert stop.startswith("no log output for 2 s (progress_timeout_s=2); stopped as hung; SIGTERM")
+    assert "no log output for 2 s (progress_timeout_s=2); stopped as hung; requeued" in requeued
 
 
 def test_daemon_down_with_stop_jobs_requeues(start, tmp_path):

@@ -56,6 +56,24 @@ def test_infra_failures_requeue_elsewhere_on_the_infra_budget():
     assert end(exit_code=1, failure=FailureClass.infra, infra=(1, 1)).job_state == JobState.failed
 
 
+@pytest.mark.parametrize("code", [0, -15, -9])
+def test_a_hung_attempt_is_an_infra_failure_requeued_on_the_infra_budget_whatever_its_exit_code(code):
+    asked: list[bool] = []
+    ending = decide_ending(
+        number=1, node="local", stop=AttemptStopReason.hang, exit_code=code,
+        classify=lambda: asked.append(True) or FailureClass.infra,
+        budget=JobBudget(0, 2, 0, 3, backoff_s=2.0, progress_timeout_s=30.0), now=1000.0, jitter=1.0,
+    )
+    assert asked, "the classifier is asked, so the excerpt names rule hang"
+    assert (ending.outcome, ending.job_state, ending.failure_class, ending.exclude_node) == (
+        AttemptOutcome.infra_failed, JobState.pending, FailureClass.infra, "local")
+    assert ending.infra_retry_spent and not ending.retry_spent
+    assert "no log output for 30 s (progress_timeout_s=30); stopped as hung; requeued" in ending.reason
+    spent = end(AttemptStopReason.hang, -15, infra=(3, 3))
+    assert (spent.job_state, spent.outcome) == (JobState.failed, AttemptOutcome.infra_failed)
+    assert "infra retries used up" in spent.reason
+
+
 def test_a_requested_cancel_wins_over_a_requeue():
     ending = end(AttemptStopReason.preempt, 0, cancel="pruned at step 4")
     assert (ending.outcome, ending.job_state) == (AttemptOutcome.preempted, JobState.cancelled)

@@ -153,3 +153,33 @@ def test_a_missing_program_fails_with_the_shells_message(compute_client):
     job = compute_client.wait(compute_client.submit(JobSpec(argv=["no-such-program-3f9a"])).id, timeout=60)[0]
     assert job.state == JobState.failed and job.attempts[0].exit_code == 127
     assert "no-such-program-3f9a" in job.attempts[0].log_excerpt and "not found" in job.attempts[0].log_excerpt
+
+
+def test_a_job_that_prints_slowly_within_its_progress_timeout_is_never_stopped(compute_client):
+    """Hang detection is about the log not growing, not about run time: 12 lines 0.5 s apart
+    run past the 5 s timeout in all, yet no gap reaches it."""
+    script = 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo "tick $i"; sleep 0.5; done'
+    job = compute_client.submit(JobSpec(argv=["sh", "-c", script], progress_timeout_s=5))
+    done = compute_client.wait(job.id, timeout=60)[0]
+    assert done.state == JobState.succeeded and len(done.attempts) == 1
+    assert done.attempts[0].ended_at - done.attempts[0].started_at > 5  # longer than the timeout in all
+    assert "stop_requested" not in [e.kind for e in compute_client.events(job_id=job.id)]
+
+
+def test_a_job_without_progress_timeout_is_never_stopped_for_silence(start_compute):
+    """The same silent script twice: without progress_timeout_s it runs to its end; with it,
+    every attempt is stopped as hung until the host's infra budget is spent (no user retry),
+    and each hang counts against the node, as any infra failure does."""
+    client = start_compute(max_infra_retries=1)  # 2 hangs: under the 3 that quarantine the node
+    script = "echo started; sleep 4; echo done"
+    quiet = client.submit(JobSpec(argv=["sh", "-c", script]))
+    watched = client.submit(JobSpec(argv=["sh", "-c", script], progress_timeout_s=1, grace_s=0.2, max_retries=2))
+    quiet_done, watched_done = client.wait([quiet.id, watched.id], timeout=90)
+    assert quiet_done.state == JobState.succeeded and len(quiet_done.attempts) == 1
+    assert "done" in log_text(client, quiet.id)
+    assert "stop_requested" not in [e.kind for e in client.events(job_id=quiet.id)]
+    assert watched_done.state == JobState.failed and "infra retries used up" in watched_done.state_reason
+    assert [(a.outcome, a.stop_reason) for a in watched_done.attempts] == [(AttemptOutcome.infra_failed, "hang")] * 2
+    assert (watched_done.retries_used, watched_done.infra_retries_used) == (0, 1)
+    counted = [e.reason for e in client.events(node="local") if e.job_id is None and "infra failure" in e.reason]
+    assert any("infra failure 2/3" in reason for reason in counted), counted

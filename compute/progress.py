@@ -1,0 +1,47 @@
+"""Hang detection: how long an attempt's log has not grown, from one `stat` per check.
+
+The daemon asks once per tick for each running attempt whose job sets `progress_timeout_s`;
+past that many silent seconds it stops the attempt as hung. Growth is measured on the daemon's
+own clock (the file's size changed since the last look), so a log on a shared filesystem whose
+server clock is off still times right; the file's mtime is read only the first time a log is
+seen (a daemon restart adopting a running attempt keeps the silence it had). Logs are never
+read. Keyed by log path, so each log of an attempt (one per gang member) is watched alike.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass
+class _Seen:
+    size: int
+    """The log's size at the last look (-1: no log file yet)."""
+    since: float
+    """When it last grew (the daemon's clock)."""
+
+
+class ProgressWatch:
+    """When each watched log last grew."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, _Seen] = {}
+
+    def silent_for(self, log_path: str, started_at: float, now: float) -> float:
+        """Seconds since `log_path` last grew; an attempt that wrote nothing yet counts from `started_at`."""
+        try:
+            stat = os.stat(log_path)
+            size, written = stat.st_size, stat.st_mtime
+        except OSError:
+            size, written = -1, started_at
+        seen = self._seen.get(log_path)
+        if seen is None:
+            seen = self._seen[log_path] = _Seen(size, max(started_at, min(written, now)) if size > 0 else started_at)
+        elif size != seen.size:
+            seen.size, seen.since = size, now
+        return max(0.0, now - seen.since)
+
+    def forget(self, log_path: str) -> None:
+        """The attempt ended: stop watching its log."""
+        self._seen.pop(log_path, None)
