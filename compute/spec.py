@@ -206,8 +206,8 @@ class JobSpec(BaseModel):
         if value is None:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            raise ValueError(f"progress_timeout_s must be a positive number of seconds (e.g. 600), not {value!r}; "
-                             "leave it unset for no hang detection")
+            raise ValueError("progress_timeout_s must be a positive number of seconds (e.g. 600); leave it unset "
+                             "for no hang detection")
         return float(value)
 
     @field_validator("container_runtime")

@@ -53,6 +53,8 @@ class SubmitJobInput(SkillInput):
     """Retries after failures in user code."""
     time_limit_s: Annotated[float, Field(gt=0)] | None = None
     """Wall-clock limit per attempt."""
+    progress_timeout_s: Annotated[float, Field(gt=0)] | None = None
+    """Seconds without log output after which an attempt is stopped as hung (infra) and requeued."""
     labels: dict[str, str] = {}
     """Key/value labels, filterable in list_jobs."""
     idempotency_key: str | None = None
@@ -95,6 +97,7 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
         preemptible=args.preemptible,
         max_retries=args.max_retries,
         time_limit_s=args.time_limit_s,
+        progress_timeout_s=args.progress_timeout_s,
         idempotency_key=args.idempotency_key,
         image=args.image,
         container_runtime=args.container_runtime,

@@ -157,6 +157,9 @@ class ComputeSettings(Section):
     """Retries after failures in user code. Infra faults are retried anyway."""
     time_limit_s: Annotated[float | None, Field(gt=0)] = None
     """Wall-clock limit per attempt, in seconds."""
+    progress_timeout_s: Annotated[float | None, Field(gt=0)] = None
+    """Hang detection: an attempt whose log has not grown for this many seconds is stopped as hung
+    and requeued (an infra failure: it spends no max_retries). Default: none."""
     image: str | None = None
     """Run every trial inside this container image (cwd, checkpoint dir and datasets mounted)."""
     container_runtime: Literal["docker", "podman"] = "docker"

@@ -57,6 +57,9 @@ def submit(
     max_retries: int = typer.Option(0, "--max-retries", help="Retries after user failures (with backoff)."),
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per attempt before it is stopped."),
     grace: float | None = typer.Option(None, "--grace", help="Seconds from SIGTERM to SIGKILL for this job."),
+    progress_timeout: float | None = typer.Option(
+        None, "--progress-timeout", help="Seconds without log output after which an attempt is stopped as hung "
+        "(infra) and requeued."),
     label: list[str] = typer.Option([], "--label", help="key=value; repeatable."),
     key: str | None = typer.Option(None, "--key", help="Idempotency key: the same key returns the same job."),
     image: str | None = typer.Option(None, "--image", help="Run inside this container image."),
@@ -70,7 +73,7 @@ def submit(
     fields = {
         "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
         "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
-        "grace_s": grace, "labels": _labels(label), "idempotency_key": key, "image": image,
+        "grace_s": grace, "progress_timeout_s": progress_timeout, "labels": _labels(label), "idempotency_key": key, "image": image,
         "container_runtime": runtime, "data": _data(data),
     }
     if runtime is not None and image is None:

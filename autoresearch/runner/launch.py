@@ -146,6 +146,7 @@ class Launcher:
             preemptible=settings.preemptible,
             max_retries=settings.max_retries,
             time_limit_s=settings.time_limit_s,
+            progress_timeout_s=settings.progress_timeout_s,
             labels=labels,
             idempotency_key=self.ledger.idempotency_key(trial.number),
             checkpoint_dir=str(self.ledger.checkpoint_dir(origin)),

@@ -60,6 +60,17 @@ def test_wait_exit_codes_cancel_and_priority(cli):
     assert json.loads(cli("jobs", "status", sleeper, "--json").stdout)["attempts"][0]["outcome"] == "cancelled"
 
 
+def test_submit_with_progress_timeout_stops_a_silent_attempt_as_hung(cli):
+    script = 'echo started; if [ "$AR_ATTEMPT" = 1 ]; then sleep 60; fi'
+    job_id = cli("jobs", "submit", "--progress-timeout", "1", "--grace", "0.2", "--", "sh", "-c", script).stdout.strip()
+    assert cli("jobs", "wait", job_id, "--timeout", "60").exit_code == 0
+    status = json.loads(cli("jobs", "status", job_id, "--json").stdout)
+    assert status["spec"]["progress_timeout_s"] == 1
+    hung, second = status["attempts"]
+    assert (hung["outcome"], hung["failure_class"], hung["stop_reason"]) == ("infra_failed", "infra", "hang")
+    assert second["outcome"] == "succeeded" and status["retries_used"] == 0
+
+
 def test_compute_status_and_an_idempotent_second_up(cli, compute_home):
     report = json.loads(cli("compute", "status", "--json").stdout)
     assert report["home"] == str(compute_home) and report["daemon"]["pid"] > 0
@@ -77,6 +88,10 @@ def test_compute_status_and_an_idempotent_second_up(cli, compute_home):
         (["jobs", "submit", "--gpus", "64", "--", "true"], "largest node"),
         (["jobs", "submit", "--max-retries", "-1", "--", "true"], "max_retries"),
         (["jobs", "submit", "--label", "novalue", "--", "true"], "is not key=value"),
+        (["jobs", "submit", "--progress-timeout", "0", "--", "true"],
+         "progress_timeout_s must be a positive number of seconds"),
+        (["jobs", "submit", "--progress-timeout", "-30", "--", "true"], "leave it unset for no hang detection"),
+        (["jobs", "submit", "--progress-timeout", "soon", "--", "true"], "--progress-timeout"),
         (["jobs", "status", "job-0000000000"], "no job 'job-0000000000'"),
         (["jobs", "logs", "job-0000000000"], "no job"),
         (["jobs", "cancel", "job-0000000000"], "no job"),

@@ -72,6 +72,19 @@ def test_unknown_ids_and_bad_arguments_are_typed_errors(ctx: SkillContext, tmp_p
     assert call(ctx, "list_jobs", states=["sleeping"]).field == "states.0"
 
 
+def test_submit_job_with_progress_timeout_stops_a_silent_attempt_as_hung(ctx: SkillContext, tmp_path: Path) -> None:
+    script = 'echo started; if [ "$AR_ATTEMPT" = 1 ]; then sleep 60; fi'
+    job = call(ctx, "submit_job", argv=["sh", "-c", script], cwd=str(tmp_path), progress_timeout_s=1).job
+    assert wait_final(ctx, job.id) == {job.id: "succeeded"}
+    status = call(ctx, "job_status", job_id=job.id)
+    hung, second = status.attempt_history
+    assert (hung.outcome.value, hung.failure_class.value, hung.stop_reason) == ("infra_failed", "infra", "hang")
+    assert second.outcome.value == "succeeded"
+    for bad in (0, -5, True, "10"):
+        refused = call(ctx, "submit_job", argv=["true"], progress_timeout_s=bad)
+        assert (refused.error, refused.field) == (ErrorCode.invalid_arguments, "progress_timeout_s"), bad
+
+
 def test_cancel_and_wait_for_change(ctx: SkillContext, tmp_path: Path) -> None:
     job = call(ctx, "submit_job", argv=py("import time; time.sleep(120)"), cwd=str(tmp_path)).job
     started = call(ctx, "wait_for_jobs", job_ids=[job.id], since={job.id: "pending"}, timeout_s=60)

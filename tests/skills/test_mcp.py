@@ -108,6 +108,10 @@ async def _session(server: StdioServerParameters, experiment: str, workdir: Path
         assert failed and (error["error"], error["field"]) == ("invalid_arguments", "tail")
         failed, error = await call("submit_job", {"argv": ["true"], "gpus": True})  # a bool is not a number
         assert failed and error["field"] == "gpus"
+        schema = by_name(tools, "submit_job").input_schema["properties"]["progress_timeout_s"]
+        assert {"type": "number", "exclusiveMinimum": 0} in schema["anyOf"]
+        failed, error = await call("submit_job", {"argv": ["true"], "progress_timeout_s": 0})
+        assert failed and (error["error"], error["field"]) == ("invalid_arguments", "progress_timeout_s")
 
 
 def by_name(tools: list[Any], name: str) -> Any:

@@ -48,6 +48,14 @@ def test_a_campaign_runs_its_budget_with_one_job_and_one_mlflow_run_per_trial(co
     assert len(mlflow.search_runs([experiment.experiment_id])) == 5
 
 
+def test_compute_progress_timeout_reaches_each_trials_job(compute_client, tracking):
+    data = synthetic_config(tracking, budget={"max_trials": 1, "max_parallel": 1}, compute={"progress_timeout_s": 45})
+    outcome = run_campaign(campaign_of(data), settings=FAST)
+    assert outcome.state is CampaignState.completed
+    [job] = campaign_jobs(compute_client, data["name"])
+    assert job.spec.progress_timeout_s == 45 and len(job.attempts) == 1  # a job that prints is never stopped
+
+
 def test_status_report_and_rerunning_a_completed_campaign(compute_client, tracking, tmp_path):
     data = synthetic_config(tracking, budget={"max_trials": 3, "max_parallel": 3})
     config = write_config(tmp_path, data)
