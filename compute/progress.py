@@ -17,7 +17,7 @@ from dataclasses import dataclass
 @dataclass
 class _Seen:
     size: int
-    """The log's size at the last look (-1: no log file yet)."""
+    """The log's size at the last look (0 while there is no log file yet)."""
     since: float
     """When it last grew (the daemon's clock)."""
 
@@ -34,7 +34,7 @@ class ProgressWatch:
             stat = os.stat(log_path)
             size, written = stat.st_size, stat.st_mtime
         except OSError:
-            size, written = -1, started_at
+            size, written = 0, started_at
         seen = self._seen.get(log_path)
         if seen is None:
             seen = self._seen[log_path] = _Seen(size, max(started_at, min(written, now)) if size > 0 else started_at)
