@@ -22,6 +22,10 @@ from compute import JobSpec
         ({"argv": ["x"], "env": {"A=B": "1"}}, "contain no '='"),
         ({"argv": ["x"], "max_retries": -2}, "max_retries"),
         ({"argv": ["x"], "container_runtime": "lxc"}, "'docker' or 'podman'"),
+        ({"argv": ["x"], "progress_timeout_s": 0}, "progress_timeout_s must be a positive number of seconds"),
+        ({"argv": ["x"], "progress_timeout_s": -1.5}, "leave it unset for no hang detection"),
+        ({"argv": ["x"], "progress_timeout_s": "60"}, "progress_timeout_s must be a positive number"),
+        ({"argv": ["x"], "progress_timeout_s": True}, "progress_timeout_s must be a positive number"),
     ],
 )
 def test_bad_spec_names_the_field_and_what_is_allowed(fields, expected):
