@@ -10,8 +10,8 @@ waits for the daemon to answer: launch latency stays close to a bare Popen.
 The loop waits on the socket, on pidfds of its attempts (an exit wakes it at once), on
 signals, and on the next deadline (a grace period running out, a time limit, a backoff
 ending). Each tick: reap ended attempts, carry out stop requests (cancel, time limit,
-SIGKILL after grace, a hung attempt: its log silent for its job's
-`progress_timeout_s`, one stat per attempt), check node health, then call the pure `schedule` function and
+SIGKILL after grace, a hang: a log silent for its job's `progress_timeout_s`, seen by one
+stat per attempt), check node health, then call the pure `schedule` function and
 start/preempt what it says.
 
 One daemon per home, enforced by an fcntl lock on `daemon.lock`. Attempts run in their
