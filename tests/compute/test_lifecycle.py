@@ -183,3 +183,19 @@ def test_a_job_without_progress_timeout_is_never_stopped_for_silence(start_compu
     assert (watched_done.retries_used, watched_done.infra_retries_used) == (0, 1)
     counted = [e.reason for e in client.events(node="local") if e.job_id is None and "infra failure" in e.reason]
     assert any("infra failure 2/3" in reason for reason in counted), counted
+
+
+def test_a_restarted_daemon_still_catches_a_hung_attempt_it_adopted(start_compute):
+    client = start_compute()
+    script = 'echo started; if [ "$AR_ATTEMPT" = 1 ]; then sleep 600; fi'
+    job = client.submit(JobSpec(argv=["sh", "-c", script], progress_timeout_s=6, grace_s=0.2))
+    wait_started(client, job.id)  # then killed well within the 6 s, so the next daemon is the one to catch it
+    os.kill(daemon_pid(client.paths), signal.SIGKILL)
+    wait_until(lambda: daemon_pid(client.paths) is None, what="daemon gone")
+    start_daemon(client.home, DaemonConfig(**FAST_DAEMON))
+    done = client.wait(job.id, timeout=60)[0]
+    assert done.state == JobState.succeeded, done.state_reason
+    assert [(a.outcome, a.stop_reason) for a in done.attempts] == [
+        (AttemptOutcome.infra_failed, "hang"), (AttemptOutcome.succeeded, None)]
+    kinds = [e.kind for e in client.events(job_id=job.id)]
+    assert kinds.index("adopted") < kinds.index("stop_requested")  # caught by the new daemon
