@@ -27,7 +27,7 @@ if _typing.TYPE_CHECKING:
     from compute.paths import ComputePaths, resolve_home
     from compute.records import Attempt, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
-    from compute.spec import JobSpec, Priority, Resources, parse_priority, priority_name
+    from compute.spec import JobSpec, Launcher, Priority, Resources, parse_priority, priority_name
     from compute.store import Store
     from compute.jobenv import JOB_ENV_VAR, allowed_env, redact_secrets, secret_values
 
@@ -91,6 +91,7 @@ _WHERE = {
     "SchedulerConfig": "compute.scheduler",
     "schedule": "compute.scheduler",
     "JobSpec": "compute.spec",
+    "Launcher": "compute.spec",
     "Priority": "compute.spec",
     "Resources": "compute.spec",
     "parse_priority": "compute.spec",
@@ -142,6 +143,7 @@ __all__ = [
     "JobState",
     "LaunchError",
     "LaunchRequest",
+    "Launcher",
     "LocalBackend",
     "Node",
     "NodeState",

@@ -124,6 +124,13 @@ class Client:
                 f"of {self.home} has {largest} GPU slots; ask for at most {largest}, or restart the daemon with more "
                 "(`autoresearch compute down && autoresearch compute up --gpus N`)"
             )
+        wide = spec.resources.nodes
+        if nodes and wide > 1 and (fit := sum(len(n.gpus) >= spec.resources.gpus for n in nodes)) < wide:
+            raise ComputeError(
+                f"job {spec.name!r} asks for resources.nodes={wide} with {spec.resources.gpus} GPU slots each, but "
+                f"{self.home} has only {fit} node(s) with that many slots; ask for at most {fit} nodes, or restart "
+                "the daemon with more (`autoresearch compute up --virtual-nodes N --gpus-per-node G`)"
+            )
         return spec
 
     def cancel(self, job_id: str, reason: str = "") -> Job:

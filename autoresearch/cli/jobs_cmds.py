@@ -51,7 +51,9 @@ def _when(ts: float | None) -> str:
 def submit(
     command: list[str] = typer.Argument(..., help="The command and its arguments, after `--`."),
     name: str = typer.Option("job", "--name", help="A human-readable name."),
-    gpus: int = typer.Option(0, "--gpus", help="GPU slots, all on one node."),
+    gpus: int = typer.Option(0, "--gpus", help="GPU slots per node, all on one node."),
+    nodes: int = typer.Option(1, "--nodes", help="Distinct nodes the job spans (a gang; --gpus on each)."),
+    launcher: str = typer.Option("none", "--launcher", help="none (argv as is) or torchrun (argv under torchrun)."),
     priority: str = typer.Option("normal", "--priority", help="0-100 or idle|low|normal|high|urgent."),
     no_preemptible: bool = typer.Option(False, "--no-preemptible", help="Never stop it for other work."),
     max_retries: int = typer.Option(0, "--max-retries", help="Retries after user failures (with backoff)."),
@@ -68,7 +70,8 @@ def submit(
     """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`.
     The job runs with your PATH and virtualenv; a bare `python` is the one your shell runs."""
     fields = {
-        "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
+        "name": name, "argv": command, "resources": {"gpus": gpus, "nodes": nodes},
+        "launcher": launcher, "priority": priority,
         "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
         "grace_s": grace, "labels": _labels(label), "idempotency_key": key, "image": image,
         "container_runtime": runtime, "data": _data(data),
