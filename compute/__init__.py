@@ -10,7 +10,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, ProbesOnNodes, WakesDaemon, Warms
+    from compute.backends.base import AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, ProbesOnNodes, WakesDaemon, Warms
     from compute.backends.local import LocalBackend
     from compute.client import Client
     from compute.attempt_command import attempt_argv
@@ -25,7 +25,7 @@ if _typing.TYPE_CHECKING:
     from compute.gpus import detect_gpus, plan_nodes
     from compute.nodes import NodeStatus, UncordonFailed, slot_usage
     from compute.paths import ComputePaths, resolve_home
-    from compute.records import Attempt, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState
+    from compute.records import Attempt, AttemptMember, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
     from compute.spec import JobSpec, Launcher, Priority, Resources, parse_priority, priority_name
     from compute.store import Store
@@ -33,8 +33,10 @@ if _typing.TYPE_CHECKING:
 
 _WHERE = {
     "AttemptExit": "compute.backends.base",
+    "AttemptMember": "compute.records",
     "Backend": "compute.backends.base",
     "ChangesNodes": "compute.backends.base",
+    "HostsGangs": "compute.backends.base",
     "LaunchError": "compute.backends.base",
     "LaunchRequest": "compute.backends.base",
     "ProbesOnNodes": "compute.backends.base",
@@ -117,6 +119,7 @@ def __getattr__(name: str) -> _typing.Any:
 __all__ = [
     "Attempt",
     "AttemptExit",
+    "AttemptMember",
     "AttemptOutcome",
     "AttemptStopReason",
     "Backend",
@@ -141,6 +144,7 @@ __all__ = [
     "JobNotFound",
     "JobSpec",
     "JobState",
+    "HostsGangs",
     "LaunchError",
     "LaunchRequest",
     "Launcher",

@@ -14,14 +14,42 @@ per-count histogram (O(slots per node)), and nodes are enumerated only when they
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from compute.waiting import WaitEntry, WaitKind
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+_Pass = Any
+"""The scheduler's `_Pass` (compute/scheduler.py imports this module, so it is not imported here)."""
+RunningAttempt = Any
+"""A `compute.scheduler.RunningAttempt` (a victim)."""
 
-    from compute.scheduler import NodeView, PendingJob, RunningAttempt, _Pass
+
+class PendingJob(Protocol):
+    """What a gang's placement reads of a `compute.scheduler.PendingJob`."""
+
+    @property
+    def priority(self) -> int: ...
+    @property
+    def gpus(self) -> int: ...
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def excluded_nodes(self) -> frozenset[str]: ...
+
+
+class NodeView(Protocol):
+    """What a waiting reason reads of a `compute.scheduler.NodeView`."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def gpus(self) -> tuple[int, ...]: ...
+    @property
+    def schedulable(self) -> bool: ...
+    @property
+    def unavailable(self) -> str: ...
+
 
 Member = tuple[str, tuple[int, ...]]
 """(node, GPU indices) of one member of a gang."""

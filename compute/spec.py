@@ -249,6 +249,13 @@ class JobSpec(BaseModel):
         return validate_data(value)
 
     @model_validator(mode="after")
+    def _gang_without_image(self) -> JobSpec:
+        if self.resources.nodes > 1 and self.image is not None:
+            raise ValueError("a multi-node job (resources.nodes > 1) cannot run in a container image yet; "
+                             "drop image, or run it on one node")
+        return self
+
+    @model_validator(mode="after")
     def _argv_matches_shell(self) -> JobSpec:
         if isinstance(self.argv, str):
             if not self.shell:

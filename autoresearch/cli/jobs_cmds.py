@@ -175,6 +175,7 @@ def logs(
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing until the job ends."),
     attempt: int | None = typer.Option(None, "--attempt", help="Attempt number (default: the latest)."),
     tail: int | None = typer.Option(None, "--tail", min=0, help="Only the last N lines."),
+    rank: int = typer.Option(0, "--rank", help="Gang member (node rank) of a multi-node job (default 0)."),
     as_json: bool = typer.Option(False, "--json", help="Print {job_id, state, attempt, log_path, text} as JSON."),
 ) -> None:
     """Print an attempt's combined stdout/stderr; --follow keeps going across new attempts."""
@@ -184,8 +185,11 @@ def logs(
         job = _get(client, job_id)
         if attempt is not None and not any(a.number == attempt for a in job.attempts):
             fail(f"job {job_id} has {len(job.attempts)} attempt(s); there is no attempt {attempt}")
+        if not 0 <= rank < job.spec.resources.nodes:
+            fail(f"job {job_id} spans {job.spec.resources.nodes} node(s): --rank must be 0-"
+                 f"{job.spec.resources.nodes - 1}, not {rank}")
         if as_json:
-            print_json(_log_view(client, job, attempt, tail))
+            print_json(_log_view(client, job, attempt, tail, rank))
             return
         while not job.attempts:
             if not follow or job.state.final:
@@ -195,11 +199,11 @@ def logs(
             time.sleep(0.2)
             job = client.get(job_id)
         number = attempt or job.attempts[-1].number
-        offset = _print_file(client.log_path(job_id, number), tail, 0)
+        offset = _print_file(client.log_path(job_id, number, rank), tail, 0)
         while follow:
             job = client.get(job_id)
             latest = job.attempts[-1].number
-            offset = _print_file(client.log_path(job_id, number), None, offset)
+            offset = _print_file(client.log_path(job_id, number, rank), None, offset)
             if attempt is None and latest != number:
                 number, offset = latest, 0
                 sys.stderr.write(f"--- attempt {number} ---\n")
@@ -209,16 +213,17 @@ def logs(
             time.sleep(0.2)
 
 
-def _log_view(client: Client, job: Job, attempt: int | None, tail: int | None) -> dict[str, object]:
+def _log_view(client: Client, job: Job, attempt: int | None, tail: int | None, rank: int) -> dict[str, object]:
     number = attempt or (job.attempts[-1].number if job.attempts else None)
-    path = client.log_path(job.id, number) if number is not None else None
+    path = client.log_path(job.id, number, rank) if number is not None else None
     text = ""
     if path is not None and os.path.isfile(path):
         with open(path, "rb") as fh:
             text = fh.read().decode(errors="replace")
         if tail is not None:
             text = "".join(text.splitlines(keepends=True)[-tail:]) if tail else ""
-    return {"job_id": job.id, "state": job.state.value, "attempt": number, "log_path": None if path is None else str(path),
+    return {"job_id": job.id, "state": job.state.value, "attempt": number, "rank": rank,
+            "log_path": None if path is None else str(path),
             "text": text, "waiting_reason": job.waiting_reason}
 
 
