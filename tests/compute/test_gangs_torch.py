@@ -39,7 +39,8 @@ def curve(client: Client, job_id: str) -> dict[int, str]:
 
 def steps_so_far(client: Client, job_id: str) -> int:
     job = client.get(job_id)
-    return len(STEP.findall(Path(job.attempts[-1].log_path).read_text())) if job.attempts else 0
+    log = Path(job.attempts[-1].log_path) if job.attempts else None
+    return len(STEP.findall(log.read_text())) if log is not None and log.exists() else 0
 
 
 def test_a_preempted_ddp_gang_resumes_from_its_checkpoint_with_the_same_loss_curve(start_compute, tmp_path):

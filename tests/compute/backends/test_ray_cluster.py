@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ray
 
 from compute import AttemptOutcome, Client, ComputeError, JobSpec, JobState
 from tests.compute.helpers import gate_job, log_text, quick_job, wait_state, wait_until
@@ -175,3 +176,20 @@ def _probes(log: Path, names: dict[str, str]) -> dict[str, int] | None:
         return None
     seen = {name: int(pid) for name, pid in (line.split() for line in lines if line.strip())}
     return seen if set(seen) >= set(names) else None
+
+
+def test_a_gang_runs_its_members_on_distinct_ray_nodes_with_rank_0s_address(client):
+    wiring = 'echo "$AR_NNODES $AR_NODE_RANK $MASTER_ADDR $MASTER_PORT $CUDA_VISIBLE_DEVICES"'
+    job = client.submit(JobSpec(argv=["sh", "-c", wiring], resources={"gpus": 2, "nodes": 2}))
+    done = client.wait(job.id, timeout=120)[0]
+    assert done.state is JobState.succeeded, done.state_reason
+    members = done.attempts[0].members
+    assert len({m.node for m in members}) == 2
+    lines = [client.log_path(job.id, rank=r).read_text().split() for r in (0, 1)]
+    rank0 = next(n for n in ray.nodes() if n["NodeID"] == _node_id(client, members[0].node))
+    assert [line[:2] for line in lines] == [["2", "0"], ["2", "1"]]
+    assert lines[0][2] == lines[1][2] == rank0["NodeManagerAddress"] and lines[0][3] == lines[1][3]
+
+
+def _node_id(client: Client, name: str) -> str:
+    return next(n.address for n in client.nodes() if n.name == name)
