@@ -10,7 +10,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, ProbesOnNodes, WakesDaemon, Warms
+    from compute.backends.base import AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, ProbesOnNodes, WakesDaemon, Warms
     from compute.backends.local import LocalBackend
     from compute.client import Client
     from compute.attempt_command import attempt_argv
@@ -25,16 +25,18 @@ if _typing.TYPE_CHECKING:
     from compute.gpus import detect_gpus, plan_nodes
     from compute.nodes import NodeStatus, UncordonFailed, slot_usage
     from compute.paths import ComputePaths, resolve_home
-    from compute.records import Attempt, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState
+    from compute.records import Attempt, AttemptMember, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
-    from compute.spec import JobSpec, Priority, Resources, parse_priority, priority_name
+    from compute.spec import JobSpec, Launcher, Priority, Resources, parse_priority, priority_name
     from compute.store import Store
     from compute.jobenv import JOB_ENV_VAR, allowed_env, redact_secrets, secret_values
 
 _WHERE = {
     "AttemptExit": "compute.backends.base",
+    "AttemptMember": "compute.records",
     "Backend": "compute.backends.base",
     "ChangesNodes": "compute.backends.base",
+    "HostsGangs": "compute.backends.base",
     "LaunchError": "compute.backends.base",
     "LaunchRequest": "compute.backends.base",
     "ProbesOnNodes": "compute.backends.base",
@@ -91,6 +93,7 @@ _WHERE = {
     "SchedulerConfig": "compute.scheduler",
     "schedule": "compute.scheduler",
     "JobSpec": "compute.spec",
+    "Launcher": "compute.spec",
     "Priority": "compute.spec",
     "Resources": "compute.spec",
     "parse_priority": "compute.spec",
@@ -116,6 +119,7 @@ def __getattr__(name: str) -> _typing.Any:
 __all__ = [
     "Attempt",
     "AttemptExit",
+    "AttemptMember",
     "AttemptOutcome",
     "AttemptStopReason",
     "Backend",
@@ -140,8 +144,10 @@ __all__ = [
     "JobNotFound",
     "JobSpec",
     "JobState",
+    "HostsGangs",
     "LaunchError",
     "LaunchRequest",
+    "Launcher",
     "LocalBackend",
     "Node",
     "NodeState",

@@ -124,6 +124,13 @@ class Client:
                 f"of {self.home} has {largest} GPU slots; ask for at most {largest}, or restart the daemon with more "
                 "(`autoresearch compute down && autoresearch compute up --gpus N`)"
             )
+        wide = spec.resources.nodes
+        if nodes and wide > 1 and (fit := sum(len(n.gpus) >= spec.resources.gpus for n in nodes)) < wide:
+            raise ComputeError(
+                f"job {spec.name!r} asks for resources.nodes={wide} with {spec.resources.gpus} GPU slots each, but "
+                f"{self.home} has only {fit} node(s) with that many slots; ask for at most {fit} nodes, or restart "
+                "the daemon with more (`autoresearch compute up --virtual-nodes N --gpus-per-node G`)"
+            )
         return spec
 
     def cancel(self, job_id: str, reason: str = "") -> Job:
@@ -161,16 +168,18 @@ class Client:
             allowed = ", ".join(s.value for s in JobState)
             raise ComputeError(f"list(states=...): {err}; allowed states: {allowed}") from None
 
-    def log_path(self, job_id: str, attempt: int | None = None) -> Path:
-        """The log file of an attempt (default: the latest). Raises if there is none yet."""
+    def log_path(self, job_id: str, attempt: int | None = None, rank: int = 0) -> Path:
+        """The log file of an attempt (default: the latest) and gang member (default: rank 0).
+        Raises if there is none yet."""
         job = self.get(job_id)
         if not job.attempts:
             raise ComputeError(f"job {job_id} has not started yet ({job.state.value}: {job.state_reason}): no log yet")
-        if attempt is None:
-            return Path(job.attempts[-1].log_path)
-        for a in job.attempts:
-            if a.number == attempt:
-                return Path(a.log_path)
+        nodes = job.spec.resources.nodes
+        if not 0 <= rank < nodes:
+            raise ComputeError(f"job {job_id} spans {nodes} node(s): rank must be 0-{nodes - 1}, not {rank}")
+        for a in job.attempts if attempt is not None else job.attempts[-1:]:
+            if a.number == attempt or attempt is None:
+                return Path(a.members[rank].log_path if a.members else a.log_path)
         raise ComputeError(f"job {job_id} has attempts 1-{len(job.attempts)}; there is no attempt {attempt}")
 
     def nodes(self) -> builtins.list[Node]:

@@ -43,15 +43,19 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from compute.backends.base import AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, WakesDaemon, Warms
+from compute.backends.base import (
+    AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, WakesDaemon, Warms,
+)
 from compute.attempt_logs import append_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, AttemptStopReason, decide_ending, hang_reason
+from compute.gang_env import gang_env, member_argv
+from compute.gang_run import GangWatch
 from compute.gpus import detect_gpus
 from compute.health import HANG_MARKER, MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.lifecycle import (
-    LiveAttempt, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
+    LiveAttempt, Started, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
     record_handle, request_stop, start_attempt, sync_nodes,
 )
 from compute.nodes import record_health
@@ -84,6 +88,8 @@ class Daemon:
         self.nodes: list[Node] = []
         self._tracked: set[str] = set()
         """Keys of attempts the backend watches for this daemon."""
+        self.gangs = GangWatch(backend)
+        """The members of multi-node attempts (compute/gang_run.py)."""
         self._host_gpus: frozenset[int] | None = None
         """This host's real GPUs (nvidia-smi), read when the first container job starts."""
         self.progress = ProgressWatch()
@@ -150,6 +156,8 @@ class Daemon:
 
     def _poll(self, attempt: LiveAttempt) -> AttemptExit | None:
         """Poll a tracked attempt; adopt one this daemon did not launch (a restart)."""
+        if attempt.members:
+            return self._poll_gang(attempt)
         if attempt.key in self._tracked:
             return self.backend.poll(attempt.key)
         ended = self.backend.adopt(attempt.key, attempt.handle)
@@ -160,13 +168,33 @@ class Daemon:
                                  job_id=attempt.job_id, attempt=attempt.number, node=attempt.node)
         return ended
 
+    def _poll_gang(self, attempt: LiveAttempt) -> AttemptExit | None:
+        """All members exited: the attempt's exit. A member failed first: stop the others."""
+        exits = self.gangs.poll(attempt)
+        if all(e is not None for e in exits):
+            return self.gangs.ended(attempt)[0]
+        blamed = self.gangs.blame(attempt)
+        if blamed is not None and attempt.stop is None:
+            code = exits[blamed.rank]
+            record_handle(self.store, attempt.job_id, attempt.number, {**(attempt.handle or {}), "blame": blamed.rank})
+            what = "was lost" if code is None or code.exit_code is None else f"exited {code.exit_code}"
+            reason = f"rank {blamed.rank} on {blamed.node} {what}; stopping the other members"
+            self._stop(attempt, AttemptStopReason.member_failed, reason, time.time())
+        return None
+
+    def _signal(self, attempt: LiveAttempt, signum: int) -> None:
+        if attempt.members:
+            self.gangs.signal(attempt, signum)
+        else:
+            self.backend.signal(attempt.key, signum)
+
     def _stop_if_due(self, attempt: LiveAttempt, now: float) -> tuple[bool, float | None]:
         """Start or escalate a stop: (whether a stop began now, when to look again)."""
         if attempt.stop is not None:
             if attempt.killed:
                 return False, None
             if attempt.kill_at is not None and now >= attempt.kill_at:
-                self.backend.signal(attempt.key, signal.SIGKILL)
+                self._signal(attempt, signal.SIGKILL)
                 mark_killed(self.store, attempt, f"still running after its grace period: SIGKILL ({attempt.stop.value})")
                 return False, None
             return False, attempt.kill_at
@@ -182,11 +210,15 @@ class Daemon:
                 return True, self._stop(attempt, AttemptStopReason.timeout, reason, now)
             due.append(limit_at)
         if attempt.progress_timeout_s is not None:
-            silent = self.progress.silent_for(attempt.log_path, attempt.started_at, now)
+            # A gang hangs when any member's log stops growing (one hung rank stalls them all).
+            silent, log_path = max((self.progress.silent_for(path, attempt.started_at, now), path)
+                                   for path in _logs_of(attempt))
             if silent >= attempt.progress_timeout_s:
                 reason = hang_reason(attempt.progress_timeout_s)
-                append_log(attempt.log_path, [f"{HANG_MARKER}: no log output for {silent:.1f} s "
-                                              f"(progress_timeout_s={attempt.progress_timeout_s:g})"])
+                marker = [f"{HANG_MARKER}: no log output for {silent:.1f} s "
+                          f"(progress_timeout_s={attempt.progress_timeout_s:g})"]
+                for path in dict.fromkeys([attempt.log_path, log_path]):
+                    append_log(path, marker)
                 return True, self._stop(attempt, AttemptStopReason.hang, reason, now)
             due.append(now + attempt.progress_timeout_s - silent)
         return False, min(due, default=None)
@@ -198,7 +230,7 @@ class Daemon:
         """SIGTERM to the attempt's processes now; SIGKILL at the returned time (end of grace)."""
         grace = self._grace(attempt)
         request_stop(self.store, attempt, stop, now + grace, f"{reason}; SIGTERM, SIGKILL after {grace:g}s")
-        self.backend.signal(attempt.key, signal.SIGTERM)
+        self._signal(attempt, signal.SIGTERM)
         return now + grace
 
     def _check_health(self, now: float, running: list[LiveAttempt], stopping: set[str]) -> None:
@@ -209,8 +241,12 @@ class Daemon:
         if self.health is None:
             return
         live = [a for a in running if a.key not in stopping]
-        for fault in self.health.take_faults({a.node for a in live}):
-            for attempt in (a for a in live if a.node == fault.node):
+        for fault in self.health.take_faults({n for a in live for n in _nodes_of(a)}):
+            for attempt in (a for a in live if a.members and fault.node in _nodes_of(a)):
+                member = next(m for m in attempt.members if m.node == fault.node)  # the gang stops when it exits
+                append_log(member.log_path, fault.log_lines())
+                self.gangs.signal(attempt, signal.SIGKILL, member.rank)
+            for attempt in (a for a in live if not a.members and a.node == fault.node):
                 append_log(attempt.log_path, fault.log_lines())
                 self.backend.signal(attempt.key, signal.SIGKILL)
                 mark_killed(self.store, attempt, f"fault drill '{fault.kind.value}' on node {fault.node}: SIGKILL")
@@ -221,7 +257,11 @@ class Daemon:
         for node in (n for n in changed if n.state is NodeState.quarantined):
             reason = f"node {node.name} quarantined: {node.reason}"
             for attempt in running:
-                if attempt.node == node.name and attempt.key not in stopping:
+                if node.name in _nodes_of(attempt) and attempt.key not in stopping:
+                    for m in attempt.members:
+                        if m.node == node.name:
+                            record_handle(self.store, attempt.job_id, attempt.number,
+                                          {**(attempt.handle or {}), "blame": m.rank})
                     append_log(attempt.log_path, [f"{MONITOR_KILL_MARKER}: {reason}"])
                     self._stop(attempt, AttemptStopReason.quarantine, reason, now)
                     stopping.add(attempt.key)
@@ -229,9 +269,10 @@ class Daemon:
 
     def _views(self, running: list[LiveAttempt], stopping: set[str]) -> list[RunningAttempt]:
         return [
-            RunningAttempt(a.job_id, a.number, a.node, a.gpus, a.priority, a.preemptible, a.started_at,
+            RunningAttempt(a.job_id, a.number, node, gpus, a.priority, a.preemptible, a.started_at,
                            stopping=a.key in stopping)
             for a in running
+            for node, gpus in a.placed()
         ]
 
     def _placeable(self, pending: list[PendingJob], now: float) -> tuple[list[PendingJob], list[NodeView]]:
@@ -246,7 +287,8 @@ class Daemon:
         jobs = []
         for job in pending:
             excluded = job.excluded_nodes
-            if excluded and all(v.name in excluded for v in views if len(v.gpus) >= job.gpus):
+            big = [v.name for v in views if len(v.gpus) >= job.gpus]
+            if excluded and sum(name not in excluded for name in big) < job.nodes:
                 excluded = frozenset()
             if job.gpus >= 2:
                 excluded |= no_nccl
@@ -262,9 +304,11 @@ class Daemon:
     # -- starting and ending attempts -----------------------------------------------
 
     def _start(self, placement: Placement) -> None:
-        started = start_attempt(self.store, placement.job_id, placement.node, placement.gpus)
+        started = start_attempt(self.store, placement.job_id, placement.node, placement.gpus, placement.members)
         if started is None:
             return
+        if started.members:
+            return self._start_gang(started)
         spec = started.spec
         gpus = placement.gpus
         env, missing = attempt_env(spec, started.job_id, started.number, gpus, started.checkpoint_dir)
@@ -296,6 +340,39 @@ class Daemon:
         self._tracked.add(key)
         record_handle(self.store, started.job_id, started.number, handle)
 
+    def _start_gang(self, started: Started) -> None:
+        """Launch every member of a gang attempt (compute/gang_env.py), or none."""
+        spec, key = started.spec, f"{started.job_id}.{started.number}"
+        cwd = spec.cwd or str(self.paths.home)
+        Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
+        try:
+            if not isinstance(self.backend, HostsGangs):
+                raise LaunchError(f"the {self.backend.name} backend cannot run multi-node jobs; submit with nodes=1")
+            master = self.backend.master_address(started.members[0].node)
+            requests = []
+            for m in started.members:
+                env, missing = attempt_env(spec, started.job_id, started.number, m.gpus, started.checkpoint_dir)
+                if missing is not None:
+                    raise LaunchError(f"the job's secret_env names {missing}, which the compute daemon's environment "
+                                      f"lacks; set {missing} in the shell that starts the daemon")
+                env.update(gang_env(spec.resources.nodes, m.rank, spec.resources.gpus, master))
+                path = env.get("PATH") or os.environ.get("PATH")
+                argv = member_argv(spec, attempt_argv(spec, m.gpus, cwd, started.checkpoint_dir, env), m.rank, master, path)
+                requests.append(LaunchRequest(
+                    key=f"{key}.r{m.rank}", argv=argv, env=env, cwd=cwd, node=m.node, gpus=m.gpus,
+                    log_path=Path(m.log_path), cpus=spec.resources.cpus, memory_gb=spec.resources.memory_gb,
+                    labels=dict(spec.labels),
+                ))
+            handle = self.gangs.launch(requests)
+        except Exception as err:  # the attempt did not start: none of its members runs
+            started.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(started.log_path, "a") as fh:
+                fh.write(f"[autoresearch] could not start attempt {started.number}: {err}\n")
+            attempt = next(a for a in live_attempts(self.store) if a.key == key)
+            self._finish(attempt, AttemptExit(127))
+            return
+        record_handle(self.store, started.job_id, started.number, handle)
+
     def _real_gpus(self, node_name: str, gpus: tuple[int, ...]) -> bool:
         """Whether `gpus` on that node are devices a container runtime can pass (else virtual slots)."""
         node = next((n for n in self.nodes if n.name == node_name), None)
@@ -306,8 +383,10 @@ class Daemon:
         return set(gpus) <= self._host_gpus
 
     def _finish(self, attempt: LiveAttempt, ended: AttemptExit) -> None:
-        code = ended.exit_code
-        tail = log_tail(attempt.log_path)
+        code, node, log_path = ended.exit_code, attempt.node, attempt.log_path
+        if attempt.members and (blamed := self.gangs.blame(attempt)) is not None:
+            node, log_path = blamed.node, blamed.log_path  # the attempt ends as its first failed member did
+        tail = log_tail(log_path)
         budget = job_budget_row(self.store, attempt.job_id)
         verdict: list[Classification] = []
 
@@ -317,7 +396,7 @@ class Daemon:
 
         now = time.time()
         ending = decide_ending(
-            number=attempt.number, node=attempt.node, stop=attempt.stop, exit_code=code, classify=classify,
+            number=attempt.number, node=node, stop=attempt.stop, exit_code=code, classify=classify,
             budget=JobBudget(budget["retries_used"], budget["max_retries"], budget["infra_retries_used"],
                              self.config.max_infra_retries, budget["backoff_s"], budget["cancel_requested"],
                              budget["progress_timeout_s"]),
@@ -327,10 +406,14 @@ class Daemon:
         kept = excerpt(tail, verdict[0] if verdict else None) if failed else None
         end_attempt(self.store, attempt, ending, code, kept)
         if self.health is not None and verdict and ending.failure_class is FailureClass.infra:
-            self.health.on_infra_failure(attempt.node, attempt.job_id, now)
-        self._tracked.discard(attempt.key)
-        self.progress.forget(attempt.log_path)
-        self.backend.release(attempt.key)
+            self.health.on_infra_failure(node, attempt.job_id, now)
+        for path in _logs_of(attempt):
+            self.progress.forget(path)
+        if attempt.members:
+            self.gangs.release(attempt)
+        else:
+            self._tracked.discard(attempt.key)
+            self.backend.release(attempt.key)
         log.info("%s attempt %d: %s", attempt.job_id, attempt.number, ending.reason)
 
     # -- the loop -------------------------------------------------------------------
@@ -374,6 +457,10 @@ class Daemon:
         self.store.close()
 
 
+def _nodes_of(attempt: LiveAttempt) -> list[str]:
+    return [node for node, _ in attempt.placed()]
+
+
 def _poke(sock: socket.socket) -> None:
     try:
         sock.send(b"h")
@@ -388,3 +475,7 @@ def _drain(sock: socket.socket) -> None:
     except (BlockingIOError, InterruptedError):
         pass
 
+
+def _logs_of(attempt: LiveAttempt) -> list[str]:
+    """The logs an attempt writes: each member's for a gang, else its own."""
+    return [m.log_path for m in attempt.members] or [attempt.log_path]

@@ -39,6 +39,8 @@ class AttemptStopReason(str, enum.Enum):
     quarantine = "quarantine"
     hang = "hang"
     """Its log did not grow for the job's `progress_timeout_s`."""
+    member_failed = "member_failed"
+    """A gang member exited non-zero: the others are stopped; the attempt ends as that member did."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ def decide_ending(
     now: float,
     jitter: float,
 ) -> Ending:
+    if stop is AttemptStopReason.member_failed:
+        stop = None  # the attempt ends as its first failed member did (node, exit code, class)
     ending = _decide(number, node, stop, exit_code, classify, budget, now, jitter)
     if budget.cancel_requested is not None and ending.job_state == JobState.pending:
         return Ending(ending.outcome, JobState.cancelled,

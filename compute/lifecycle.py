@@ -21,6 +21,21 @@ from compute.store import Store
 
 
 @dataclass(frozen=True)
+class Member:
+    """One member of a live gang attempt."""
+
+    rank: int
+    node: str
+    gpus: tuple[int, ...]
+    log_path: str
+
+
+def members_of(text: str) -> tuple[Member, ...]:
+    """The members column of an attempt row (empty for a one-node attempt)."""
+    return tuple(Member(r, m["node"], tuple(m["gpus"]), m["log_path"]) for r, m in enumerate(json.loads(text)))
+
+
+@dataclass(frozen=True)
 class LiveAttempt:
     """An attempt with no outcome yet, joined with what the daemon needs of its job."""
 
@@ -40,10 +55,20 @@ class LiveAttempt:
     grace_s: float | None
     cancel_requested: str | None
     progress_timeout_s: float | None = None
+    members: tuple[Member, ...] = ()
+    """For a gang: every member in rank order (rank 0 is `node`, `gpus`, `log_path`)."""
 
     @property
     def key(self) -> str:
         return f"{self.job_id}.{self.number}"
+
+    def placed(self) -> list[tuple[str, tuple[int, ...]]]:
+        """(node, GPUs) of each slice it holds: one, or one per gang member."""
+        return [(m.node, m.gpus) for m in self.members] or [(self.node, self.gpus)]
+
+    def member_keys(self) -> list[str]:
+        """The backend's keys: the attempt's own, or one per gang member (`<key>.r<rank>`)."""
+        return [f"{self.key}.r{m.rank}" for m in self.members] if self.members else [self.key]
 
 
 @dataclass(frozen=True)
@@ -55,12 +80,13 @@ class Started:
     spec: JobSpec
     checkpoint_dir: str
     log_path: Path
+    members: tuple[Member, ...] = ()
 
 
 def live_attempts(store: Store) -> list[LiveAttempt]:
     rows = store.read(
         "SELECT a.job_id, a.number, a.node, a.gpus, a.started_at, a.handle, a.stop_reason, a.kill_at,"
-        " a.killed, a.log_path, j.priority, j.preemptible, j.cancel_requested,"
+        " a.killed, a.log_path, a.members, j.priority, j.preemptible, j.cancel_requested,"
         " json_extract(j.spec, '$.time_limit_s') AS time_limit_s,"
         " json_extract(j.spec, '$.grace_s') AS grace_s,"
         " json_extract(j.spec, '$.progress_timeout_s') AS progress_timeout_s"
@@ -73,7 +99,8 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
             stop=AttemptStopReason(r["stop_reason"]) if r["stop_reason"] else None, kill_at=r["kill_at"],
             killed=bool(r["killed"]), log_path=r["log_path"], priority=r["priority"],
             preemptible=bool(r["preemptible"]), time_limit_s=r["time_limit_s"], grace_s=r["grace_s"],
-            cancel_requested=r["cancel_requested"], progress_timeout_s=r["progress_timeout_s"],
+            cancel_requested=r["cancel_requested"], members=members_of(r["members"]),
+            progress_timeout_s=r["progress_timeout_s"],
         )
         for r in rows
     ]
@@ -83,18 +110,21 @@ def pending_jobs(store: Store, now: float) -> tuple[list[PendingJob], dict[str, 
     """Jobs ready to schedule, and those still backing off (job id -> not_before)."""
     ready, backing_off = [], {}
     for r in store.read(
-        "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes FROM jobs WHERE state = 'pending'"
+        "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes,"
+        " COALESCE(json_extract(spec, '$.resources.nodes'), 1) AS nodes FROM jobs WHERE state = 'pending'"
     ):
         if r["not_before"] > now:
             backing_off[r["id"]] = r["not_before"]
             continue
         excluded = frozenset(json.loads(r["excluded_nodes"]))
-        ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded))
+        ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded, r["nodes"]))
     return ready, backing_off
 
 
-def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...]) -> Started | None:
-    """pending -> running with a new attempt row; None if the job is no longer pending."""
+def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
+                  placed: tuple[tuple[str, tuple[int, ...]], ...] = ()) -> Started | None:
+    """pending -> running with a new attempt row; None if the job is no longer pending.
+    `placed`: a gang's (node, GPUs) per rank; each member gets its own log."""
     now = time.time()
     with store.transaction() as conn:
         row = conn.execute("SELECT state, spec, checkpoint_dir FROM jobs WHERE id=?", (job_id,)).fetchone()
@@ -104,18 +134,23 @@ def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...]) -
             "SELECT COALESCE(MAX(number), 0) + 1 FROM attempts WHERE job_id=?", (job_id,)
         ).fetchone()[0]
         log_path = store.paths.log_path(job_id, number)
+        members = tuple(Member(r, n, g, str(store.paths.log_path(job_id, number, r))) for r, (n, g) in enumerate(placed))
         conn.execute(
-            "INSERT INTO attempts (job_id, number, node, gpus, started_at, log_path) VALUES (?,?,?,?,?,?)",
-            (job_id, number, node, json.dumps(list(gpus)), now, str(log_path)),
+            "INSERT INTO attempts (job_id, number, node, gpus, started_at, log_path, members) VALUES (?,?,?,?,?,?,?)",
+            (job_id, number, node, json.dumps(list(gpus)), now, str(log_path),
+             json.dumps([{"node": m.node, "gpus": list(m.gpus), "log_path": m.log_path} for m in members])),
         )
         reason = f"attempt {number} started on {node}" + (f" with GPUs {','.join(map(str, gpus))}" if gpus else "")
+        if members:
+            reason = f"attempt {number} started on {len(members)} nodes: " + ", ".join(
+                f"{m.node} (rank {m.rank}, GPUs {','.join(map(str, m.gpus))})" for m in members)
         conn.execute(
             "UPDATE jobs SET state=?, state_reason=?, updated_at=? WHERE id=?",
             (JobState.running.value, reason, now, job_id),
         )
         store.event(conn, "started", reason, job_id=job_id, attempt=number, node=node,
                     data={"gpus": list(gpus)}, now=now)
-    return Started(job_id, number, JobSpec.model_validate_json(row["spec"]), row["checkpoint_dir"], log_path)
+    return Started(job_id, number, JobSpec.model_validate_json(row["spec"]), row["checkpoint_dir"], log_path, members)
 
 
 def record_handle(store: Store, job_id: str, number: int, handle: dict[str, Any]) -> None:

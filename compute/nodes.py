@@ -62,7 +62,7 @@ class NodeStatus(BaseModel):
 
 def node_status(store: Store) -> list[NodeStatus]:
     """Every node with its used and free GPU slots."""
-    return slot_usage(store.nodes(), ((a.node, a.gpus) for a in live_attempts(store)))
+    return slot_usage(store.nodes(), (p for a in live_attempts(store) for p in a.placed()))
 
 
 def slot_usage(nodes: Sequence[Node], held: Iterable[tuple[str, Sequence[int]]]) -> list[NodeStatus]:

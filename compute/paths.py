@@ -80,8 +80,10 @@ class ComputePaths:
         """Fault drills armed on virtual nodes, one `<node>.json` each (`compute inject-fault`)."""
         return self.root / "faults"
 
-    def log_path(self, job_id: str, attempt: int) -> Path:
-        return self.root / "logs" / job_id / f"attempt-{attempt}.log"
+    def log_path(self, job_id: str, attempt: int, rank: int = 0) -> Path:
+        """An attempt's log; a gang member of rank > 0 has its own beside rank 0's."""
+        name = f"attempt-{attempt}.log" if rank == 0 else f"attempt-{attempt}.rank{rank}.log"
+        return self.root / "logs" / job_id / name
 
     def checkpoint_dir(self, job_id: str) -> Path:
         return self.root / "checkpoints" / job_id

@@ -69,6 +69,17 @@ class _Record(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+class AttemptMember(_Record):
+    """One member of a multi-node attempt (a gang): its node, GPUs and log."""
+
+    rank: int
+    """Node rank (AR_NODE_RANK); rank 0 hosts MASTER_ADDR."""
+    node: str
+    gpus: list[int]
+    log_path: str
+    """This member's own stdout/stderr log (`jobs logs ID --rank R`)."""
+
+
 class Attempt(_Record):
     """One execution of a job."""
 
@@ -97,7 +108,9 @@ class Attempt(_Record):
     pid: int | None = None
     """The process (group leader) id while it runs."""
     stop_reason: str | None = None
-    """Why the daemon asked it to stop (preempt, cancel, timeout, shutdown, quarantine, hang), if it did."""
+    """Why the daemon asked it to stop (preempt, cancel, timeout, shutdown, quarantine, hang, member_failed), if it did."""
+    members: list[AttemptMember] = []
+    """For a multi-node job: every member in rank order (rank 0 is `node`, `gpus`, `log_path`)."""
 
 
 class Job(_Record):

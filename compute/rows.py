@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from compute.records import Attempt, AttemptOutcome, FailureClass, Job, JobState, Node
+from compute.records import Attempt, AttemptMember, AttemptOutcome, FailureClass, Job, JobState, Node
 from compute.schema import ATTEMPT_COLUMNS, JOB_COLUMNS
 from compute.spec import JobSpec
 
@@ -69,6 +69,7 @@ def attempt_from_row(row: sqlite3.Row) -> Attempt:
         log_path=row["log_path"],
         pid=row["pid"],
         stop_reason=row["stop_reason"],
+        members=[AttemptMember(rank=r, **m) for r, m in enumerate(json.loads(row["members"]))],
     )
 
 

@@ -27,7 +27,12 @@ Rules, in order:
    it chooses the node that needs the fewest victims (then lowest victim priority).
    Slots of attempts already stopping count as soon free: a job covered by them
    waits and preempts nothing more.
-6. Reasons. Every pending job the pass does not start gets a `Waiting` (compute/waiting.py)
+6. Gangs. A job with `nodes` > 1 needs `gpus` free slots on each of `nodes` distinct
+   nodes, all placed in one pass or none (compute/gangs.py); its reservation holds that many
+   nodes; it preempts whole attempts on the nodes it lacks. A running gang (several
+   `RunningAttempt`s with one job id and attempt) is taken whole as a victim, and counts as
+   its total GPUs where single-node victims count as one (so plans spare gangs).
+7. Reasons. Every pending job the pass does not start gets a `Waiting` (compute/waiting.py)
    in `Decision.waiting`: the rule above that kept it waiting, and its place in the order.
 """
 
@@ -39,6 +44,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from compute.gangs import gang_pass, reserve_gang
 from compute.waiting import WaitEntry, WaitKind
 
 
@@ -57,6 +63,8 @@ class PendingJob:
     """When it (re)entered the queue; aging counts from here."""
     excluded_nodes: frozenset[str] = frozenset()
     """Nodes it must not run on (e.g. where it just had an infra failure)."""
+    nodes: int = 1
+    """Distinct nodes it spans, `gpus` on each (a gang when more than 1)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +103,8 @@ class Placement:
     job_id: str
     node: str
     gpus: tuple[int, ...]
+    members: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """For a gang: (node, GPU indices) of every member in rank order (rank 0 is `node`, `gpus`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,18 +168,28 @@ class _Pass:
                 self.soon.setdefault(a.node, []).extend(a.gpus)
             elif a.preemptible and now - a.started_at >= config.min_runtime_s:
                 self.victims.setdefault(a.node, []).append(a)
-        self.steps: dict[str, list[tuple[int, int]]] = {}
+        self.gangs: dict[tuple[str, int], list[RunningAttempt]] = {}
+        for a in running:
+            self.gangs.setdefault((a.job_id, a.attempt), []).append(a)
+        self.gangs = {k: ms for k, ms in self.gangs.items() if len(ms) > 1}
+        self.steps: dict[str, list[tuple[int, int, int]]] = {}
         for name, vs in self.victims.items():
-            vs.sort(key=lambda a: (a.priority, -a.started_at))
+            vs.sort(key=lambda a: (a.priority, self.weight(a), -a.started_at))
             self._step(name)
         self.victim_count = Counter(a.priority for vs in self.victims.values() for a in vs)
         self._priorities = sorted(self.victim_count, reverse=True)
         self.widest_victim = max((len(a.gpus) for vs in self.victims.values() for a in vs), default=1) or 1
         self.avail = {name: [g for g in n.gpus if g not in held.get(name, ())] for name, n in self.nodes.items()}
         self.largest = max((len(n.gpus) for n in self.nodes.values()), default=0)
+        self.sizes = Counter(len(n.gpus) for n in self.nodes.values())
+        self.gang_failed: dict[int, list[tuple[int, int]]] = {}
+        """GPUs per node -> (priority, workable nodes found) of gang preemption searches that fell short."""
         self.buckets: list[list[str]] = [[] for _ in range(self.largest + 1)]
+        self.count = [0] * (self.largest + 1)
+        """Nodes per count of free slots (exact), for gang fit checks in O(slots)."""
         for name, free in self.avail.items():
             self.buckets[len(free)].append(name)
+            self.count[len(free)] += 1
         for b in self.buckets:
             heapq.heapify(b)
         # The most free slots of any node; slots only shrink, so it only falls.
@@ -203,6 +223,8 @@ class _Pass:
     def claim(self, node: str, n: int) -> tuple[int, ...]:
         taken, self.avail[node] = self.avail[node][:n], self.avail[node][n:]
         if taken:
+            self.count[len(self.avail[node]) + len(taken)] -= 1
+            self.count[len(self.avail[node])] += 1
             heapq.heappush(self.buckets[len(self.avail[node])], node)
             while self.top > 0 and self._bucket_head(self.top) is None:
                 self.top -= 1
@@ -225,9 +247,19 @@ class _Pass:
     def _spare(self, node: str) -> int:
         return len(self.avail[node]) + len(self.soon.get(node, ()))
 
+    def weight(self, victim: RunningAttempt) -> int:
+        """What taking `victim` costs: 1 for a one-node attempt, its total GPUs for a gang."""
+        gang = self.gangs.get((victim.job_id, victim.attempt))
+        return 1 if gang is None else sum(len(m.gpus) for m in gang)
+
     def _step(self, node: str) -> None:
-        """`steps[node][m - 1]`: (victims needed, priority of the last one) to free m slots."""
-        self.steps[node] = [(i + 1, v.priority) for i, v in enumerate(self.victims[node]) for _ in v.gpus]
+        """`steps[node][m - 1]`: (cost of the victims needed, priority of the last one, how many
+        victims) to free m slots; the cost counts a gang victim as its total GPUs."""
+        out, cost = [], 0
+        for i, v in enumerate(self.victims[node]):
+            cost += self.weight(v)
+            out.extend([(cost, v.priority, i + 1)] * len(v.gpus))
+        self.steps[node] = out
 
     def _index(self, node: str) -> None:
         if self.victims.get(node):
@@ -257,7 +289,7 @@ class _Pass:
         thousands of busy nodes within milliseconds.
         """
         best: tuple[int, int, str] | None = None
-        workable = scanned = 0
+        workable = scanned = taken = 0
         candidates, scan, prio = self.config.preempt_candidates, self.config.preempt_scan, job.priority
         for spare in sorted(self.by_spare, reverse=True):
             missing = job.gpus - spare
@@ -276,13 +308,13 @@ class _Pass:
                     continue  # its victims below the job's priority free too few slots
                 if name in job.excluded_nodes or len(self.nodes[name].gpus) < job.gpus:
                     continue
-                key = (*steps[missing - 1], name)
+                key = (*steps[missing - 1][:2], name)
                 if best is None or key < best:
-                    best = key
+                    best, taken = key, steps[missing - 1][2]
                 workable += 1
                 if workable >= candidates:
                     break
-        return (best[2], self.victims[best[2]][: best[0]]) if best else None
+        return (best[2], self.victims[best[2]][:taken]) if best else None
 
     def lowest_victim_priority(self) -> int:
         while self._priorities and not self.victim_count[self._priorities[-1]]:
@@ -290,8 +322,17 @@ class _Pass:
         return self._priorities[-1] if self._priorities else 101
 
     def take_victims(self, node: str, victims: list[RunningAttempt]) -> None:
+        """Take the first victims on `node`; a gang victim's members elsewhere go with it (their
+        slots count as soon free there)."""
         for v in victims:
             self.victim_count[v.priority] -= 1
+            for m in self.gangs.get((v.job_id, v.attempt), ()):
+                if m.node != node and m in self.victims.get(m.node, ()):
+                    self.victim_count[m.priority] -= 1
+                    self.victims[m.node].remove(m)
+                    self.soon.setdefault(m.node, []).extend(m.gpus)
+                    self._step(m.node)
+                    self._reindex(m.node)
         del self.victims[node][: len(victims)]
         self._step(node)
         self._reindex(node)
@@ -341,6 +382,21 @@ def schedule(
     waiting = decision.waiting
     initial_top, reserved, ahead = p.top, None, 0  # reserved: (job id, node, its free slots then)
     for job in order:
+        if job.nodes > 1:
+            members, victims, entry = gang_pass(p, job, ahead + 1, nodes)
+            decision.preempt.extend(Preemption(v.job_id, v.attempt, v.node, job.job_id) for v in victims)
+            if members:
+                decision.start.append(Placement(job.job_id, *members[0], members=tuple(members)))
+            if entry is None:
+                continue
+            ahead += 1
+            waiting[job.job_id] = entry
+            if entry[0] not in (WaitKind.stopping, WaitKind.preempting) and not head_reserved:
+                head_reserved = True
+                held = reserve_gang(p, job)
+                if held is not None:
+                    reserved = (job.job_id, *held)
+            continue
         if job.gpus == 0:
             node = min((n for n in p.nodes if n not in job.excluded_nodes), default=None)
             if node is not None:

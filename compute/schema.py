@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     stop_reason TEXT,
     kill_at REAL,
     killed INTEGER NOT NULL DEFAULT 0,
+    members TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (job_id, number)
 );
 CREATE INDEX IF NOT EXISTS attempts_live ON attempts(outcome) WHERE outcome IS NULL;
@@ -85,5 +86,7 @@ JOB_COLUMNS = (
 )
 ATTEMPT_COLUMNS = (
     "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, "
-    "log_excerpt, log_path, pid, stop_reason"
+    "log_excerpt, log_path, pid, stop_reason, members"
 )
+MIGRATIONS = {("attempts", "members"): "ALTER TABLE attempts ADD COLUMN members TEXT NOT NULL DEFAULT '[]'"}
+"""Columns added after a store's tables were made: (table, column) -> the statement that adds it."""

@@ -65,17 +65,37 @@ def refuse_nul(value: str, what: str) -> str:
     return value
 
 
+class Launcher(str, enum.Enum):
+    """How each member of a job runs its argv."""
+
+    none = "none"
+    """The argv runs as is (it reads AR_NODE_RANK, MASTER_ADDR ... itself)."""
+    torchrun = "torchrun"
+    """Each member runs `torchrun --nnodes N --node-rank R --nproc-per-node G --master-addr A
+    --master-port P -- <argv>` (compute/gang_env.py)."""
+
+
 class Resources(BaseModel):
     """What one attempt of a job occupies on a node."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
-    """GPU slots, all placed on one node (gang placement)."""
+    """GPU slots per node, all placed on one node (for a multi-node job: on each of its nodes)."""
+    nodes: Annotated[int, Field(ge=1, le=1024)] = 1
+    """How many distinct nodes the job spans (a gang: one member per node, placed, started,
+    stopped and requeued together). More than 1 needs `gpus` >= 1 (see docs/gangs.md)."""
     cpus: Annotated[float, Field(gt=0, le=1024)] = 1.0
     """CPU cores; recorded and passed to backends that enforce them (Ray)."""
     memory_gb: Annotated[float | None, Field(gt=0)] = None
     """Host memory in GiB; recorded and passed to backends that enforce it (Ray)."""
+
+    @model_validator(mode="after")
+    def _gang_needs_gpus(self) -> Resources:
+        if self.nodes > 1 and self.gpus < 1:
+            raise ValueError(f"resources.nodes={self.nodes} needs resources.gpus >= 1 (GPUs per node); "
+                             "a job without GPUs runs on one node: set nodes to 1 or ask for gpus")
+        return self
 
 
 class JobSpec(BaseModel):
@@ -103,7 +123,9 @@ class JobSpec(BaseModel):
     cwd: str | None = None
     """Working directory (absolute). Default: the directory the job was submitted from."""
     resources: Resources = Field(default_factory=Resources)
-    """GPUs, CPUs and memory one attempt occupies."""
+    """Nodes, GPUs per node, CPUs and memory one attempt occupies."""
+    launcher: Launcher = Launcher.none
+    """`none`: every member runs argv as is; `torchrun`: argv runs under torchrun, wired to the gang."""
     priority: Annotated[int, Field(ge=0, le=100)] = int(Priority.normal)
     """0-100; names: idle=0, low=25, normal=50, high=75, urgent=90. Higher runs first."""
     preemptible: bool = True
@@ -150,6 +172,15 @@ class JobSpec(BaseModel):
             raise ValueError("priority must be a name or an integer 0-100, not a boolean")
         if isinstance(value, (str, Priority)):
             return parse_priority(value if isinstance(value, str) else int(value))
+        return value
+
+    @field_validator("launcher", mode="before")
+    @classmethod
+    def _launcher(cls, value: Any) -> Any:
+        if isinstance(value, str) and not isinstance(value, Launcher):
+            if value not in Launcher.__members__:
+                raise ValueError(f"launcher must be 'none' or 'torchrun', not {value!r}")
+            return Launcher(value)
         return value
 
     @field_validator("env", "labels")
@@ -231,6 +262,13 @@ class JobSpec(BaseModel):
     @classmethod
     def _data(cls, value: dict[str, str]) -> dict[str, str]:
         return validate_data(value)
+
+    @model_validator(mode="after")
+    def _gang_without_image(self) -> JobSpec:
+        if self.resources.nodes > 1 and self.image is not None:
+            raise ValueError("a multi-node job (resources.nodes > 1) cannot run in a container image yet; "
+                             "drop image, or run it on one node")
+        return self
 
     @model_validator(mode="after")
     def _argv_matches_shell(self) -> JobSpec:

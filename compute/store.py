@@ -23,7 +23,7 @@ from compute.errors import ComputeError, JobNotFound, StoreLost
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.rows import load_jobs, node_from_row
-from compute.schema import SCHEMA
+from compute.schema import MIGRATIONS, SCHEMA
 from compute.spec import JobSpec, parse_priority
 
 def new_job_id() -> str:
@@ -63,6 +63,7 @@ class Store:
         if self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'job_waiting'").fetchone():
             if not self.paths.db_marker.is_file():  # a store made before the marker existed
                 self._mark()
+            self._migrate()
             return
         if self.paths.db_marker.is_file():
             raise StoreLost(
@@ -76,6 +77,14 @@ class Store:
                 if statement.strip():
                     conn.execute(statement)
         self._mark()
+
+    def _migrate(self) -> None:
+        """Add the columns a store made by an older version lacks (a read first: usually nothing to do)."""
+        for (table, column), statement in MIGRATIONS.items():
+            if column not in {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}:
+                with self.transaction() as conn:
+                    if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+                        conn.execute(statement)
 
     def _mark(self) -> None:
         try:

@@ -37,6 +37,10 @@ class WaitKind(str, enum.Enum):
     """Attempts that are already stopping will free the slots it needs."""
     backoff = "backoff"
     """It failed and waits out its retry backoff."""
+    no_fit_nodes = "no_fit_nodes"
+    """A gang: fewer nodes than it spans have enough free GPU slots right now."""
+    too_few_nodes = "too_few_nodes"
+    """A gang: fewer nodes that take work than it spans have that many GPU slots at all."""
 
 
 WaitEntry = tuple[WaitKind, int, tuple[object, ...]]
@@ -52,6 +56,8 @@ _TEXT = {
     WaitKind.preempting: "preempting {0} lower-priority attempt(s) on {1}",
     WaitKind.stopping: "waiting for stopping attempts to free {0}",
     WaitKind.backoff: "not before {0} (retry backoff)",
+    WaitKind.no_fit_nodes: "needs {0} nodes with {1} free GPUs each; {2} {3}",
+    WaitKind.too_few_nodes: "needs {0} nodes with {1} GPUs each; only {2} node(s) taking work have that many",
 }
 
 
@@ -63,6 +69,9 @@ def describe(entry: WaitEntry) -> Waiting:
         if kind is WaitKind.no_fit and not args[1]:
             return Waiting(kind, f"needs {gpus} on one node; no GPU slot is free", position)
         args = (gpus, *args[1:])
+    if kind is WaitKind.no_fit_nodes:
+        has = "has them" if args[2] == 1 else "have them"
+        args = (*args[:3], has + (f" ({args[3]})" if args[3] else ""))
     return Waiting(kind, _TEXT[kind].format(*args), position)
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from compute.records import JobState
-from compute.spec import JobSpec, Resources
+from compute.spec import JobSpec, Launcher, Resources
 from skills.context import SkillContext
 from skills.models import SkillFailure, SkillInput, SkillOutput
 from skills.views import AttemptView, JobSummary, compute_errors, tracking_errors
@@ -42,7 +42,11 @@ class SubmitJobInput(SkillInput):
     """Names of credentials the job needs (e.g. HF_TOKEN), passed from the compute daemon's
     environment; only the names are stored, and read_logs redacts their values."""
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
-    """GPU slots, all on one node."""
+    """GPU slots per node, all on one node."""
+    nodes: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Distinct nodes the job spans (a gang: `gpus` on each, started and stopped together)."""
+    launcher: Literal["none", "torchrun"] = "none"
+    """`torchrun`: each member runs argv under torchrun --nnodes/--node-rank/--master-addr ..."""
     cpus: Annotated[float, Field(gt=0, le=1024)] = 1.0
     memory_gb: Annotated[float, Field(gt=0)] | None = None
     priority: int | str = "normal"
@@ -92,7 +96,8 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
         argv=args.argv,
         shell=args.shell,
         cwd=cwd,
-        resources=Resources(gpus=args.gpus, cpus=args.cpus, memory_gb=args.memory_gb),
+        resources=Resources(gpus=args.gpus, nodes=args.nodes, cpus=args.cpus, memory_gb=args.memory_gb),
+        launcher=Launcher(args.launcher),
         priority=args.priority,
         preemptible=args.preemptible,
         max_retries=args.max_retries,

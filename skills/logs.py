@@ -42,6 +42,8 @@ class ReadLogsInput(SkillInput):
     """The job id."""
     attempt: Annotated[int, Field(ge=1)] | None = None
     """Attempt number (1, 2, ...); default: the latest."""
+    rank: Annotated[int, Field(ge=0)] = 0
+    """For a multi-node job: the member (node rank) whose log to read; default 0."""
     tail: Annotated[int, Field(ge=1, le=100_000)] | None = None
     """Return the last N lines (the default mode, N=100)."""
     byte_start: Annotated[int, Field(ge=0)] | None = None
@@ -57,6 +59,8 @@ class ReadLogsInput(SkillInput):
 class ReadLogsOutput(SkillOutput):
     job_id: str
     attempt: int
+    rank: int = 0
+    """The gang member (node rank) whose log this is."""
     log_path: str
     size_bytes: int
     """Size of the log file now (it may still grow)."""
@@ -90,7 +94,7 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
     path, attempt, secrets = _log_file(ctx, args)
     size = path.stat().st_size
     budget = max(ctx.max_output_bytes - _RESERVED_BYTES - len(json.dumps(str(path))), 200)
-    common = dict(job_id=args.job_id, attempt=attempt, log_path=str(path), size_bytes=size)
+    common = dict(job_id=args.job_id, attempt=attempt, rank=args.rank, log_path=str(path), size_bytes=size)
     if args.grep is not None:
         try:
             regex = re.compile(args.grep)
@@ -142,7 +146,12 @@ def _log_file(ctx: SkillContext, args: ReadLogsInput) -> tuple[Path, int, list[s
                 f"job {args.job_id} has attempts {numbers}, not {attempt}; omit attempt for the latest",
                 field="attempt",
             )
-        path = Path(ctx.client.log_path(args.job_id, attempt))
+        nodes = job.spec.resources.nodes
+        if args.rank >= nodes:
+            raise SkillFailure(ErrorCode.invalid_arguments,
+                               f"job {args.job_id} spans {nodes} node(s): rank must be 0-{nodes - 1}, not {args.rank}",
+                               field="rank")
+        path = Path(ctx.client.log_path(args.job_id, attempt, args.rank))
     if not path.exists():
         raise SkillFailure(ErrorCode.not_found, f"the log of job {args.job_id} attempt {attempt} is gone: {path}")
     return path, attempt, list(job.spec.secret_env)

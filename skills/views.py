@@ -32,7 +32,9 @@ class JobSummary(_View):
     priority_class: str
     """The named class (idle, low, normal, high, urgent; `normal+5` in between)."""
     gpus: int
-    """GPU slots the job asks for."""
+    """GPU slots the job asks for (per node)."""
+    nodes: int = 1
+    """Distinct nodes the job spans (a gang when more than 1)."""
     node: str | None = None
     """Node of the latest attempt."""
     attempts: int = 0
@@ -65,6 +67,7 @@ class JobSummary(_View):
             priority=job.priority,
             priority_class=priority_name(job.priority),
             gpus=job.spec.resources.gpus,
+            nodes=job.spec.resources.nodes,
             node=last.node if last else None,
             attempts=len(job.attempts),
             exit_code=last.exit_code if last else None,

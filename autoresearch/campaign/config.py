@@ -148,7 +148,11 @@ class ComputeSettings(Section):
     named_numbers = frozenset({"priority"})
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
-    """GPUs per trial, placed on one node."""
+    """GPUs per trial and node, placed on one node."""
+    nodes: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Distinct nodes each trial spans (a gang, `gpus` on each); more than 1 needs gpus >= 1."""
+    launcher: Literal["none", "torchrun"] = "none"
+    """`torchrun`: each member runs the command under torchrun, wired to the gang (docs/gangs.md)."""
     priority: Annotated[int, Field(ge=0, le=100), WithJsonSchema(_PRIORITY_SCHEMA)] = 50
     """0-100 or a name (idle, low, normal, high, urgent); higher runs first."""
     preemptible: bool = True
@@ -174,6 +178,13 @@ class ComputeSettings(Section):
     @classmethod
     def _image(cls, value: str | None) -> str | None:
         return value if value is None else validate_image(value)
+
+    @model_validator(mode="after")
+    def _gang_needs_gpus(self) -> ComputeSettings:
+        if self.nodes > 1 and self.gpus < 1:
+            raise ValueError(f"compute.nodes={self.nodes} needs compute.gpus >= 1 (GPUs per node); "
+                             "set compute.nodes to 1 or ask for GPUs")
+        return self
 
 
 class Tracking(Section):

@@ -51,7 +51,9 @@ def _when(ts: float | None) -> str:
 def submit(
     command: list[str] = typer.Argument(..., help="The command and its arguments, after `--`."),
     name: str = typer.Option("job", "--name", help="A human-readable name."),
-    gpus: int = typer.Option(0, "--gpus", help="GPU slots, all on one node."),
+    gpus: int = typer.Option(0, "--gpus", help="GPU slots per node, all on one node."),
+    nodes: int = typer.Option(1, "--nodes", help="Distinct nodes the job spans (a gang; --gpus on each)."),
+    launcher: str = typer.Option("none", "--launcher", help="none (argv as is) or torchrun (argv under torchrun)."),
     priority: str = typer.Option("normal", "--priority", help="0-100 or idle|low|normal|high|urgent."),
     no_preemptible: bool = typer.Option(False, "--no-preemptible", help="Never stop it for other work."),
     max_retries: int = typer.Option(0, "--max-retries", help="Retries after user failures (with backoff)."),
@@ -71,7 +73,8 @@ def submit(
     """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`.
     The job runs with your PATH and virtualenv; a bare `python` is the one your shell runs."""
     fields = {
-        "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
+        "name": name, "argv": command, "resources": {"gpus": gpus, "nodes": nodes},
+        "launcher": launcher, "priority": priority,
         "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
         "grace_s": grace, "progress_timeout_s": progress_timeout, "labels": _labels(label), "idempotency_key": key, "image": image,
         "container_runtime": runtime, "data": _data(data),
@@ -175,6 +178,7 @@ def logs(
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing until the job ends."),
     attempt: int | None = typer.Option(None, "--attempt", help="Attempt number (default: the latest)."),
     tail: int | None = typer.Option(None, "--tail", min=0, help="Only the last N lines."),
+    rank: int = typer.Option(0, "--rank", help="Gang member (node rank) of a multi-node job (default 0)."),
     as_json: bool = typer.Option(False, "--json", help="Print {job_id, state, attempt, log_path, text} as JSON."),
 ) -> None:
     """Print an attempt's combined stdout/stderr; --follow keeps going across new attempts."""
@@ -184,8 +188,11 @@ def logs(
         job = _get(client, job_id)
         if attempt is not None and not any(a.number == attempt for a in job.attempts):
             fail(f"job {job_id} has {len(job.attempts)} attempt(s); there is no attempt {attempt}")
+        if not 0 <= rank < job.spec.resources.nodes:
+            fail(f"job {job_id} spans {job.spec.resources.nodes} node(s): --rank must be 0-"
+                 f"{job.spec.resources.nodes - 1}, not {rank}")
         if as_json:
-            print_json(_log_view(client, job, attempt, tail))
+            print_json(_log_view(client, job, attempt, tail, rank))
             return
         while not job.attempts:
             if not follow or job.state.final:
@@ -195,11 +202,11 @@ def logs(
             time.sleep(0.2)
             job = client.get(job_id)
         number = attempt or job.attempts[-1].number
-        offset = _print_file(client.log_path(job_id, number), tail, 0)
+        offset = _print_file(client.log_path(job_id, number, rank), tail, 0)
         while follow:
             job = client.get(job_id)
             latest = job.attempts[-1].number
-            offset = _print_file(client.log_path(job_id, number), None, offset)
+            offset = _print_file(client.log_path(job_id, number, rank), None, offset)
             if attempt is None and latest != number:
                 number, offset = latest, 0
                 sys.stderr.write(f"--- attempt {number} ---\n")
@@ -209,16 +216,17 @@ def logs(
             time.sleep(0.2)
 
 
-def _log_view(client: Client, job: Job, attempt: int | None, tail: int | None) -> dict[str, object]:
+def _log_view(client: Client, job: Job, attempt: int | None, tail: int | None, rank: int) -> dict[str, object]:
     number = attempt or (job.attempts[-1].number if job.attempts else None)
-    path = client.log_path(job.id, number) if number is not None else None
+    path = client.log_path(job.id, number, rank) if number is not None else None
     text = ""
     if path is not None and os.path.isfile(path):
         with open(path, "rb") as fh:
             text = fh.read().decode(errors="replace")
         if tail is not None:
             text = "".join(text.splitlines(keepends=True)[-tail:]) if tail else ""
-    return {"job_id": job.id, "state": job.state.value, "attempt": number, "log_path": None if path is None else str(path),
+    return {"job_id": job.id, "state": job.state.value, "attempt": number, "rank": rank,
+            "log_path": None if path is None else str(path),
             "text": text, "waiting_reason": job.waiting_reason}
 
 

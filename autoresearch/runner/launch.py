@@ -24,6 +24,7 @@ from autoresearch.runner.errors import check_runs_kept
 from autoresearch.runner.run_pool import RunPool
 from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
+from compute import Launcher as MemberLauncher
 from tracking import (
     CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RUN_NAME_TAG, SPARE_TAG, TRIAL_TAG, Tracker, describe_datasets, run_env, run_labels,
 )  # fmt: skip
@@ -141,7 +142,8 @@ class Launcher:
             env=env,
             secret_env=list(campaign.secret_env),
             cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd),
-            resources=Resources(gpus=settings.gpus),
+            resources=Resources(gpus=settings.gpus, nodes=settings.nodes),
+            launcher=MemberLauncher(settings.launcher),
             priority=settings.priority,
             preemptible=settings.preemptible,
             max_retries=settings.max_retries,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compute.backends.local import free_port
 from compute.jobenv import allowed_env
 
 WATCHER = (
@@ -136,6 +137,10 @@ class NodeAgent:
     def forget(self, key: str) -> None:
         """The daemon recorded the end: drop what is kept about the attempt."""
         self._runs.pop(key, None)
+
+    def free_port(self) -> int:
+        """A TCP port free on this node now (MASTER_PORT of a gang whose rank 0 runs here)."""
+        return free_port("0.0.0.0")
 
     def running(self) -> int:
         """Attempts not yet forgotten (running, or ended and not yet recorded)."""

@@ -136,6 +136,16 @@ class ChangesNodes(Protocol):
 
 
 @runtime_checkable
+class HostsGangs(Protocol):
+    """Optional: the backend can run multi-node jobs (gangs): it names the address and a free
+    port on a node where rank 0 of a gang will listen (MASTER_ADDR, MASTER_PORT)."""
+
+    def master_address(self, node: str) -> tuple[str, int]:
+        """(an address the other nodes reach `node` at, a TCP port free there now)."""
+        ...
+
+
+@runtime_checkable
 class Warms(Protocol):
     """Optional: prepare the next launch while the daemon is idle (e.g. a spare process)."""
 

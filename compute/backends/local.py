@@ -22,6 +22,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -108,6 +109,10 @@ class LocalBackend:
 
     def nodes(self) -> list[Node]:
         return list(self._nodes)
+
+    def master_address(self, node: str) -> tuple[str, int]:
+        """Every node of this backend is this host: loopback and a port free here now."""
+        return "127.0.0.1", free_port()
 
     def _files(self, key: str) -> tuple[Path, Path]:
         return self._run_dir / f"{key}.pid", self._run_dir / f"{key}.exit"
@@ -278,6 +283,13 @@ def _container_code(found: container_ops.ContainerState | None) -> int | None:
     if found is None or found.exit_code is None:
         return None
     return decode_status(found.exit_code)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on now (the kernel's pick; another process may take it later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def _pidfd(pid: int) -> int | None:

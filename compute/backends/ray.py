@@ -42,7 +42,7 @@ from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, Ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from compute.backends._ray_agent import NodeAgent
-from compute.backends.base import AttemptExit, LaunchRequest
+from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.backends.ray_address import resolve_ray_address
 from compute.backends.ray_health import on_ray_nodes
 from compute.errors import ComputeError
@@ -134,6 +134,15 @@ class RayBackend:
     def node_id(self, name: str) -> str | None:
         """The Ray node id of one of our node names (None if it is not in the cluster)."""
         return next((n.address for n in self._nodes if n.name == name), None)
+
+    def master_address(self, node: str) -> tuple[str, int]:
+        """HostsGangs: the node's IP as Ray knows it, and a port its agent found free there."""
+        node_id = self.node_id(node)
+        info = next((n for n in ray.nodes() if n["NodeID"] == node_id and n.get("Alive")), None)
+        if node_id is None or info is None:
+            raise LaunchError(f"node {node} left the Ray cluster before its gang started")
+        port = ray.get(self._agent(node_id, node).free_port.remote(), timeout=60)
+        return str(info["NodeManagerAddress"]), int(port)
 
     # -- attempts -------------------------------------------------------------------
 

@@ -26,9 +26,18 @@ from compute import JobSpec
         ({"argv": ["x"], "progress_timeout_s": -1.5}, "leave it unset for no hang detection"),
         ({"argv": ["x"], "progress_timeout_s": "60"}, "progress_timeout_s must be a positive number"),
         ({"argv": ["x"], "progress_timeout_s": True}, "progress_timeout_s must be a positive number"),
+        ({"argv": ["x"], "resources": {"nodes": 0, "gpus": 1}}, "resources.nodes"),
+        ({"argv": ["x"], "resources": {"nodes": 2}}, "resources.nodes=2 needs resources.gpus >= 1"),
+        ({"argv": ["x"], "launcher": "mpirun"}, "launcher must be 'none' or 'torchrun', not 'mpirun'"),
     ],
 )
 def test_bad_spec_names_the_field_and_what_is_allowed(fields, expected):
     with pytest.raises(ValidationError) as info:
         JobSpec.model_validate(fields)
     assert expected in str(info.value)
+
+
+def test_a_gang_spec_round_trips_through_json():
+    spec = JobSpec.model_validate({"argv": ["x"], "resources": {"gpus": 2, "nodes": 3}, "launcher": "torchrun"})
+    again = JobSpec.model_validate_json(spec.model_dump_json())
+    assert (again.resources.nodes, again.resources.gpus, again.launcher.value) == (3, 2, "torchrun")

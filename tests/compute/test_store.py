@@ -80,3 +80,16 @@ def test_two_connections_see_each_others_commits(tmp_path):
     assert reader.get_job(job.id).id == job.id
     writer.close()
     reader.close()
+
+
+def test_a_store_made_before_gangs_gets_the_members_column_on_open(tmp_path):
+    paths = ComputePaths.of(tmp_path / "home")
+    old = Store(paths)
+    with old.transaction() as conn:
+        conn.execute("ALTER TABLE attempts DROP COLUMN members")
+    job_id = old.insert_job(JobSpec(argv=["true"]))
+    old.close()
+    store = Store(paths)
+    assert "members" in {r[1] for r in store.read("PRAGMA table_info(attempts)")}
+    assert store.get_job(job_id).attempts == []
+    store.close()

@@ -138,6 +138,8 @@ def _line_of(text: str, needle: str) -> int:
         ("  kind: auto ", "  kind: llm ", "policy.kind", "needs `provider: openai`"),
         ("cwd: examples/digits", "cwd: examples/missing", "cwd", "is not a directory"),
         ("  gpus: 1", "  gpus: 1\n  gpu: 2", "compute.gpu", "did you mean 'gpus'?"),
+        ("  gpus: 1", "  gpus: 1\n  launcher: mpirun", "compute.launcher", "'none' or 'torchrun'"),
+        ("  gpus: 1", "  gpus: 1\n  nodes: 0", "compute.nodes", "greater than or equal to 1"),
     ],
 )
 def test_errors_point_at_line_and_field(project: Path, old: str, new: str, path: str, expected: str) -> None:

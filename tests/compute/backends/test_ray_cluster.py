@@ -175,3 +175,26 @@ def _probes(log: Path, names: dict[str, str]) -> dict[str, int] | None:
         return None
     seen = {name: int(pid) for name, pid in (line.split() for line in lines if line.strip())}
     return seen if set(seen) >= set(names) else None
+
+
+def test_a_gang_runs_its_members_on_distinct_ray_nodes_with_rank_0s_address(client, three_nodes):
+    wiring = 'echo "$AR_NNODES $AR_NODE_RANK $MASTER_ADDR $MASTER_PORT $CUDA_VISIBLE_DEVICES"'
+    job = client.submit(JobSpec(argv=["sh", "-c", wiring], resources={"gpus": 2, "nodes": 2}))
+    done = client.wait(job.id, timeout=120)[0]
+    assert done.state is JobState.succeeded, done.state_reason
+    assert len({m.node for m in done.attempts[0].members}) == 2
+    lines = [client.log_path(job.id, rank=r).read_text().split() for r in (0, 1)]
+    assert [line[:2] for line in lines] == [["2", "0"], ["2", "1"]]
+    ip = three_nodes.head_node.node_ip_address  # every node of this test cluster runs on this host
+    assert lines[0][2] == lines[1][2] == ip and lines[0][3] == lines[1][3] and lines[0][3].isdigit()
+
+
+@pytest.mark.slow
+def test_a_ddp_gang_under_torchrun_trains_across_two_ray_nodes(client, tmp_path):
+    pytest.importorskip("torch")
+    from tests.compute.test_gangs_torch import curve, ddp_job
+
+    job = client.submit(ddp_job(tmp_path, "ray-ddp"))
+    done = client.wait(job.id, timeout=300)[0]
+    assert done.state is JobState.succeeded, done.state_reason
+    assert len({m.node for m in done.attempts[0].members}) == 2 and sorted(curve(client, job.id)) == list(range(24))

@@ -1,0 +1,220 @@
+"""Gang placement inside one scheduling pass (rule 6 of compute/scheduler.py).
+
+A gang is a job with `nodes` > 1: it needs `gpus` free slots on each of `nodes` distinct
+schedulable nodes. `gang_pass` places all members in one pass or none, and otherwise says
+why it waits, after trying, in order: slots of attempts already stopping, then preemption
+of lower-priority attempts on the nodes it still lacks. `reserve_gang` holds nodes for a
+blocked gang at the head of the queue, so later jobs backfill only around it.
+
+Pure functions over the pass's bookkeeping (`_Pass`), so a pass over 2,000 blocked gangs
+stays within milliseconds: "how many nodes have g free slots" is a sum over the pass's
+per-count histogram (O(slots per node)), and nodes are enumerated only when they are taken.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from compute.waiting import WaitEntry, WaitKind
+
+_Pass = Any
+"""The scheduler's `_Pass` (compute/scheduler.py imports this module, so it is not imported here)."""
+RunningAttempt = Any
+"""A `compute.scheduler.RunningAttempt` (a victim)."""
+
+
+class PendingJob(Protocol):
+    """What a gang's placement reads of a `compute.scheduler.PendingJob`."""
+
+    @property
+    def priority(self) -> int: ...
+    @property
+    def gpus(self) -> int: ...
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def excluded_nodes(self) -> frozenset[str]: ...
+
+
+class NodeView(Protocol):
+    """What a waiting reason reads of a `compute.scheduler.NodeView`."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def gpus(self) -> tuple[int, ...]: ...
+    @property
+    def schedulable(self) -> bool: ...
+    @property
+    def unavailable(self) -> str: ...
+
+
+Member = tuple[str, tuple[int, ...]]
+"""(node, GPU indices) of one member of a gang."""
+
+_NAME_SCAN = 256
+"""How many bucket entries a waiting reason reads, at most, to name the nodes that fit."""
+
+
+def gang_pass(
+    p: _Pass, job: PendingJob, position: int, nodes: Sequence[NodeView]
+) -> tuple[list[Member], list[RunningAttempt], WaitEntry | None]:
+    """(members in rank order when it starts, victims to preempt for it, why it waits or None)."""
+    g, n, excluded = job.gpus, job.nodes, job.excluded_nodes
+    hostable = sum(c for size, c in p.sizes.items() if size >= g)
+    hostable -= sum(1 for x in excluded if x in p.nodes and len(p.nodes[x].gpus) >= g)
+    if hostable < n:
+        return [], [], _unhostable(job, nodes, hostable, position)
+    fit = _fit_count(p, job)
+    if fit >= n:
+        return _take_fit(p, job, n), [], None
+    soon = [x for x in sorted(p.soon) if x not in excluded and len(p.avail[x]) < g <= p._spare(x)]
+    if fit + len(soon) >= n:
+        _take_fit(p, job, fit)
+        _hold(p, soon[: n - fit], g)
+        return [], [], (WaitKind.stopping, position, (", ".join(soon[: n - fit]),))
+    lack = n - fit - len(soon)
+    if p.lowest_victim_priority() < job.priority and not _hopeless(p, job, lack):
+        workable = _workable(p, job, set(soon), lack)
+        if len(workable) < lack and not job.excluded_nodes:
+            p.gang_failed.setdefault(job.gpus, []).append((job.priority, len(workable)))
+        if len(workable) >= lack:
+            _take_fit(p, job, fit)
+            _hold(p, soon, g)
+            victims = _preempt_on(p, workable[:lack], g)
+            return [], victims, (WaitKind.preempting, position, (len(victims), ", ".join(workable[:lack])))
+    return [], [], (WaitKind.no_fit_nodes, position, (n, g, fit, _fit_names(p, job, min(fit, 3))))
+
+
+def reserve_gang(p: _Pass, job: PendingJob) -> tuple[str, int] | None:
+    """Hold the `nodes` nodes with the most soon-free capacity for a blocked gang at the head of
+    the queue: (its first node, that node's free slots before the hold), or None."""
+    g = job.gpus
+    names = [x for x, v in p.nodes.items() if len(v.gpus) >= g and x not in job.excluded_nodes]
+    if len(names) < job.nodes:
+        return None
+    chosen = heapq.nsmallest(job.nodes, names, key=lambda x: (-p._spare(x), x))
+    have = len(p.avail[chosen[0]])
+    _hold(p, chosen, g)
+    return chosen[0], have
+
+
+def _fit_count(p: _Pass, job: PendingJob) -> int:
+    """Schedulable, not excluded nodes with at least `gpus` free slots now."""
+    g = job.gpus
+    if g > p.top:
+        return 0
+    count = sum(p.count[g : p.top + 1])
+    return count - sum(1 for x in job.excluded_nodes if x in p.avail and len(p.avail[x]) >= g)
+
+
+def _take_fit(p: _Pass, job: PendingJob, k: int) -> list[Member]:
+    """Claim `gpus` slots on each of `k` nodes that fit now, best fit first (then by name)."""
+    chosen: list[Member] = []
+    aside: list[tuple[int, str]] = []
+    for count in range(job.gpus, p.top + 1):
+        heap = p.buckets[count]
+        while len(chosen) < k and heap:
+            name = heapq.heappop(heap)
+            if len(p.avail[name]) != count:
+                continue  # stale: the node moved to a smaller bucket
+            if name in job.excluded_nodes:
+                aside.append((count, name))
+                continue
+            chosen.append((name, ()))
+        if len(chosen) >= k:
+            break
+    for count, name in aside:
+        heapq.heappush(p.buckets[count], name)
+    return [(name, p.claim(name, job.gpus)) for name, _ in chosen]
+
+
+def _hold(p: _Pass, names: Sequence[str], g: int) -> None:
+    """Claim `g` slots on each node, free ones first, then slots of stopping attempts."""
+    for name in names:
+        have = len(p.avail[name])
+        p.claim(name, g)
+        p.claim_soon(name, g - have)
+
+
+def _hopeless(p: _Pass, job: PendingJob, lack: int) -> bool:
+    """Slots only shrink within a pass: a search for g slots per node below priority q that found
+    w nodes finds at most w for a gang needing g' >= g below q' <= q."""
+    return any(
+        prio >= job.priority and found < lack
+        for g, tries in p.gang_failed.items()
+        if g <= job.gpus
+        for prio, found in tries
+    )
+
+
+def _workable(p: _Pass, job: PendingJob, skip: set[str], lack: int) -> list[str]:
+    """Nodes (cheapest first) where preempting attempts below the gang's priority frees `gpus`
+    slots; bounded like `_Pass.preemption_plan` by `preempt_scan` nodes looked at."""
+    found: list[tuple[int, int, str]] = []
+    scanned, g, prio = 0, job.gpus, job.priority
+    want = max(lack, p.config.preempt_candidates)
+    for spare in sorted(p.by_spare, reverse=True):
+        missing = g - spare
+        if missing <= 0:
+            continue
+        for low, name in p.by_spare[spare]:
+            if low >= prio:
+                break
+            scanned += 1
+            if scanned > p.config.preempt_scan or len(found) >= want:
+                break
+            steps = p.steps[name]
+            if missing > len(steps) or steps[missing - 1][1] >= prio:
+                continue
+            if name in job.excluded_nodes or name in skip or len(p.nodes[name].gpus) < g:
+                continue
+            found.append((steps[missing - 1][0], steps[missing - 1][1], name))
+        if scanned > p.config.preempt_scan or len(found) >= want:
+            break
+    return [name for *_, name in sorted(found)]
+
+
+def _preempt_on(p: _Pass, names: list[str], g: int) -> list[RunningAttempt]:
+    """Take the victims each node needs (a gang victim whole, once), then hold `g` slots there."""
+    victims: list[RunningAttempt] = []
+    for name in names:
+        missing = g - p._spare(name)
+        freed = 0
+        if missing > 0:
+            taken = p.victims[name][: p.steps[name][missing - 1][2]]
+            victims += taken
+            freed = sum(len(v.gpus) for v in taken)
+            p.take_victims(name, taken)
+        have = len(p.avail[name])
+        p.claim(name, g)
+        p.claim_soon(name, g - have - freed)
+    return victims
+
+
+def _fit_names(p: _Pass, job: PendingJob, k: int) -> str:
+    """Up to `k` names of nodes that fit now, for the waiting reason (a bounded look)."""
+    names: list[str] = []
+    budget = _NAME_SCAN
+    for count in range(p.top, job.gpus - 1, -1):
+        for name in p.buckets[count]:
+            budget -= 1
+            if len(names) >= k or budget < 0:
+                return ", ".join(sorted(names))
+            if len(p.avail[name]) == count and name not in job.excluded_nodes and name not in names:
+                names.append(name)
+    return ", ".join(sorted(names))
+
+
+def _unhostable(job: PendingJob, nodes: Sequence[NodeView], hostable: int, position: int) -> WaitEntry:
+    """Why a gang waits that too few schedulable nodes could ever host."""
+    big = [v for v in nodes if len(v.gpus) >= job.gpus]
+    out = [v for v in big if not v.schedulable and v.name not in job.excluded_nodes]
+    if out:
+        return WaitKind.node_unavailable, position, (out[0].name, out[0].unavailable or "not taking work")
+    barred = sorted(v.name for v in big if v.name in job.excluded_nodes)
+    if barred:
+        return WaitKind.excluded, position, (", ".join(barred[:3]),)
+    return WaitKind.too_few_nodes, position, (job.nodes, job.gpus, hostable)
