@@ -63,3 +63,18 @@ def test_a_gang_that_cannot_fit_waits_with_a_reason(start_compute):
     wait_until(lambda: re.fullmatch(expected, client.get(job.id).waiting_reason or ""), what=expected)
     client.cancel(blocker.id)
     assert client.wait(job.id, timeout=60)[0].state is JobState.succeeded
+
+
+def test_a_gang_hangs_when_one_member_stops_printing(start_compute):
+    client = start_compute(gpus=None, virtual_nodes=2, gpus_per_node=1, grace_s=0.5)
+    # rank 0 keeps printing; rank 1 prints once then goes silent, as a rank stuck in a collective would
+    script = ('if [ "$AR_NODE_RANK" = 1 ]; then echo ready; exec sleep 60; fi; '
+              'while :; do echo step; sleep 0.2; done')
+    job = client.submit(JobSpec(argv=["sh", "-c", script], resources={"gpus": 1, "nodes": 2},
+                                progress_timeout_s=1.5, time_limit_s=50))
+    wait_until(lambda: any(a.stop_reason == "hang" and a.outcome is not None for a in client.get(job.id).attempts),
+               timeout=40, what="the gang stopped as hung")
+    attempt = next(a for a in client.get(job.id).attempts if a.stop_reason == "hang")
+    assert (attempt.outcome, attempt.failure_class) == (AttemptOutcome.infra_failed, FailureClass.infra)
+    assert "stopped as hung" in client.log_path(job.id, attempt=attempt.number, rank=1).read_text()
+    client.cancel(job.id)
