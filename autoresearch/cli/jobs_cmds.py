@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from rich.table import Column, Table
 
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json, validation_message
+from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields
 from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name
 
 jobs_app = typer.Typer(help="Submit, inspect, cancel and wait for jobs.", no_args_is_help=True)
@@ -24,23 +25,10 @@ def _client(autostart: bool = True) -> Client:
 
 
 def _labels(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            fail(f"--label {pair!r} is not key=value; write it like --label campaign=lr-sweep")
-        out[key] = value
-    return out
-
-
-def _data(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        name, sep, path = pair.partition("=")
-        if not sep or not name or not path:
-            fail(f"--data {pair!r} is not NAME=PATH; write it like --data train=/datasets/train.bin")
-        out[name] = os.path.abspath(path)
-    return out
+    try:
+        return parse_labels(pairs)
+    except BadInput as err:
+        fail(str(err))
 
 
 def _when(ts: float | None) -> str:
@@ -67,22 +55,19 @@ def submit(
 ) -> None:
     """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`.
     The job runs with your PATH and virtualenv; a bare `python` is the one your shell runs."""
-    fields = {
-        "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
-        "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
-        "grace_s": grace, "labels": _labels(label), "idempotency_key": key, "image": image,
-        "container_runtime": runtime, "data": _data(data),
-    }
-    if runtime is not None and image is None:
-        fail("--runtime needs --image IMG: it picks the CLI that runs the image")
     try:
-        spec = JobSpec.model_validate({k: v for k, v in fields.items() if v is not None})
+        fields = submit_fields(command, name, gpus, priority, no_preemptible, max_retries, time_limit, grace, label,
+                               key, image, runtime, data)
+    except BadInput as err:
+        fail(str(err))
+    try:
+        spec = JobSpec.model_validate(fields)
     except ValidationError as err:
         fail(validation_message("job", err))
     try:
         with _client(autostart=not dry_run) as client:
             if dry_run:
-                print_json(dry_run_view(client.resolve(spec)))
+                print_json(dry_run_view(client.resolve(spec).model_dump(mode="json")))
                 return
             job = client.submit(spec)
     except ComputeError as err:
@@ -91,13 +76,6 @@ def submit(
         print_json(job)
     else:
         sys.stdout.write(job.id + "\n")
-
-
-def dry_run_view(spec: JobSpec) -> dict[str, object]:
-    """What `--dry-run` prints: the spec as it would be queued, env by names only (values may be secret)."""
-    view = spec.model_dump(mode="json")
-    view["env"] = sorted(spec.env)
-    return {"dry_run": True, "spec": view}
 
 
 def _reason(job: Job) -> str:
@@ -115,10 +93,10 @@ def list_jobs(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Jobs, newest first."""
-    allowed = [s.value for s in JobState]
-    for s in state:
-        if s not in allowed:
-            fail(f"--state {s!r} is not a job state; use one of {', '.join(allowed)}")
+    try:
+        check_states(state)
+    except BadInput as err:
+        fail(str(err))
     with _client(autostart=False) as client:
         jobs = client.list(states=state or None, labels=_labels(label) or None, limit=limit)
     if as_json:
