@@ -85,9 +85,9 @@ def parse(command: Command, tokens: list[str]) -> tuple[dict[str, Any], list[str
             values[opt.param] = True
             continue
         if not eq:
-            if not rest or rest[0].startswith("-"):
+            if not rest:
                 raise Fallback(token)
-            value = rest.pop(0)
+            value = rest.pop(0)  # whatever it is, as click takes it (`--max-retries -1`)
         values[opt.param] = _convert(opt, value, values[opt.param])
     return values, args
 

@@ -57,17 +57,15 @@ def parse_data(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def submit_fields(command: list[str], name: str = "job", gpus: int = 0, priority: str = "normal",
-                  no_preemptible: bool = False, max_retries: int = 0, time_limit: float | None = None,
-                  grace: float | None = None, label: list[str] | None = None, key: str | None = None,
-                  image: str | None = None, runtime: str | None = None,
-                  data: list[str] | None = None) -> dict[str, Any]:
+def submit_fields(command: list[str], name: str, gpus: int, priority: str, no_preemptible: bool, max_retries: int,
+                  time_limit: float | None, grace: float | None, label: list[str], key: str | None,
+                  image: str | None, runtime: str | None, data: list[str]) -> dict[str, Any]:
     """`jobs submit`'s flags (named as its parameters) as the JobSpec fields to validate."""
     fields = {
         "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
         "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
-        "grace_s": grace, "labels": parse_labels(label or []), "idempotency_key": key, "image": image,
-        "container_runtime": runtime, "data": parse_data(data or []),
+        "grace_s": grace, "labels": parse_labels(label), "idempotency_key": key, "image": image,
+        "container_runtime": runtime, "data": parse_data(data),
     }
     if runtime is not None and image is None:
         raise BadInput("--runtime needs --image IMG: it picks the CLI that runs the image")
