@@ -18,11 +18,9 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from compute.data import check_data_exists
 from compute.errors import ComputeError
 
 if TYPE_CHECKING:
@@ -34,8 +32,7 @@ SUBMITTER_VARS = ("PATH", "VIRTUAL_ENV")
 BARE_PYTHONS = ("python", "python3")
 
 
-@dataclass(frozen=True)
-class Submitter:
+class Submitter(NamedTuple):  # not a dataclass: the CLI's fast path must not pay for importing inspect
     """Who submits a job, as far as the job must see it."""
 
     environ: dict[str, str]
@@ -54,7 +51,7 @@ class Submitter:
         return cls(environ, os.getcwd(), sys.executable, os.getuid(), os.getgid())
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
 
 def resolve_python(name: str, path: str | None, executable: str, cwd: str) -> str:
@@ -84,6 +81,8 @@ def resolve_spec(spec: JobSpec, submitter: Submitter, nodes: Sequence[Node], hom
     submitter's, PATH/VIRTUAL_ENV are the submitter's, a bare `python` is the submitter's
     interpreter, a container runs as the submitter. Raises ComputeError for a spec the fleet
     (these `nodes` of `home`) cannot run."""
+    from compute.data import check_data_exists  # hashlib, compute.container: not for the CLI's fast path
+
     spec = as_submitted(spec, submitter)
     if spec.cwd is None:
         spec = spec.model_copy(update={"cwd": submitter.cwd})

@@ -5,6 +5,7 @@
 - `jobs status ID --json` and `jobs list [--state S] [--label K=V] [--limit N] --json` from the
   store with sqlite3 (compute/reads.py: the same row -> dict mapping the typed records are built
   from, so the JSON is the typer command's);
+- `jobs logs ID [--attempt N] [--tail N] [--json]` (not `--follow`) from the store and the log file;
 - `jobs submit [OPTIONS] [--] COMMAND...` (also `--dry-run`, `--json`) by asking the running
   daemon to validate, resolve and queue the spec (compute/submissions.py), which answers with
   the job id or the error message the typer command prints;
@@ -21,9 +22,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from autoresearch.cli._logs import check_attempt, log_path, log_view, not_started, print_file
 from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields, write_error, write_json
 from compute.errors import JobNotFound
 from compute.paths import ComputePaths
@@ -34,8 +35,7 @@ class Fallback(Exception):
     """This command line is the typer app's to run."""
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):  # NamedTuples, not dataclasses: importing dataclasses costs inspect
     """One option as the typer command declares it."""
 
     param: str
@@ -47,8 +47,7 @@ class Option:
     """The option's `min=` (an IntRange), if any."""
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One command the fast path reads: what answers it, its options, where options may stand."""
 
     handler: Callable[[dict[str, Any], list[str]], int]
@@ -119,11 +118,10 @@ def status(values: dict[str, Any], args: list[str]) -> int:
     if len(args) != 1 or not values["as_json"]:
         raise Fallback("the table")
     paths = _paths()
-    views = job_views(_store(paths), args)
-    if not views:
-        write_error(str(JobNotFound(args[0], str(paths.home))))
+    job = _job(paths, _store(paths), args[0])
+    if job is None:
         return 2
-    write_json(views[0])
+    write_json(job)
     return 0
 
 
@@ -135,6 +133,31 @@ def list_jobs(values: dict[str, Any], args: list[str]) -> int:
     labels = parse_labels(values["label"])
     ids = list_job_ids(conn, values["state"] or None, labels or None, limit=values["limit"])
     write_json(job_views(conn, ids))
+    return 0
+
+
+def _job(paths: ComputePaths, conn: Any, job_id: str) -> dict[str, Any] | None:
+    views = job_views(conn, [job_id])
+    if not views:
+        write_error(str(JobNotFound(job_id, str(paths.home))))
+        return None
+    return views[0]
+
+
+def logs(values: dict[str, Any], args: list[str]) -> int:
+    if len(args) != 1 or values["follow"]:
+        raise Fallback("--follow")
+    paths = _paths()
+    job = _job(paths, _store(paths), args[0])
+    if job is None:
+        return 2
+    check_attempt(job, values["attempt"])
+    if values["as_json"]:
+        write_json(log_view(job, values["attempt"], values["tail"]))
+    elif not job["attempts"]:
+        sys.stderr.write(not_started(job) + "\n")
+    else:
+        print_file(log_path(job, values["attempt"] or job["attempts"][-1]["number"]), values["tail"], 0)
     return 0
 
 
@@ -181,6 +204,10 @@ COMMANDS: dict[tuple[str, str], Command] = {
         "--image": Option("image", str), "--runtime": Option("runtime", str), "--data": Option("data", list, []),
         "--dry-run": Option("dry_run", bool, False), "--json": _JSON,
     }, interspersed=False),
+    ("jobs", "logs"): Command(logs, {
+        "--follow": Option("follow", bool, False), "-f": Option("follow", bool, False),
+        "--attempt": Option("attempt", int), "--tail": Option("tail", int, minimum=0), "--json": _JSON,
+    }),
 }
 """The commands the fast path answers, with every option of each (as the typer command declares it)."""
 

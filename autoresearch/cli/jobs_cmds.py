@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from datetime import datetime
@@ -10,8 +9,10 @@ from datetime import datetime
 import typer
 from pydantic import ValidationError
 from rich.table import Column, Table
+from rich.text import Text
 
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json, validation_message
+from autoresearch.cli._logs import check_attempt, log_view, not_started, print_file, reason
 from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields
 from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name
 
@@ -79,10 +80,7 @@ def submit(
 
 
 def _reason(job: Job) -> str:
-    """A pending job's waiting reason (with its place in the queue), else its state reason."""
-    if job.state == JobState.pending and job.waiting_reason:
-        return f"{job.waiting_reason} (queue position {job.queue_position})"
-    return job.state_reason
+    return reason(job.model_dump(mode="json"))
 
 
 @jobs_app.command("list")
@@ -157,24 +155,25 @@ def logs(
         fail("--json prints the log once; drop --follow (poll `jobs logs ID --json` or `jobs wait ID` instead)")
     with _client(autostart=False) as client:
         job = _get(client, job_id)
-        if attempt is not None and not any(a.number == attempt for a in job.attempts):
-            fail(f"job {job_id} has {len(job.attempts)} attempt(s); there is no attempt {attempt}")
+        try:
+            check_attempt(job.model_dump(mode="json"), attempt)
+        except BadInput as err:
+            fail(str(err))
         if as_json:
-            print_json(_log_view(client, job, attempt, tail))
+            print_json(log_view(job.model_dump(mode="json"), attempt, tail))
             return
         while not job.attempts:
             if not follow or job.state.final:
-                err_console.print(f"job {job_id} has not started ({job.state.value}: {_reason(job)}): no log yet; "
-                                  "use --follow to wait for it", highlight=False, soft_wrap=True)
+                err_console.print(Text(not_started(job.model_dump(mode="json"))), highlight=False, soft_wrap=True)
                 return
             time.sleep(0.2)
             job = client.get(job_id)
         number = attempt or job.attempts[-1].number
-        offset = _print_file(client.log_path(job_id, number), tail, 0)
+        offset = print_file(client.log_path(job_id, number), tail, 0)
         while follow:
             job = client.get(job_id)
             latest = job.attempts[-1].number
-            offset = _print_file(client.log_path(job_id, number), None, offset)
+            offset = print_file(client.log_path(job_id, number), None, offset)
             if attempt is None and latest != number:
                 number, offset = latest, 0
                 sys.stderr.write(f"--- attempt {number} ---\n")
@@ -182,34 +181,6 @@ def logs(
             if job.state.final:
                 break
             time.sleep(0.2)
-
-
-def _log_view(client: Client, job: Job, attempt: int | None, tail: int | None) -> dict[str, object]:
-    number = attempt or (job.attempts[-1].number if job.attempts else None)
-    path = client.log_path(job.id, number) if number is not None else None
-    text = ""
-    if path is not None and os.path.isfile(path):
-        with open(path, "rb") as fh:
-            text = fh.read().decode(errors="replace")
-        if tail is not None:
-            text = "".join(text.splitlines(keepends=True)[-tail:]) if tail else ""
-    return {"job_id": job.id, "state": job.state.value, "attempt": number, "log_path": None if path is None else str(path),
-            "text": text, "waiting_reason": job.waiting_reason}
-
-
-def _print_file(path, tail: int | None, offset: int) -> int:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            data = fh.read()
-    except FileNotFoundError:
-        return offset
-    text = data.decode(errors="replace")
-    if tail is not None:
-        text = "".join(text.splitlines(keepends=True)[-tail:]) if tail else ""
-    sys.stdout.write(text)
-    sys.stdout.flush()
-    return offset + len(data)
 
 
 @jobs_app.command("cancel")

@@ -1,5 +1,5 @@
 """The fast path (autoresearch/cli/_fast.py) answers exactly as the typer app does: the same
-stdout, stderr and exit code for status, list and submit, errors included; its options are the
+stdout, stderr and exit code for status, list, logs and submit, errors included; its options are the
 typer commands' (so they cannot drift); a submission the daemon does not answer is withdrawn."""
 
 from __future__ import annotations
@@ -92,6 +92,12 @@ def test_status_and_list_print_what_typer_prints(compute_client: Client, tmp_pat
                                                "--json").stdout)] == [ok.id]
     assert _same(home, tmp_path, "jobs", "list", "--state", "done", "--json").returncode == 2
     assert _same(home, tmp_path, "jobs", "list", "--label", "novalue", "--json").returncode == 2
+    assert _same(home, tmp_path, "jobs", "logs", ok.id).stdout == "hi\n"
+    assert _same(home, tmp_path, "jobs", "logs", bad.id, "--tail", "1", "--attempt", "1").stdout == "boom\n"
+    assert json.loads(_same(home, tmp_path, "jobs", "logs", ok.id, "--json").stdout)["text"] == "hi\n"
+    assert "has not started" in _same(home, tmp_path, "jobs", "logs", waiting.id).stderr
+    assert _same(home, tmp_path, "jobs", "logs", ok.id, "--attempt", "2").returncode == 2
+    assert _same(home, tmp_path, "jobs", "logs", "job-0000000000", "--json").returncode == 2
     # with the daemon down, reads still come from the store, on the fast path
     stop_daemon(home)
     _same(home, tmp_path, "jobs", "status", waiting.id, "--json")
