@@ -165,3 +165,19 @@ def test_a_store_made_before_the_submissions_table_gains_it(tmp_path: Path) -> N
         assert store.get_job(job_id).id == job_id
     reader = open_store(paths)
     assert reader is not None and [v["id"] for v in job_views(reader, [job_id])] == [job_id]
+
+
+def test_the_daemon_answers_a_request_it_cannot_read_with_a_fallback_not_a_job(tmp_path: Path) -> None:
+    from compute.submission_answers import answer
+
+    paths = ComputePaths.of(tmp_path / "home")
+    with closing(Store(paths)) as store:
+        good = {"fields": {"argv": ["true"], "name": "ok"}, "submitter": Submitter.here().as_dict(), "dry_run": False}
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO submissions (request, created_at) VALUES (?, 0)", (json.dumps({"fields": {"argv": ["true"]}}),))
+            conn.execute("INSERT INTO submissions (request, created_at) VALUES (?, 0)", (json.dumps(good),))
+        assert answer(store) == 2
+        replies = [json.loads(r["reply"]) for r in store.read("SELECT reply FROM submissions ORDER BY id")]
+        assert "KeyError" in replies[0]["fallback"]
+        assert [j.id for j in store.list_jobs()] == [replies[1]["job_id"]]
+        assert store.get_job(replies[1]["job_id"]).spec.cwd == str(Path.cwd())
