@@ -25,7 +25,8 @@ if _typing.TYPE_CHECKING:
     from compute.gpus import detect_gpus, plan_nodes
     from compute.nodes import NodeStatus, UncordonFailed, slot_usage
     from compute.paths import ComputePaths, resolve_home
-    from compute.records import Attempt, AttemptMember, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState
+    from compute.records import Attempt, AttemptMember, Event, Job, Node
+    from compute.states import AttemptOutcome, FailureClass, HealthStatus, JobState, NodeState
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
     from compute.spec import JobSpec, Launcher, Priority, Resources, parse_priority, priority_name
     from compute.store import Store
@@ -76,14 +77,14 @@ _WHERE = {
     "ComputePaths": "compute.paths",
     "resolve_home": "compute.paths",
     "Attempt": "compute.records",
-    "AttemptOutcome": "compute.records",
+    "AttemptOutcome": "compute.states",
     "Event": "compute.records",
-    "FailureClass": "compute.records",
-    "HealthStatus": "compute.records",
+    "FailureClass": "compute.states",
+    "HealthStatus": "compute.states",
     "Job": "compute.records",
-    "JobState": "compute.records",
+    "JobState": "compute.states",
     "Node": "compute.records",
-    "NodeState": "compute.records",
+    "NodeState": "compute.states",
     "Decision": "compute.scheduler",
     "NodeView": "compute.scheduler",
     "PendingJob": "compute.scheduler",

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compute.control import daemon_pid, ensure_daemon, notify
-from compute.data import check_data_exists
 from compute.errors import ComputeError, DaemonNotRunning
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.spec import JobSpec
 from compute.store import Store
-from compute.submitter import as_submitted
+from compute.submitter import Submitter, resolve_spec
 
 if TYPE_CHECKING:  # the node methods import compute.nodes (and the health package) when called
     from compute.health import Fault, FaultKind
@@ -107,31 +106,7 @@ class Client:
         """The spec as it would be queued (what `jobs submit --dry-run` prints): cwd defaults to
         this process's, PATH/VIRTUAL_ENV are the submitter's, a bare `python` is the submitter's
         interpreter (compute/submitter.py). Raises ComputeError for a spec the fleet cannot run."""
-        spec = as_submitted(spec)
-        if spec.cwd is None:
-            spec = spec.model_copy(update={"cwd": os.getcwd()})
-        cwd = spec.cwd or os.getcwd()
-        if not Path(cwd).is_dir():
-            raise ComputeError(f"job {spec.name!r}: cwd {cwd} is not a directory; pass an existing absolute path")
-        check_data_exists(spec.data, f"job {spec.name!r}")
-        if spec.image is not None and spec.user is None:  # the container runs as whoever submits
-            spec = spec.model_copy(update={"user": f"{os.getuid()}:{os.getgid()}"})
-        nodes = self._store.nodes()
-        largest = max((len(n.gpus) for n in nodes), default=None)
-        if largest is not None and spec.resources.gpus > largest:
-            raise ComputeError(
-                f"job {spec.name!r} asks for resources.gpus={spec.resources.gpus} on one node, but the largest node "
-                f"of {self.home} has {largest} GPU slots; ask for at most {largest}, or restart the daemon with more "
-                "(`autoresearch compute down && autoresearch compute up --gpus N`)"
-            )
-        wide = spec.resources.nodes
-        if nodes and wide > 1 and (fit := sum(len(n.gpus) >= spec.resources.gpus for n in nodes)) < wide:
-            raise ComputeError(
-                f"job {spec.name!r} asks for resources.nodes={wide} with {spec.resources.gpus} GPU slots each, but "
-                f"{self.home} has only {fit} node(s) with that many slots; ask for at most {fit} nodes, or restart "
-                "the daemon with more (`autoresearch compute up --virtual-nodes N --gpus-per-node G`)"
-            )
-        return spec
+        return resolve_spec(spec, Submitter.here(), self._store.nodes(), self.home)
 
     def cancel(self, job_id: str, reason: str = "") -> Job:
         """Pending -> cancelled at once; running -> SIGTERM, grace, SIGKILL, then cancelled."""

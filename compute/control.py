@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # clients only find, wake and spawn the daemon: they never im
     from compute.daemon_config import DaemonConfig
 
 _LOCK_TRIES_S = 2.0  # a client probing the lock holds it for microseconds
+TAKES_SUBMISSIONS = "takes_submissions"
+"""Key of daemon.json, True: this daemon answers submission requests (compute/submissions.py)."""
 
 
 def daemon_pid(paths: ComputePaths) -> int | None:
@@ -176,7 +178,8 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
                     health=HealthMonitor(config.health, faults=FaultInjector(paths.faults),
                                          **monitor_probes(backend, config.health)))
     info = {"pid": os.getpid(), "started_at": time.time(), "backend": backend.name, "config": config.model_dump(),
-            "socket": address.replace("\0", "@"), "nodes": [n.model_dump(mode="json") for n in nodes], "ready": True}
+            "socket": address.replace("\0", "@"), "nodes": [n.model_dump(mode="json") for n in nodes], "ready": True,
+            TAKES_SUBMISSIONS: True}
     def ready() -> None:
         paths.daemon_info.write_text(json.dumps(info, indent=2))
 

@@ -5,14 +5,15 @@ How clients reach it: the SQLite store is the truth. A client writes its request
 datagram to the daemon's Unix socket (`$AUTORESEARCH_HOME/compute/daemon.sock`). The
 datagram carries no data; it only wakes the daemon, which then reads the store. So a
 lost datagram costs at most one tick (`tick_s`), never a request, and a client never
-waits for the daemon to answer: launch latency stays close to a bare Popen.
+waits for the daemon to answer: launch latency stays close to a bare Popen. (The one
+exception: a client without pydantic, the CLI's fast path, asks the daemon to validate and
+insert its job and waits for the reply: compute/submissions.py.)
 
 The loop waits on the socket, on pidfds of its attempts (an exit wakes it at once), on
 signals, and on the next deadline (a grace period running out, a time limit, a backoff
-ending). Each tick: reap ended attempts, carry out stop requests (cancel, time limit,
-SIGKILL after grace, a hang: a log silent for its job's `progress_timeout_s`, seen by one
-stat per attempt), check node health, then call the pure `schedule` function and
-start/preempt what it says.
+ending). Each tick: answer submission requests (compute/submissions.py), reap ended
+attempts, carry out stop requests (cancel, time limit, SIGKILL after grace, a hang: a log silent for its job's
+`progress_timeout_s`, seen by one stat per attempt), check node health, then call the pure `schedule` function and start/preempt what it says.
 
 One daemon per home, enforced by an fcntl lock on `daemon.lock`. Attempts run in their
 own sessions and outlive the daemon: SIGTERM (`compute down`) stops only the daemon,
@@ -64,6 +65,7 @@ from compute.progress import ProgressWatch
 from compute.records import AttemptOutcome, FailureClass, Node, NodeState
 from compute.scheduler import Decision, NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
 from compute.store import Store
+from compute.submission_answers import answer as answer_submissions
 from compute.waitboard import WaitBoard
 
 log = logging.getLogger("compute.daemon")
@@ -113,6 +115,7 @@ class Daemon:
 
     def tick(self) -> float | None:
         """Do everything that is due; return the next time something will be due (or None)."""
+        answer_submissions(self.store)  # first: a job submitted through the daemon is scheduled in this tick
         now = time.time()
         deadlines: list[float] = []
         running: list[LiveAttempt] = []

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class ComputeError(Exception):
     """Base of every error the compute layer raises on purpose."""
@@ -30,3 +35,14 @@ class DaemonNotRunning(ComputeError):
 class StoreLost(ComputeError):
     """The compute store (store.db) lost its tables, or is not a usable SQLite file: refused,
     never recreated empty. The message names the file and what to do."""
+
+
+def validation_message(what: str, err: ValidationError) -> str:
+    """One paragraph naming each bad field, what was given and what is allowed (the CLI prints it;
+    the daemon answers a submission it refuses with it: compute/submissions.py)."""
+    parts = []
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or "(whole)"
+        given = f" (got {e['input']!r})" if "input" in e and not isinstance(e["input"], dict) else ""
+        parts.append(f"{field}: {e['msg']}{given}")
+    return f"invalid {what}: " + "; ".join(parts) + "."

@@ -5,10 +5,9 @@ The one place that resolves the home directory and names every file in it.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes; keep a margin
 
@@ -20,8 +19,7 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     return Path(home).expanduser().resolve()
 
 
-@dataclass(frozen=True)
-class ComputePaths:
+class ComputePaths(NamedTuple):  # not a dataclass: the CLI's fast path must not pay for importing inspect
     """The files of one compute home."""
 
     home: Path
@@ -72,6 +70,8 @@ class ComputePaths:
         path = str(self.root / "daemon.sock")
         if len(path.encode()) <= _MAX_SOCKET_PATH:
             return path
+        import hashlib  # only for a deep home
+
         digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:24]
         return f"\0autoresearch-compute-{digest}"
 

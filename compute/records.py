@@ -1,68 +1,14 @@
-"""Typed records the compute store hands out: jobs, attempts, nodes, events."""
+"""Typed records the compute store hands out: jobs, attempts, nodes, events (their enums: compute/states.py)."""
 
 from __future__ import annotations
 
-import enum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from compute.spec import JobSpec
+from compute.states import AttemptOutcome, FailureClass, HealthStatus, JobState, NodeState
 from compute.waiting import WaitKind
-
-
-class JobState(str, enum.Enum):
-    """Where a job is in its life. `succeeded`, `failed` and `cancelled` are final."""
-
-    pending = "pending"
-    running = "running"
-    succeeded = "succeeded"
-    failed = "failed"
-    cancelled = "cancelled"
-
-    @property
-    def final(self) -> bool:
-        return self in (JobState.succeeded, JobState.failed, JobState.cancelled)
-
-
-class AttemptOutcome(str, enum.Enum):
-    """How one execution of a job ended."""
-
-    succeeded = "succeeded"
-    failed = "failed"
-    """The command failed in user code (or for lack of a resource): spends a retry."""
-    infra_failed = "infra_failed"
-    """The node or its GPUs failed: retried on another node on the infra budget."""
-    preempted = "preempted"
-    """Stopped for higher-priority work: requeued, spends nothing."""
-    timed_out = "timed_out"
-    cancelled = "cancelled"
-    lost = "lost"
-    """The process vanished with no exit status (daemon or node died): requeued."""
-
-
-class FailureClass(str, enum.Enum):
-    """Why a failed attempt failed, from its exit code, signal and log tail."""
-
-    infra = "infra"
-    user = "user"
-    resource = "resource"
-
-
-class NodeState(str, enum.Enum):
-    """Whether a node takes new work."""
-
-    active = "active"
-    quarantined = "quarantined"
-    """Taken out by a health probe or repeated infra failures; returns after passing probes."""
-    cordoned = "cordoned"
-    """Taken out by a person (`compute cordon`); returns on `uncordon` after a passing probe."""
-
-
-class HealthStatus(str, enum.Enum):
-    ok = "ok"
-    degraded = "degraded"
-    critical = "critical"
 
 
 class _Record(BaseModel):
@@ -182,3 +128,6 @@ class Event(_Record):
     attempt: int | None = None
     node: str | None = None
     data: dict[str, Any] = {}
+
+
+__all__ = ["Attempt", "AttemptOutcome", "Event", "FailureClass", "HealthStatus", "Job", "JobState", "Node", "NodeState"]

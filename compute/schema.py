@@ -78,7 +78,16 @@ CREATE TABLE IF NOT EXISTS job_waiting (
     queue_position INTEGER NOT NULL,
     estimated_start REAL
 );
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    request TEXT NOT NULL,
+    reply TEXT,
+    created_at REAL NOT NULL,
+    replied_at REAL
+);
 """
+LAST_TABLE = "submissions"
+"""The schema's last table: a store that has it has them all (compute/store.py, compute/reads.py)."""
 
 JOB_COLUMNS = (
     "id, spec, state, priority, created_at, updated_at, state_reason, retries_used, "

@@ -23,7 +23,8 @@ from compute.errors import ComputeError, JobNotFound, StoreLost
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.rows import load_jobs, node_from_row
-from compute.schema import MIGRATIONS, SCHEMA
+from compute.reads import list_job_ids
+from compute.schema import LAST_TABLE, MIGRATIONS, SCHEMA
 from compute.spec import JobSpec, parse_priority
 
 def new_job_id() -> str:
@@ -60,19 +61,21 @@ class Store:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         # The schema's last table present means all are: a reader then takes no write lock
         # (a CLI call must not queue behind the daemon's transactions).
-        if self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'job_waiting'").fetchone():
+        present = {row[0] for row in self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE name IN ('jobs', ?)", (LAST_TABLE,))}
+        if LAST_TABLE in present:
             if not self.paths.db_marker.is_file():  # a store made before the marker existed
                 self._mark()
             self._migrate()
             return
-        if self.paths.db_marker.is_file():
+        if "jobs" not in present and self.paths.db_marker.is_file():
             raise StoreLost(
                 f"the compute store {self.paths.db} lost its tables (it was truncated, deleted or replaced) "
                 f"but this home had one ({self.paths.db_marker}); it is not recreated empty, which would forget "
                 f"every job. Stop the daemon (`autoresearch compute down`), restore {self.paths.db.name} from a "
                 f"backup, or delete {self.paths.db_marker.name} to start with an empty store."
             )
-        with self.transaction() as conn:
+        with self.transaction() as conn:  # a new store; or an older one, which gains the tables added since
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
@@ -145,40 +148,43 @@ class Store:
 
     def insert_job(self, spec: JobSpec) -> str:
         """`submit` without reading the job back: the id of the new (or keyed) job."""
-        now = time.time()
         with self.transaction() as conn:
-            if spec.idempotency_key is not None:
-                row = conn.execute(
-                    "SELECT id FROM jobs WHERE idempotency_key = ?", (spec.idempotency_key,)
-                ).fetchone()
-                if row is not None:
-                    return str(row["id"])
-            job_id = new_job_id()
-            conn.execute(
-                "INSERT INTO jobs (id, spec, state, priority, gpus, preemptible, created_at, updated_at,"
-                " queued_at, state_reason, checkpoint_dir, idempotency_key)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    job_id,
-                    spec.model_dump_json(),
-                    JobState.pending.value,
-                    spec.priority,
-                    spec.resources.gpus,
-                    int(spec.preemptible),
-                    now,
-                    now,
-                    now,
-                    "submitted",
-                    spec.checkpoint_dir or str(self.paths.checkpoint_dir(job_id)),
-                    spec.idempotency_key,
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO job_labels (job_id, key, value) VALUES (?,?,?)",
-                [(job_id, k, v) for k, v in spec.labels.items()],
-            )
-            self.event(conn, "submitted", f"submitted {spec.name!r}", job_id=job_id, now=now,
-                       data={"priority": spec.priority, "gpus": spec.resources.gpus})
+            return self.add_job(conn, spec)
+
+    def add_job(self, conn: sqlite3.Connection, spec: JobSpec) -> str:
+        """Insert a pending job inside the caller's transaction (with a known idempotency_key:
+        that job's id instead)."""
+        now = time.time()
+        if spec.idempotency_key is not None:
+            row = conn.execute("SELECT id FROM jobs WHERE idempotency_key = ?", (spec.idempotency_key,)).fetchone()
+            if row is not None:
+                return str(row["id"])
+        job_id = new_job_id()
+        conn.execute(
+            "INSERT INTO jobs (id, spec, state, priority, gpus, preemptible, created_at, updated_at,"
+            " queued_at, state_reason, checkpoint_dir, idempotency_key)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                job_id,
+                spec.model_dump_json(),
+                JobState.pending.value,
+                spec.priority,
+                spec.resources.gpus,
+                int(spec.preemptible),
+                now,
+                now,
+                now,
+                "submitted",
+                spec.checkpoint_dir or str(self.paths.checkpoint_dir(job_id)),
+                spec.idempotency_key,
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO job_labels (job_id, key, value) VALUES (?,?,?)",
+            [(job_id, k, v) for k, v in spec.labels.items()],
+        )
+        self.event(conn, "submitted", f"submitted {spec.name!r}", job_id=job_id, now=now,
+                   data={"priority": spec.priority, "gpus": spec.resources.gpus})
         return job_id
 
     def request_cancel(self, job_id: str, reason: str = "") -> Job:
@@ -255,28 +261,10 @@ class Store:
         offset: int = 0,
     ) -> list[Job]:
         """Newest first, filtered by state, labels (all must match) and priority range."""
-        where: list[str] = []
-        params: list[object] = []
-        if states is not None:
-            values = [JobState(s).value for s in states]
-            where.append(f"state IN ({','.join('?' * len(values))})")
-            params += values
-        for key, value in (labels or {}).items():
-            where.append("id IN (SELECT job_id FROM job_labels WHERE key=? AND value=?)")
-            params += [key, value]
-        if min_priority is not None:
-            where.append("priority >= ?")
-            params.append(min_priority)
-        if max_priority is not None:
-            where.append("priority <= ?")
-            params.append(max_priority)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        values = None if states is None else [JobState(s).value for s in states]
         with self._lock:
-            rows = self._conn.execute(
-                f"SELECT id FROM jobs {clause} ORDER BY seq DESC LIMIT ? OFFSET ?",
-                [*params, limit, offset],
-            ).fetchall()
-            return load_jobs(self._conn, [row["id"] for row in rows])
+            ids = list_job_ids(self._conn, values, labels, min_priority, max_priority, limit, offset)
+            return load_jobs(self._conn, ids)
 
     def count_by_state(self) -> dict[str, int]:
         rows = self.read("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")

@@ -3,7 +3,7 @@ left waiting, writing only what changed (a queue of 10k jobs must not cost 10k w
 
 Rules: the table `job_waiting` holds one row per job the last pass left waiting (rows of jobs
 that started, ended or were cancelled are deleted by the next pass); only the daemon writes it;
-readers show a row only while its job is pending (compute/rows.py `waiting_fields`).
+readers show a row only while its job is pending (compute/reads.py `job_views`).
 """
 
 from __future__ import annotations

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any, NoReturn
 
 import typer
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from rich.console import Console
+from rich.text import Text
+
+from autoresearch.cli._plain import write_json
+from compute.errors import validation_message
+
+__all__ = ["JSON_OPTION", "console", "err_console", "fail", "print_json", "to_jsonable", "validation_message"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -27,20 +31,11 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(to_jsonable(obj), indent=2, default=str) + "\n")
+    write_json(to_jsonable(obj))
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one paragraph to stderr and exit (2 = bad input). Never a traceback."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # Text, not markup: a message holding `[...]` or `:name:` is printed as it is (as the fast path does)
+    err_console.print(Text.assemble(("error:", "bold red"), " ", message), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
-
-
-def validation_message(what: str, err: ValidationError) -> str:
-    """One paragraph naming each bad field, what was given and what is allowed."""
-    parts = []
-    for e in err.errors():
-        field = ".".join(str(p) for p in e["loc"]) or "(whole)"
-        given = f" (got {e['input']!r})" if "input" in e and not isinstance(e["input"], dict) else ""
-        parts.append(f"{field}: {e['msg']}{given}")
-    return f"invalid {what}: " + "; ".join(parts) + "."

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from datetime import datetime
@@ -10,8 +9,11 @@ from datetime import datetime
 import typer
 from pydantic import ValidationError
 from rich.table import Column, Table
+from rich.text import Text
 
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json, validation_message
+from autoresearch.cli._logs import check_attempt, log_view, not_started, print_file, reason
+from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields
 from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name
 
 jobs_app = typer.Typer(help="Submit, inspect, cancel and wait for jobs.", no_args_is_help=True)
@@ -24,23 +26,10 @@ def _client(autostart: bool = True) -> Client:
 
 
 def _labels(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            fail(f"--label {pair!r} is not key=value; write it like --label campaign=lr-sweep")
-        out[key] = value
-    return out
-
-
-def _data(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        name, sep, path = pair.partition("=")
-        if not sep or not name or not path:
-            fail(f"--data {pair!r} is not NAME=PATH; write it like --data train=/datasets/train.bin")
-        out[name] = os.path.abspath(path)
-    return out
+    try:
+        return parse_labels(pairs)
+    except BadInput as err:
+        fail(str(err))
 
 
 def _when(ts: float | None) -> str:
@@ -72,23 +61,19 @@ def submit(
 ) -> None:
     """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`.
     The job runs with your PATH and virtualenv; a bare `python` is the one your shell runs."""
-    fields = {
-        "name": name, "argv": command, "resources": {"gpus": gpus, "nodes": nodes},
-        "launcher": launcher, "priority": priority,
-        "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
-        "grace_s": grace, "progress_timeout_s": progress_timeout, "labels": _labels(label), "idempotency_key": key, "image": image,
-        "container_runtime": runtime, "data": _data(data),
-    }
-    if runtime is not None and image is None:
-        fail("--runtime needs --image IMG: it picks the CLI that runs the image")
     try:
-        spec = JobSpec.model_validate({k: v for k, v in fields.items() if v is not None})
+        fields = submit_fields(command, name, gpus, nodes, launcher, priority, no_preemptible, max_retries, time_limit,
+                               grace, progress_timeout, label, key, image, runtime, data)
+    except BadInput as err:
+        fail(str(err))
+    try:
+        spec = JobSpec.model_validate(fields)
     except ValidationError as err:
         fail(validation_message("job", err))
     try:
         with _client(autostart=not dry_run) as client:
             if dry_run:
-                print_json(dry_run_view(client.resolve(spec)))
+                print_json(dry_run_view(client.resolve(spec).model_dump(mode="json")))
                 return
             job = client.submit(spec)
     except ComputeError as err:
@@ -99,18 +84,8 @@ def submit(
         sys.stdout.write(job.id + "\n")
 
 
-def dry_run_view(spec: JobSpec) -> dict[str, object]:
-    """What `--dry-run` prints: the spec as it would be queued, env by names only (values may be secret)."""
-    view = spec.model_dump(mode="json")
-    view["env"] = sorted(spec.env)
-    return {"dry_run": True, "spec": view}
-
-
 def _reason(job: Job) -> str:
-    """A pending job's waiting reason (with its place in the queue), else its state reason."""
-    if job.state == JobState.pending and job.waiting_reason:
-        return f"{job.waiting_reason} (queue position {job.queue_position})"
-    return job.state_reason
+    return reason(job.model_dump(mode="json"))
 
 
 @jobs_app.command("list")
@@ -121,10 +96,10 @@ def list_jobs(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Jobs, newest first."""
-    allowed = [s.value for s in JobState]
-    for s in state:
-        if s not in allowed:
-            fail(f"--state {s!r} is not a job state; use one of {', '.join(allowed)}")
+    try:
+        check_states(state)
+    except BadInput as err:
+        fail(str(err))
     with _client(autostart=False) as client:
         jobs = client.list(states=state or None, labels=_labels(label) or None, limit=limit)
     if as_json:
@@ -186,27 +161,25 @@ def logs(
         fail("--json prints the log once; drop --follow (poll `jobs logs ID --json` or `jobs wait ID` instead)")
     with _client(autostart=False) as client:
         job = _get(client, job_id)
-        if attempt is not None and not any(a.number == attempt for a in job.attempts):
-            fail(f"job {job_id} has {len(job.attempts)} attempt(s); there is no attempt {attempt}")
-        if not 0 <= rank < job.spec.resources.nodes:
-            fail(f"job {job_id} spans {job.spec.resources.nodes} node(s): --rank must be 0-"
-                 f"{job.spec.resources.nodes - 1}, not {rank}")
+        try:
+            check_attempt(job.model_dump(mode="json"), attempt, rank)
+        except BadInput as err:
+            fail(str(err))
         if as_json:
-            print_json(_log_view(client, job, attempt, tail, rank))
+            print_json(log_view(job.model_dump(mode="json"), attempt, tail, rank))
             return
         while not job.attempts:
             if not follow or job.state.final:
-                err_console.print(f"job {job_id} has not started ({job.state.value}: {_reason(job)}): no log yet; "
-                                  "use --follow to wait for it", highlight=False, soft_wrap=True)
+                err_console.print(Text(not_started(job.model_dump(mode="json"))), highlight=False, soft_wrap=True)
                 return
             time.sleep(0.2)
             job = client.get(job_id)
         number = attempt or job.attempts[-1].number
-        offset = _print_file(client.log_path(job_id, number, rank), tail, 0)
+        offset = print_file(client.log_path(job_id, number, rank), tail, 0)
         while follow:
             job = client.get(job_id)
             latest = job.attempts[-1].number
-            offset = _print_file(client.log_path(job_id, number, rank), None, offset)
+            offset = print_file(client.log_path(job_id, number, rank), None, offset)
             if attempt is None and latest != number:
                 number, offset = latest, 0
                 sys.stderr.write(f"--- attempt {number} ---\n")
@@ -214,35 +187,6 @@ def logs(
             if job.state.final:
                 break
             time.sleep(0.2)
-
-
-def _log_view(client: Client, job: Job, attempt: int | None, tail: int | None, rank: int) -> dict[str, object]:
-    number = attempt or (job.attempts[-1].number if job.attempts else None)
-    path = client.log_path(job.id, number, rank) if number is not None else None
-    text = ""
-    if path is not None and os.path.isfile(path):
-        with open(path, "rb") as fh:
-            text = fh.read().decode(errors="replace")
-        if tail is not None:
-            text = "".join(text.splitlines(keepends=True)[-tail:]) if tail else ""
-    return {"job_id": job.id, "state": job.state.value, "attempt": number, "rank": rank,
-            "log_path": None if path is None else str(path),
-            "text": text, "waiting_reason": job.waiting_reason}
-
-
-def _print_file(path, tail: int | None, offset: int) -> int:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            data = fh.read()
-    except FileNotFoundError:
-        return offset
-    text = data.decode(errors="replace")
-    if tail is not None:
-        text = "".join(text.splitlines(keepends=True)[-tail:]) if tail else ""
-    sys.stdout.write(text)
-    sys.stdout.flush()
-    return offset + len(data)
 
 
 @jobs_app.command("cancel")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from autoresearch.cli import app
 from compute import Client, JobSpec
-from compute.submitter import as_submitted
+from compute.submitter import Submitter, as_submitted
 
 PROBE = "import os, sys; print(sys.executable); print(os.environ.get('VIRTUAL_ENV', '-'))"
 
@@ -27,16 +27,24 @@ def venv(tmp_path: Path) -> Path:
     return root
 
 
+def submitter(environ: dict[str, str], executable: str, cwd: str = "/") -> Submitter:
+    return Submitter(environ, cwd, executable, os.getuid(), os.getgid())
+
+
 def test_a_bare_python_is_the_submitters_and_the_env_is_recorded(venv: Path) -> None:
     environ = {"PATH": f"{venv / 'bin'}:/usr/bin", "VIRTUAL_ENV": str(venv)}
-    spec = as_submitted(JobSpec(argv=["python", "train.py"]), environ, "/fallback/python")
+    spec = as_submitted(JobSpec(argv=["python", "train.py"]), submitter(environ, "/fallback/python"))
     assert spec.argv == [str(venv / "bin" / "python"), "train.py"]
     assert spec.env == environ
     # what the spec sets itself wins; a path in argv[0] is never touched
-    own = as_submitted(JobSpec(argv=["/opt/py/bin/python3"], env={"PATH": "/opt/py/bin"}), environ, "/x")
+    own = as_submitted(JobSpec(argv=["/opt/py/bin/python3"], env={"PATH": "/opt/py/bin"}), submitter(environ, "/x"))
     assert own.argv == ["/opt/py/bin/python3"] and own.env["PATH"] == "/opt/py/bin"
     # nothing named python on the submitter's PATH: the submitting interpreter
-    assert as_submitted(JobSpec(argv=["python3"]), {"PATH": "/nowhere"}, "/fallback/python").argv == ["/fallback/python"]
+    fallback = submitter({"PATH": "/nowhere"}, "/fallback/python")
+    assert as_submitted(JobSpec(argv=["python3"]), fallback).argv == ["/fallback/python"]
+    # a relative PATH entry means what it means in the submitter's cwd (not the daemon's)
+    relative = submitter({"PATH": "myenv/bin"}, "/fallback/python", cwd=str(venv.parent))
+    assert as_submitted(JobSpec(argv=["python"]), relative).argv == [str(venv / "bin" / "python")]
 
 
 def test_the_job_sees_the_submitters_interpreter_and_virtualenv(compute_client: Client, venv: Path,

@@ -11,6 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 FORBIDDEN = ("langgraph", "mlflow", "optuna", "matplotlib", "ray", "mcp", "openai", "anthropic", "sklearn", "torch")
 """Packages the job and compute commands must never import (each costs 0.1-1 s at start-up)."""
+FAST_FORBIDDEN = (*FORBIDDEN, "pydantic", "typer")
+"""What the fast path's commands (autoresearch/cli/_fast.py) must not import either."""
 
 # The CLI's own entry point, plus an atexit hook that writes the names in sys.modules.
 _WRAPPER = (
@@ -19,13 +21,22 @@ _WRAPPER = (
     "from autoresearch.cli import main\n"
     "main()\n"
 )
+TYPER_ONLY = "from autoresearch.cli import app\napp()\n"
+"""The typer app without the fast path in front of it."""
 
 
-def run_cli(home: Path, *args: str, dump: Path, stdin: str | None = None,
-            timeout: float = 120) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    """(the finished process, the top-level packages it imported that are forbidden)."""
+def run_cli(home: Path, *args: str, dump: Path, stdin: str | None = None, timeout: float = 120,
+            forbidden: tuple[str, ...] = FORBIDDEN) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """(the finished process, the top-level packages it imported that are `forbidden`)."""
     env = {**os.environ, "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT), "AR_TEST_MODULES": str(dump)}
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], env=env, cwd=ROOT, input=stdin,
                           capture_output=True, text=True, timeout=timeout)
     modules = json.loads(dump.read_text())
-    return proc, sorted({m.split(".")[0] for m in modules} & set(FORBIDDEN))
+    return proc, sorted({m.split(".")[0] for m in modules} & set(forbidden))
+
+
+def run_typer(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The same command line on the typer app alone (no fast path)."""
+    env = {**os.environ, "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", TYPER_ONLY, *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)

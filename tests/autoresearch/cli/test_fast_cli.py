@@ -1,4 +1,5 @@
-"""The job and compute commands start fast: none of them imports a heavy package (structural, no timing)."""
+"""The job and compute commands start fast: none of them imports a heavy package, and the fast
+path's commands import neither pydantic nor typer (structural, no timing)."""
 
 from __future__ import annotations
 
@@ -6,26 +7,30 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.autoresearch.cli.climodules import run_cli
+from tests.autoresearch.cli.climodules import FAST_FORBIDDEN, FORBIDDEN, run_cli
 
 
 def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tmp_path: Path) -> None:
     dump = tmp_path / "modules.json"
 
-    def run(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        proc, heavy = run_cli(compute_home, *args, dump=dump)
+    def run(*args: str, code: int = 0, fast: bool = False) -> subprocess.CompletedProcess[str]:
+        proc, heavy = run_cli(compute_home, *args, dump=dump, forbidden=FAST_FORBIDDEN if fast else FORBIDDEN)
         assert proc.returncode == code, (args, proc.stdout, proc.stderr)
         assert heavy == [], f"`autoresearch {' '.join(args)}` imported {heavy}"
         return proc
 
     assert "jobs" in run("--help").stdout
-    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello").stdout.strip()
-    assert json.loads(run("jobs", "submit", "--dry-run", "--", "python", "train.py").stdout)["dry_run"] is True
+    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello", fast=True).stdout.strip()
+    dry = run("jobs", "submit", "--dry-run", "--", "python", "train.py", fast=True)
+    assert json.loads(dry.stdout)["dry_run"] is True
+    run("jobs", "submit", "--priority", "hgih", "--", "true", code=2, fast=True)  # refused by the daemon
     run("jobs", "wait", job_id, "--timeout", "60")
-    assert json.loads(run("jobs", "status", job_id, "--json").stdout)["state"] == "succeeded"
+    assert json.loads(run("jobs", "status", job_id, "--json", fast=True).stdout)["state"] == "succeeded"
+    run("jobs", "status", "job-0000000000", "--json", code=2, fast=True)
     assert job_id in run("jobs", "status", job_id).stdout
     assert job_id in run("jobs", "list").stdout
-    run("jobs", "list", "--json")
+    assert [j["id"] for j in json.loads(run("jobs", "list", "--json", fast=True).stdout)] == [job_id]
+    run("jobs", "list", "--state", "succeeded", "--label", "a=b", "--limit", "3", "--json", fast=True)
     assert run("jobs", "logs", job_id).stdout == "hello\n"
     assert json.loads(run("jobs", "logs", job_id, "--json").stdout)["text"] == "hello\n"
     sleeper = run("jobs", "submit", "--", "sleep", "60").stdout.strip()
