@@ -37,8 +37,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compute import (  # noqa: E402
-    Client, DaemonConfig, JobSpec, JobState, NodeView, PendingJob, RunningAttempt, SchedulerConfig, schedule,
-    start_daemon, stop_daemon,
+    DEFAULT_PROJECT, Client, DaemonConfig, JobSpec, JobState, NodeView, PendingJob, ProjectView, RunningAttempt,
+    SchedulerConfig, schedule, start_daemon, stop_daemon,
 )
 from compute.latency import GRACE_S, launch_latencies, pct, preemption_overheads  # noqa: E402
 
@@ -64,8 +64,18 @@ def makespan(client: Client, n: int, slots: int) -> tuple[float, float]:
 
 
 def scheduling_pass_ms(pending_n: int = 10_000, nodes_n: int = 1_000, gpus_per_node: int = 8,
-                       running_n: int = 4_000) -> float:
+                       running_n: int = 4_000, projects_n: int = 0) -> float:
+    """Median of 3 passes; with `projects_n`, jobs and attempts spread over that many projects whose
+    quotas cover 80% of the fleet (random weights and usage; every 5th does not lend)."""
     rng = random.Random(7)
+    names = [f"proj{i:02d}" for i in range(projects_n)]
+    quota = int(0.8 * nodes_n * gpus_per_node / projects_n) if projects_n else 0
+    projects = [ProjectView(n, quota, rng.uniform(0.5, 2.0), lend=i % 5 != 0, usage=rng.uniform(0, 3.6e6))
+                for i, n in enumerate(names)]
+
+    def project(k: int) -> str:
+        return names[k % projects_n] if projects_n else DEFAULT_PROJECT
+
     now = 1_000_000.0
     nodes = [NodeView(f"n{i:04d}", tuple(range(i * gpus_per_node, (i + 1) * gpus_per_node))) for i in range(nodes_n)]
     running = []
@@ -73,15 +83,26 @@ def scheduling_pass_ms(pending_n: int = 10_000, nodes_n: int = 1_000, gpus_per_n
         node = nodes[k % nodes_n]
         slot = node.gpus[k // nodes_n]
         running.append(RunningAttempt(f"r{k}", 1, node.name, (slot,), rng.randint(0, 100), rng.random() < 0.8,
-                                      now - rng.uniform(0, 3600)))
-    pending = [PendingJob(f"p{k}", rng.randint(0, 100), rng.choice([1, 1, 2, 4, 8]), k, now - rng.uniform(0, 3600))
-               for k in range(pending_n)]
+                                      now - rng.uniform(0, 3600), project=project(k),
+                                      checkpoint_at=now - rng.uniform(0, 1800)))
+    pending = [PendingJob(f"p{k}", rng.randint(0, 100), rng.choice([1, 1, 2, 4, 8]), k, now - rng.uniform(0, 3600),
+                          project=project(k)) for k in range(pending_n)]
     times = []
     for _ in range(3):
         t0 = time.perf_counter()
-        schedule(pending, running, nodes, now, SchedulerConfig())
+        schedule(pending, running, nodes, now, SchedulerConfig(), projects)
         times.append((time.perf_counter() - t0) * 1000)
     return statistics.median(times)
+
+
+def print_pass_rows() -> None:
+    """The scheduling pass with and without projects (`--pass-only`)."""
+    rows = [("10k pending, 1k idle nodes", scheduling_pass_ms(running_n=0), scheduling_pass_ms(running_n=0, projects_n=50)),
+            ("10k pending, 1k nodes, 4k running", scheduling_pass_ms(), scheduling_pass_ms(projects_n=50))]
+    print("| scheduling pass | no projects | 50 projects | ratio | target |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, single, projects in rows:
+        print(f"| {name} | {single:.1f} ms | {projects:.1f} ms | {projects / single:.2f}x | <= 50 ms |")
 
 
 @contextlib.contextmanager
@@ -120,7 +141,11 @@ def main() -> None:
     parser.add_argument("--backend", choices=["local", "ray", "both"], default="local",
                         help="Backend to run jobs on; `both` prints local and ray side by side.")
     parser.add_argument("--quick", action="store_true", help="Fewer repetitions (about 30 s per backend).")
+    parser.add_argument("--pass-only", action="store_true", help="Only the scheduling pass rows (no daemon).")
     args = parser.parse_args()
+    if args.pass_only:
+        print_pass_rows()
+        return
     launches, jobs_n, rounds = (8, 40, 1) if args.quick else (30, 200, 3)
     min_runtime = 0.5
     backends = ["local", "ray"] if args.backend == "both" else [args.backend]
@@ -137,6 +162,7 @@ def main() -> None:
                 results[name] = measure(work / "home", work, {"gpus": 4}, launches, jobs_n, rounds, min_runtime)
     sched_idle = scheduling_pass_ms(running_n=0)
     sched_busy = scheduling_pass_ms(running_n=4_000)
+    sched_projects = scheduling_pass_ms(running_n=4_000, projects_n=50)
 
     def cells(fmt: Any) -> list[str]:
         return [fmt(r) for r in results.values()]
@@ -156,6 +182,8 @@ def main() -> None:
          f"grace {GRACE_S:g} s", "<= 0.5 s"),
         ("scheduling pass 10k pending, 1k idle nodes", *[f"{sched_idle:.1f} ms"] * len(results), "", "<= 50 ms"),
         ("same, 4k attempts running", *[f"{sched_busy:.1f} ms"] * len(results), "", "<= 50 ms"),
+        ("same, 50 projects (quotas, borrowing, reclaim)", *[f"{sched_projects:.1f} ms"] * len(results),
+         f"no projects {sched_busy:.1f} ms", "<= 50 ms"),
     ]
     header = ("metric", *results, "baseline", "target")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]

@@ -25,9 +25,11 @@ if _typing.TYPE_CHECKING:
     from compute.gpus import detect_gpus, plan_nodes
     from compute.nodes import NodeStatus, UncordonFailed, slot_usage
     from compute.paths import ComputePaths, resolve_home
+    from compute.projects import Project, ProjectStatus
+    from compute.quota import ProjectView, VictimOrder
     from compute.records import Attempt, AttemptOutcome, Event, FailureClass, HealthStatus, Job, JobState, Node, NodeState
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
-    from compute.spec import JobSpec, Priority, Resources, parse_priority, priority_name
+    from compute.spec import DEFAULT_PROJECT, JobSpec, Priority, Resources, parse_priority, priority_name
     from compute.store import Store
     from compute.jobenv import JOB_ENV_VAR, allowed_env, redact_secrets, secret_values
 
@@ -73,6 +75,11 @@ _WHERE = {
     "slot_usage": "compute.nodes",
     "ComputePaths": "compute.paths",
     "resolve_home": "compute.paths",
+    "Project": "compute.projects",
+    "ProjectStatus": "compute.projects",
+    "ProjectView": "compute.quota",
+    "VictimOrder": "compute.quota",
+    "DEFAULT_PROJECT": "compute.spec",
     "Attempt": "compute.records",
     "AttemptOutcome": "compute.records",
     "Event": "compute.records",
@@ -127,6 +134,7 @@ __all__ = [
     "ContainerRun",
     "ContainerRuntime",
     "DATA_ENV_PREFIX",
+    "DEFAULT_PROJECT",
     "Daemon",
     "DaemonAlreadyRunning",
     "DaemonConfig",
@@ -152,12 +160,16 @@ __all__ = [
     "Preemption",
     "Priority",
     "ProbesOnNodes",
+    "Project",
+    "ProjectStatus",
+    "ProjectView",
     "Resources",
     "RunningAttempt",
     "SchedulerConfig",
     "Store",
     "StoreLost",
     "UncordonFailed",
+    "VictimOrder",
     "WakesDaemon",
     "Warms",
     "allowed_env",

@@ -15,7 +15,7 @@ from typing import Any
 from compute.endings import Ending, AttemptStopReason
 from compute.records import JobState, Node
 from compute.scheduler import PendingJob
-from compute.spec import JobSpec
+from compute.spec import DEFAULT_PROJECT, JobSpec
 from compute.rows import node_from_row
 from compute.store import Store
 
@@ -39,6 +39,9 @@ class LiveAttempt:
     time_limit_s: float | None
     grace_s: float | None
     cancel_requested: str | None
+    project: str = DEFAULT_PROJECT
+    borrowed_only: bool = False
+    checkpoint_dir: str = ""
 
     @property
     def key(self) -> str:
@@ -61,7 +64,9 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
         "SELECT a.job_id, a.number, a.node, a.gpus, a.started_at, a.handle, a.stop_reason, a.kill_at,"
         " a.killed, a.log_path, j.priority, j.preemptible, j.cancel_requested,"
         " json_extract(j.spec, '$.time_limit_s') AS time_limit_s,"
-        " json_extract(j.spec, '$.grace_s') AS grace_s"
+        " json_extract(j.spec, '$.grace_s') AS grace_s, j.checkpoint_dir,"
+        f" COALESCE(json_extract(j.spec, '$.project'), '{DEFAULT_PROJECT}') AS project,"
+        " COALESCE(json_extract(j.spec, '$.borrowed_only'), 0) AS borrowed_only"
         " FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE a.outcome IS NULL ORDER BY a.started_at"
     )
     return [
@@ -71,7 +76,8 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
             stop=AttemptStopReason(r["stop_reason"]) if r["stop_reason"] else None, kill_at=r["kill_at"],
             killed=bool(r["killed"]), log_path=r["log_path"], priority=r["priority"],
             preemptible=bool(r["preemptible"]), time_limit_s=r["time_limit_s"], grace_s=r["grace_s"],
-            cancel_requested=r["cancel_requested"],
+            cancel_requested=r["cancel_requested"], project=r["project"], borrowed_only=bool(r["borrowed_only"]),
+            checkpoint_dir=r["checkpoint_dir"],
         )
         for r in rows
     ]
@@ -81,17 +87,20 @@ def pending_jobs(store: Store, now: float) -> tuple[list[PendingJob], dict[str, 
     """Jobs ready to schedule, and those still backing off (job id -> not_before)."""
     ready, backing_off = [], {}
     for r in store.read(
-        "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes FROM jobs WHERE state = 'pending'"
+        "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes, preemptible,"
+        f" COALESCE(json_extract(spec, '$.project'), '{DEFAULT_PROJECT}') AS project,"
+        " COALESCE(json_extract(spec, '$.borrowed_only'), 0) AS borrowed_only FROM jobs WHERE state = 'pending'"
     ):
         if r["not_before"] > now:
             backing_off[r["id"]] = r["not_before"]
             continue
         excluded = frozenset(json.loads(r["excluded_nodes"]))
-        ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded))
+        ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded, r["project"],
+                                bool(r["preemptible"]), bool(r["borrowed_only"])))
     return ready, backing_off
 
 
-def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...]) -> Started | None:
+def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...], borrowed: bool = False) -> Started | None:
     """pending -> running with a new attempt row; None if the job is no longer pending."""
     now = time.time()
     with store.transaction() as conn:
@@ -107,12 +116,14 @@ def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...]) -
             (job_id, number, node, json.dumps(list(gpus)), now, str(log_path)),
         )
         reason = f"attempt {number} started on {node}" + (f" with GPUs {','.join(map(str, gpus))}" if gpus else "")
+        if borrowed:
+            reason += " (borrowed: beyond its project's quota, reclaimable)"
         conn.execute(
             "UPDATE jobs SET state=?, state_reason=?, updated_at=? WHERE id=?",
             (JobState.running.value, reason, now, job_id),
         )
         store.event(conn, "started", reason, job_id=job_id, attempt=number, node=node,
-                    data={"gpus": list(gpus)}, now=now)
+                    data={"gpus": list(gpus), "borrowed": borrowed}, now=now)
     return Started(job_id, number, JobSpec.model_validate_json(row["spec"]), row["checkpoint_dir"], log_path)
 
 

@@ -77,7 +77,24 @@ CREATE TABLE IF NOT EXISTS job_waiting (
     queue_position INTEGER NOT NULL,
     estimated_start REAL
 );
+CREATE TABLE IF NOT EXISTS projects (
+    name TEXT PRIMARY KEY,
+    quota_gpus INTEGER NOT NULL,
+    weight REAL NOT NULL DEFAULT 1.0,
+    max_priority INTEGER NOT NULL DEFAULT 100,
+    borrow INTEGER NOT NULL DEFAULT 1,
+    lend INTEGER NOT NULL DEFAULT 1,
+    usage_gpu_s REAL NOT NULL DEFAULT 0,
+    usage_at REAL NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
 """
+
+NEWEST_TABLE = "projects"
+"""The table added last. A store that has `job_waiting` (the last table of the first schema) but
+not this one was made by an older version: opening it adds the missing tables (every statement
+above is `IF NOT EXISTS`), so an existing store keeps its jobs and gains projects."""
 
 JOB_COLUMNS = (
     "id, spec, state, priority, created_at, updated_at, state_reason, retries_used, "

@@ -23,8 +23,9 @@ from compute.errors import ComputeError, JobNotFound, StoreLost
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.rows import load_jobs, node_from_row
-from compute.schema import SCHEMA
-from compute.spec import JobSpec, parse_priority
+from compute.schema import NEWEST_TABLE, SCHEMA
+from compute.project_checks import check_job_project, check_priority
+from compute.spec import DEFAULT_PROJECT, JobSpec, parse_priority
 
 def new_job_id() -> str:
     """`job-` and 10 hex characters."""
@@ -60,8 +61,13 @@ class Store:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         # The schema's last table present means all are: a reader then takes no write lock
         # (a CLI call must not queue behind the daemon's transactions).
-        if self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'job_waiting'").fetchone():
+        if self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (NEWEST_TABLE,)).fetchone():
             if not self.paths.db_marker.is_file():  # a store made before the marker existed
+                self._mark()
+            return
+        if self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'job_waiting'").fetchone():
+            self._create_tables("schema_migrated", f"added the tables up to {NEWEST_TABLE!r}")  # an older store
+            if not self.paths.db_marker.is_file():
                 self._mark()
             return
         if self.paths.db_marker.is_file():
@@ -71,11 +77,17 @@ class Store:
                 f"every job. Stop the daemon (`autoresearch compute down`), restore {self.paths.db.name} from a "
                 f"backup, or delete {self.paths.db_marker.name} to start with an empty store."
             )
+        self._create_tables()
+        self._mark()
+
+    def _create_tables(self, kind: str = "", reason: str = "") -> None:
+        """Every table and index that is missing (all statements are IF NOT EXISTS), with an event if `kind`."""
         with self.transaction() as conn:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-        self._mark()
+            if kind:
+                self.event(conn, kind, reason)
 
     def _mark(self) -> None:
         try:
@@ -144,6 +156,7 @@ class Store:
                 ).fetchone()
                 if row is not None:
                     return str(row["id"])
+            check_job_project(conn, spec, str(self.paths.home))
             job_id = new_job_id()
             conn.execute(
                 "INSERT INTO jobs (id, spec, state, priority, gpus, preemptible, created_at, updated_at,"
@@ -169,7 +182,7 @@ class Store:
                 [(job_id, k, v) for k, v in spec.labels.items()],
             )
             self.event(conn, "submitted", f"submitted {spec.name!r}", job_id=job_id, now=now,
-                       data={"priority": spec.priority, "gpus": spec.resources.gpus})
+                       data={"priority": spec.priority, "gpus": spec.resources.gpus, "project": spec.project})
         return job_id
 
     def request_cancel(self, job_id: str, reason: str = "") -> Job:
@@ -207,7 +220,12 @@ class Store:
                 raise ComputeError(
                     f"job {job_id} is already {state.value}: its priority can no longer change"
                 )
-            old = conn.execute("SELECT priority FROM jobs WHERE id=?", (job_id,)).fetchone()[0]
+            old, project = conn.execute(
+                "SELECT priority, COALESCE(json_extract(spec, '$.project'), ?) FROM jobs WHERE id=?",
+                (DEFAULT_PROJECT, job_id)).fetchone()
+            limit = conn.execute("SELECT max_priority FROM projects WHERE name=?", (project,)).fetchone()
+            if limit is not None:
+                check_priority(job_id, project, value, limit[0])
             conn.execute("UPDATE jobs SET priority=?, updated_at=? WHERE id=?", (value, now, job_id))
             self.event(conn, "priority_changed", f"priority {old} -> {value}", job_id=job_id, now=now,
                        data={"old": old, "new": value})

@@ -13,6 +13,7 @@ from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConf
 from compute.control import daemon_info, start_daemon, stop_daemon
 from compute.health import load_health_config
 from autoresearch.cli import nodes_cmds  # noqa: F401 - adds nodes, cordon, uncordon, inject-fault to the group
+from autoresearch.cli import projects_cmds  # noqa: F401 - adds project set/rm and projects to the group
 from autoresearch.cli._compute_group import cli, compute_app
 from compute.nodes import node_status
 

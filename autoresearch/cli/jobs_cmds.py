@@ -54,6 +54,7 @@ def submit(
     gpus: int = typer.Option(0, "--gpus", help="GPU slots, all on one node."),
     priority: str = typer.Option("normal", "--priority", help="0-100 or idle|low|normal|high|urgent."),
     no_preemptible: bool = typer.Option(False, "--no-preemptible", help="Never stop it for other work."),
+    project: str | None = typer.Option(None, "--project", help="Project whose quota it runs under (default: default)."),
     max_retries: int = typer.Option(0, "--max-retries", help="Retries after user failures (with backoff)."),
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per attempt before it is stopped."),
     grace: float | None = typer.Option(None, "--grace", help="Seconds from SIGTERM to SIGKILL for this job."),
@@ -71,7 +72,7 @@ def submit(
         "name": name, "argv": command, "resources": {"gpus": gpus}, "priority": priority,
         "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
         "grace_s": grace, "labels": _labels(label), "idempotency_key": key, "image": image,
-        "container_runtime": runtime, "data": _data(data),
+        "container_runtime": runtime, "data": _data(data), "project": project,
     }
     if runtime is not None and image is None:
         fail("--runtime needs --image IMG: it picks the CLI that runs the image")

@@ -144,6 +144,8 @@ class Launcher:
             resources=Resources(gpus=settings.gpus),
             priority=settings.priority,
             preemptible=settings.preemptible,
+            project=settings.project,
+            borrowed_only=settings.borrowed_only,
             max_retries=settings.max_retries,
             time_limit_s=settings.time_limit_s,
             labels=labels,
