@@ -197,7 +197,9 @@ def main() -> None:
         [
             f"reclaim latency p50 / max (s; target <= {GRACE_S + args.tick:g})",
             *(
-                f"{pct(r.reclaim or [0.0], 0.5):.0f} / {max(r.reclaim, default=0):.0f} (n={len(r.reclaim)})"
+                f"{pct(r.reclaim, 0.5):.0f} / {max(r.reclaim):.0f} (n={len(r.reclaim)})"
+                if r.reclaim
+                else "- (no quotas)"
                 for r in results
             ),
         ]

@@ -198,35 +198,46 @@ class QuotaPass(Generic[A]):
         self.pool = idle
         """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
         self.pool_before_borrowing = idle
-        self.took_from_pool: list[str] = []
+        self.took_from_pool: set[str] = set()
+        self._took_text: tuple[int, list[str], dict[str, str]] | None = None
+        """The projects that took lendable GPUs (count, sorted, text per waiting project): fair_share reasons."""
         self.guaranteed: set[str] = set()
         self.half_life = config.usage_half_life_s
         self.scan, self.candidates = config.preempt_scan, config.preempt_candidates
+        # Victims and free slots only shrink within a pass: a search that failed for g GPUs (below
+        # priority q) fails for every later job of at least g GPUs (at a priority of at most q).
+        self._reclaim_failed = math.inf
+        self._priority_failed: dict[str, list[tuple[int, int]]] = defaultdict(list)
 
     def project(self, name: str) -> ProjectView:
         return self.projects.get(name) or _unknown(name)
 
     def order(self, ordered: Sequence[J]) -> list[J]:
         """Guaranteed jobs (in the given order), then borrowing jobs by fair share (see the module doc)."""
-        left = {name: max(0, self.project(name).quota_gpus - self.used[name]) for name in {j.project for j in ordered}}
+        views = {name: self.project(name) for name in {j.project for j in ordered}}
+        left = {name: max(0, p.quota_gpus - self.used[name]) for name, p in views.items()}
+        # per project: GPUs it borrows already (recent and now), its weight, whether it lends
+        share = {name: (self._recent(p) + self.borrowing_now[name], p.weight, p.lend) for name, p in views.items()}
         first, later = [], []
         ahead: dict[str, int] = defaultdict(int)
         held = 0  # GPUs the pool keeps back for lending projects' guaranteed jobs
+        guaranteed = self.guaranteed
         for i, job in enumerate(ordered):
-            if not job.borrowed_only and job.gpus <= left[job.project]:
-                left[job.project] -= job.gpus
-                self.guaranteed.add(job.job_id)
-                held += job.gpus if self.project(job.project).lend else 0
+            name = job.project
+            if not job.borrowed_only and job.gpus <= left[name]:
+                left[name] -= job.gpus
+                guaranteed.add(job.job_id)
+                held += job.gpus if share[name][2] else 0
                 first.append(job)
             else:
-                p = self.project(job.project)
-                ahead[p.name] += job.gpus
-                later.append(((self._recent(p) + self.borrowing_now[p.name] + ahead[p.name]) / p.weight, i, job))
+                ahead[name] += job.gpus
+                base, weight, _ = share[name]
+                later.append(((base + ahead[name]) / weight, i, job))
         for name, p in self.projects.items():
             if not p.lend:  # its whole unused quota is held back (its own guaranteed jobs included)
                 held += max(0, p.quota_gpus - self.used[name])
         self.pool = self.pool_before_borrowing = self.idle - held
-        later.sort(key=lambda t: (t[0], t[1]))
+        later.sort(key=lambda t: t[:2])
         return first + [job for _, _, job in later]
 
     def _recent(self, p: ProjectView) -> float:
@@ -243,9 +254,13 @@ class QuotaPass(Generic[A]):
             return WaitKind.quota, 0, (p.name, p.quota_gpus, "a job that is not preemptible cannot borrow")
         if job.gpus <= self.pool:
             return None
-        others = sorted(set(self.took_from_pool) - {p.name})
-        if job.gpus <= self.pool_before_borrowing and others:
-            return WaitKind.fair_share, 0, (self.pool_before_borrowing, ", ".join(others[:3]), p.name)
+        if job.gpus <= self.pool_before_borrowing and self.took_from_pool - {p.name}:
+            if self._took_text is None or self._took_text[0] != len(self.took_from_pool):
+                self._took_text = (len(self.took_from_pool), sorted(self.took_from_pool), {})
+            texts = self._took_text[2]
+            if p.name not in texts:
+                texts[p.name] = ", ".join([n for n in self._took_text[1] if n != p.name][:3])
+            return WaitKind.fair_share, 0, (self.pool_before_borrowing, texts[p.name], p.name)
         return WaitKind.borrowing, 0, (p.name, p.quota_gpus, max(0, self.idle), self.idle - self.pool_before_borrowing)
 
     def took(self, job: _Job) -> bool:
@@ -254,7 +269,7 @@ class QuotaPass(Generic[A]):
             return False
         if job.gpus:
             self.pool -= job.gpus
-            self.took_from_pool.append(job.project)
+            self.took_from_pool.add(job.project)
         return True
 
     def reclaim_plan(
@@ -262,9 +277,12 @@ class QuotaPass(Generic[A]):
     ) -> tuple[str, list[A]] | None:
         """For a guaranteed job that does not fit: the node and borrowed attempts to stop there
         (least progress lost over the node, then fewest victims, then name), or None."""
-        if job.job_id not in self.guaranteed or not job.gpus:
+        if job.job_id not in self.guaranteed or not job.gpus or job.gpus >= self._reclaim_failed:
             return None
-        return self._plan(job, self.reclaimable, spare, size, self._newest_cost if self.newest else self._lost_cost)
+        plan = self._plan(job, self.reclaimable, spare, size, self._newest_cost if self.newest else self._lost_cost)
+        if plan is None and not job.excluded_nodes:
+            self._reclaim_failed = job.gpus
+        return plan
 
     def _lost_cost(self, victims: list[A]) -> tuple[float, float]:
         return sum(lost_progress(v, self.now) for v in victims), len(victims)
@@ -278,9 +296,13 @@ class QuotaPass(Generic[A]):
         """The scheduler's rule 5 within the job's own project: lower-priority attempts of its project
         (fewest victims, then lowest priority, then name), or None."""
         own = self.own.get(job.project)
-        if not own:
+        failed = self._priority_failed[job.project]
+        if not own or any(g <= job.gpus and q >= job.priority for g, q in failed):
             return None
-        return self._plan(job, own, spare, size, lambda vs: (len(vs), max(v.priority for v in vs)), below=job.priority)
+        plan = self._plan(job, own, spare, size, lambda vs: (len(vs), max(v.priority for v in vs)), below=job.priority)
+        if plan is None and not job.excluded_nodes:
+            failed.append((job.gpus, job.priority))
+        return plan
 
     def _plan(
         self,
@@ -297,7 +319,9 @@ class QuotaPass(Generic[A]):
         plans: dict[str, list[A]] = {}
         scanned = workable = 0
         for node, victims in by_node.items():
-            if not victims or node in job.excluded_nodes or size(node) < job.gpus:
+            while victims and (victims[0].job_id, victims[0].attempt) in self.taken:
+                victims.pop(0)  # taken by an earlier plan of this pass
+            if not victims or victims[0].priority >= below or node in job.excluded_nodes or size(node) < job.gpus:
                 continue
             scanned += 1
             if scanned > self.scan or workable >= self.candidates:
