@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compute.errors import ComputeError
 from compute.quota import ProjectView, borrowed_attempts, decayed
@@ -109,8 +109,11 @@ def set_project(
         base = old.model_dump() if old is not None else {"name": name}
         try:
             new = Project(**{**base, "quota_gpus": quota_gpus, **{k: v for k, v in given.items() if v is not None}})
-        except ValueError as err:
-            raise ComputeError(f"project {name!r}: {err}") from None
+        except ValidationError as err:
+            first = err.errors()[0]
+            raise ComputeError(
+                f"project {name!r}: {first['loc'][0]} {first['msg'].lower()}, not {first['input']!r}"
+            ) from None
         conn.execute(
             "INSERT INTO projects (name, quota_gpus, weight, max_priority, borrow, lend, created_at, updated_at)"
             " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET quota_gpus=excluded.quota_gpus,"

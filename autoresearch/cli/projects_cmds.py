@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 from autoresearch.cli._compute_group import compute_app
@@ -72,22 +72,28 @@ def projects(as_json: bool = JSON_OPTION) -> None:
             highlight=False,
         )
         return
+    names = [p.name + ("" if p.configured else " (not set)") for p in rows]
     table = Table(
-        "project",
-        "quota",
-        "in use",
-        "borrowed",
-        "lent",
-        "pending",
-        "weight",
-        "max prio",
-        "borrow",
-        "lend",
-        "usage (GPU-h)",
+        Column("project", no_wrap=True, min_width=max(map(len, names))),
+        *(
+            Column(c, overflow="fold")
+            for c in (
+                "quota",
+                "in use",
+                "borrowed",
+                "lent",
+                "pending",
+                "weight",
+                "max prio",
+                "borrow",
+                "lend",
+                "usage (GPU-h)",
+            )
+        ),
     )
-    for p in rows:
+    for name, p in zip(names, rows):
         table.add_row(
-            p.name + ("" if p.configured else " (not set)"),
+            name,
             str(p.quota_gpus),
             str(p.in_use),
             str(p.borrowed),
