@@ -4,6 +4,7 @@ an older store gaining the projects table, and a borrowed attempt reclaimed for 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 
 import pytest
@@ -133,3 +134,17 @@ def test_a_borrowed_attempt_is_reclaimed_for_its_lender_requeued_not_failed(star
     gate.touch()
     for job_id in [a_job, *b_jobs]:
         wait_state(client, job_id, JobState.succeeded)
+
+
+def test_checkpoint_time_is_the_newest_mtime_of_the_dir_and_its_entries(tmp_path):
+    from compute.usage import checkpoint_time
+
+    ckpt = tmp_path / "ckpt"
+    assert checkpoint_time(str(ckpt)) is None  # none yet: reclaim falls back to the start time
+    ckpt.mkdir()
+    (ckpt / "model.pt").write_text("x")
+    os.utime(ckpt, (1000.0, 1000.0))
+    os.utime(ckpt / "model.pt", (2000.0, 2000.0))
+    assert checkpoint_time(str(ckpt)) == 2000.0  # written into
+    os.utime(ckpt, (3000.0, 3000.0))
+    assert checkpoint_time(str(ckpt)) == 3000.0  # `touch $AR_CHECKPOINT_DIR`
