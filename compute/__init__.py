@@ -25,10 +25,12 @@ if _typing.TYPE_CHECKING:
     from compute.gpus import detect_gpus, plan_nodes
     from compute.nodes import NodeStatus, UncordonFailed, slot_usage
     from compute.paths import ComputePaths, resolve_home
+    from compute.projects import Project, ProjectStatus
+    from compute.quota import ProjectView, VictimOrder
     from compute.records import Attempt, AttemptMember, Event, Job, Node
     from compute.states import AttemptOutcome, FailureClass, HealthStatus, JobState, NodeState
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
-    from compute.spec import JobSpec, Launcher, Priority, Resources, parse_priority, priority_name
+    from compute.spec import DEFAULT_PROJECT, JobSpec, Launcher, Priority, Resources, parse_priority, priority_name
     from compute.store import Store
     from compute.jobenv import JOB_ENV_VAR, allowed_env, redact_secrets, secret_values
 
@@ -76,6 +78,11 @@ _WHERE = {
     "slot_usage": "compute.nodes",
     "ComputePaths": "compute.paths",
     "resolve_home": "compute.paths",
+    "Project": "compute.projects",
+    "ProjectStatus": "compute.projects",
+    "ProjectView": "compute.quota",
+    "VictimOrder": "compute.quota",
+    "DEFAULT_PROJECT": "compute.spec",
     "Attempt": "compute.records",
     "AttemptOutcome": "compute.states",
     "Event": "compute.records",
@@ -132,6 +139,7 @@ __all__ = [
     "ContainerRun",
     "ContainerRuntime",
     "DATA_ENV_PREFIX",
+    "DEFAULT_PROJECT",
     "Daemon",
     "DaemonAlreadyRunning",
     "DaemonConfig",
@@ -159,12 +167,16 @@ __all__ = [
     "Preemption",
     "Priority",
     "ProbesOnNodes",
+    "Project",
+    "ProjectStatus",
+    "ProjectView",
     "Resources",
     "RunningAttempt",
     "SchedulerConfig",
     "Store",
     "StoreLost",
     "UncordonFailed",
+    "VictimOrder",
     "WakesDaemon",
     "Warms",
     "allowed_env",

@@ -15,17 +15,18 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compute.control import daemon_pid, ensure_daemon, notify
+from compute.control import daemon_info, daemon_pid, ensure_daemon, notify
 from compute.errors import ComputeError, DaemonNotRunning
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
-from compute.spec import JobSpec
+from compute.spec import JobSpec, parse_priority
 from compute.store import Store
 from compute.submitter import Submitter, resolve_spec
 
 if TYPE_CHECKING:  # the node methods import compute.nodes (and the health package) when called
     from compute.health import Fault, FaultKind
     from compute.nodes import NodeStatus
+    from compute.projects import Project, ProjectStatus
 
 _DAEMON_CHECK_S = 1.0
 """How often a waiting client checks that a daemon still serves its home."""
@@ -202,6 +203,39 @@ class Client:
                limit: int = 1000) -> builtins.list[Event]:
         """The event log, oldest first: every state change with its reason."""
         return self._store.events(job_id, node, since_id, limit)
+
+    # -- projects -----------------------------------------------------------------
+
+    def set_project(self, name: str, quota_gpus: int, weight: float | None = None, max_priority: int | str | None = None,
+                    borrow: bool | None = None, lend: bool | None = None) -> Project:
+        """Create or change a project (a guaranteed GPU quota, a fair-share weight, a priority limit,
+        whether it borrows idle GPUs and lends its unused quota); options left None keep their value."""
+        from compute.projects import set_project
+
+        if max_priority is not None:
+            try:
+                max_priority = parse_priority(max_priority)
+            except ValueError as err:
+                raise ComputeError(f"project {name!r}: max_priority: {err}") from None
+        project = set_project(self._store, name, quota_gpus, weight, max_priority, borrow, lend)
+        notify(self.paths)
+        return project
+
+    def remove_project(self, name: str) -> None:
+        """Delete a project with no pending or running job."""
+        from compute.projects import remove_project
+
+        remove_project(self._store, name)
+        notify(self.paths)
+
+    def projects(self) -> builtins.list[ProjectStatus]:
+        """Each project: quota, GPUs in use, borrowed and lent, pending jobs, fair-share usage."""
+        from compute.daemon_config import DaemonConfig
+        from compute.usage import project_report
+
+        info = daemon_info(self.paths) or {}
+        half_life = (info.get("config") or {}).get("fair_share_half_life_s") or DaemonConfig().fair_share_half_life_s
+        return project_report(self._store, half_life, time.time())
 
     # -- waiting ------------------------------------------------------------------
 

@@ -62,6 +62,7 @@ from compute.lifecycle import (
 from compute.nodes import record_health
 from compute.paths import ComputePaths
 from compute.progress import ProgressWatch
+from compute.usage import ProjectUsage, checkpoint_time
 from compute.records import AttemptOutcome, FailureClass, Node, NodeState
 from compute.scheduler import Decision, NodeView, PendingJob, Placement, RunningAttempt, SchedulerConfig, schedule
 from compute.store import Store
@@ -84,7 +85,10 @@ class Daemon:
         """Classifies failed attempts (infra, user, resource)."""
         self.store = Store(paths)
         self.waitboard = WaitBoard(self.store)
-        self.sched_config = SchedulerConfig(min_runtime_s=config.min_runtime_s, aging_s=config.aging_s)
+        self.sched_config = SchedulerConfig(min_runtime_s=config.min_runtime_s, aging_s=config.aging_s,
+                                            usage_half_life_s=config.fair_share_half_life_s)
+        self.usage = ProjectUsage(self.store, config.fair_share_half_life_s)
+        """Projects' decayed borrowed usage (fair share)."""
         self.draining = False
         self.exiting = False
         self.nodes: list[Node] = []
@@ -141,13 +145,18 @@ class Daemon:
         if backing_off:
             deadlines.append(min(backing_off.values()))
         decision, nodes = Decision(), list[NodeView]()
+        projects = self.usage.projects(now)
+        views = self._views(running, stopping, bool(projects))
+        self.usage.account(views, now)
         if pending:
             pending, nodes = self._placeable(pending, now)
-            decision = schedule(pending, self._views(running, stopping), nodes, now, self.sched_config)
+            decision = schedule(pending, views, nodes, now, self.sched_config, projects)
             by_key = {(a.job_id, a.number): a for a in running}
             for p in decision.preempt:
                 victim = by_key[(p.job_id, p.attempt)]
-                reason = f"preempted for {p.for_job} (higher priority)"
+                reason = (f"reclaimed for {p.for_job}: project {p.reclaim_for} needs its quota back and this attempt "
+                          "was borrowing (least progress lost since its last checkpoint)" if p.reclaim_for
+                          else f"preempted for {p.for_job} (higher priority)")
                 deadlines.append(self._stop(victim, AttemptStopReason.preempt, reason, now))
             for placement in decision.start:
                 self._start(placement)
@@ -270,10 +279,12 @@ class Daemon:
                     stopping.add(attempt.key)
         self.nodes = self.store.nodes()
 
-    def _views(self, running: list[LiveAttempt], stopping: set[str]) -> list[RunningAttempt]:
+    def _views(self, running: list[LiveAttempt], stopping: set[str], projects: bool) -> list[RunningAttempt]:
+        """The scheduler's view of the running attempts; with projects, with their last checkpoint time."""
         return [
             RunningAttempt(a.job_id, a.number, node, gpus, a.priority, a.preemptible, a.started_at,
-                           stopping=a.key in stopping)
+                           stopping=a.key in stopping, project=a.project, borrowed_only=a.borrowed_only,
+                           checkpoint_at=checkpoint_time(a.checkpoint_dir) if projects and a.preemptible else None)
             for a in running
             for node, gpus in a.placed()
         ]
@@ -307,7 +318,8 @@ class Daemon:
     # -- starting and ending attempts -----------------------------------------------
 
     def _start(self, placement: Placement) -> None:
-        started = start_attempt(self.store, placement.job_id, placement.node, placement.gpus, placement.members)
+        started = start_attempt(self.store, placement.job_id, placement.node, placement.gpus, placement.members,
+                                placement.borrowed)
         if started is None:
             return
         if started.members:

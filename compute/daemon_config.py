@@ -28,6 +28,8 @@ class DaemonConfig(BaseModel):
     """An attempt younger than this is never preempted (prevents flapping)."""
     aging_s: Annotated[float, Field(gt=0)] = 60.0
     """Seconds of waiting per point of priority aging (anti-starvation)."""
+    fair_share_half_life_s: Annotated[float, Field(gt=0)] = 3600.0
+    """Half-life of the borrowed usage that fair share between projects weighs (docs/projects.md)."""
     tick_s: Annotated[float, Field(gt=0, le=60)] = 1.0
     """Longest sleep between ticks when nothing wakes the daemon."""
     max_infra_retries: Annotated[int, Field(ge=0, le=100)] = 3

@@ -15,7 +15,7 @@ from typing import Any
 from compute.endings import Ending, AttemptStopReason
 from compute.records import JobState, Node
 from compute.scheduler import PendingJob
-from compute.spec import JobSpec
+from compute.spec import DEFAULT_PROJECT, JobSpec
 from compute.rows import node_from_row
 from compute.store import Store
 
@@ -57,6 +57,9 @@ class LiveAttempt:
     progress_timeout_s: float | None = None
     members: tuple[Member, ...] = ()
     """For a gang: every member in rank order (rank 0 is `node`, `gpus`, `log_path`)."""
+    project: str = DEFAULT_PROJECT
+    borrowed_only: bool = False
+    checkpoint_dir: str = ""
 
     @property
     def key(self) -> str:
@@ -89,7 +92,9 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
         " a.killed, a.log_path, a.members, j.priority, j.preemptible, j.cancel_requested,"
         " json_extract(j.spec, '$.time_limit_s') AS time_limit_s,"
         " json_extract(j.spec, '$.grace_s') AS grace_s,"
-        " json_extract(j.spec, '$.progress_timeout_s') AS progress_timeout_s"
+        " json_extract(j.spec, '$.progress_timeout_s') AS progress_timeout_s, j.checkpoint_dir,"
+        f" COALESCE(json_extract(j.spec, '$.project'), '{DEFAULT_PROJECT}') AS project,"
+        " COALESCE(json_extract(j.spec, '$.borrowed_only'), 0) AS borrowed_only"
         " FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE a.outcome IS NULL ORDER BY a.started_at"
     )
     return [
@@ -100,7 +105,8 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
             killed=bool(r["killed"]), log_path=r["log_path"], priority=r["priority"],
             preemptible=bool(r["preemptible"]), time_limit_s=r["time_limit_s"], grace_s=r["grace_s"],
             cancel_requested=r["cancel_requested"], members=members_of(r["members"]),
-            progress_timeout_s=r["progress_timeout_s"],
+            progress_timeout_s=r["progress_timeout_s"], project=r["project"], borrowed_only=bool(r["borrowed_only"]),
+            checkpoint_dir=r["checkpoint_dir"],
         )
         for r in rows
     ]
@@ -110,21 +116,26 @@ def pending_jobs(store: Store, now: float) -> tuple[list[PendingJob], dict[str, 
     """Jobs ready to schedule, and those still backing off (job id -> not_before)."""
     ready, backing_off = [], {}
     for r in store.read(
-        "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes,"
-        " COALESCE(json_extract(spec, '$.resources.nodes'), 1) AS nodes FROM jobs WHERE state = 'pending'"
+        "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes, preemptible,"
+        " COALESCE(json_extract(spec, '$.resources.nodes'), 1) AS nodes,"
+        f" COALESCE(json_extract(spec, '$.project'), '{DEFAULT_PROJECT}') AS project,"
+        " COALESCE(json_extract(spec, '$.borrowed_only'), 0) AS borrowed_only FROM jobs WHERE state = 'pending'"
     ):
         if r["not_before"] > now:
             backing_off[r["id"]] = r["not_before"]
             continue
         excluded = frozenset(json.loads(r["excluded_nodes"]))
-        ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded, r["nodes"]))
+        ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded, nodes=r["nodes"],
+                                project=r["project"], preemptible=bool(r["preemptible"]),
+                                borrowed_only=bool(r["borrowed_only"])))
     return ready, backing_off
 
 
 def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
-                  placed: tuple[tuple[str, tuple[int, ...]], ...] = ()) -> Started | None:
+                  placed: tuple[tuple[str, tuple[int, ...]], ...] = (), borrowed: bool = False) -> Started | None:
     """pending -> running with a new attempt row; None if the job is no longer pending.
-    `placed`: a gang's (node, GPUs) per rank; each member gets its own log."""
+    `placed`: a gang's (node, GPUs) per rank; each member gets its own log. `borrowed`: it runs
+    beyond its project's quota."""
     now = time.time()
     with store.transaction() as conn:
         row = conn.execute("SELECT state, spec, checkpoint_dir FROM jobs WHERE id=?", (job_id,)).fetchone()
@@ -144,12 +155,14 @@ def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
         if members:
             reason = f"attempt {number} started on {len(members)} nodes: " + ", ".join(
                 f"{m.node} (rank {m.rank}, GPUs {','.join(map(str, m.gpus))})" for m in members)
+        if borrowed:
+            reason += " (borrowed: beyond its project's quota, reclaimable)"
         conn.execute(
             "UPDATE jobs SET state=?, state_reason=?, updated_at=? WHERE id=?",
             (JobState.running.value, reason, now, job_id),
         )
         store.event(conn, "started", reason, job_id=job_id, attempt=number, node=node,
-                    data={"gpus": list(gpus)}, now=now)
+                    data={"gpus": list(gpus), "borrowed": borrowed}, now=now)
     return Started(job_id, number, JobSpec.model_validate_json(row["spec"]), row["checkpoint_dir"], log_path, members)
 
 

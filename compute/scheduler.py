@@ -34,6 +34,9 @@ Rules, in order:
    its total GPUs where single-node victims count as one (so plans spare gangs).
 7. Reasons. Every pending job the pass does not start gets a `Waiting` (compute/waiting.py)
    in `Decision.waiting`: the rule above that kept it waiting, and its place in the order.
+7. Projects. With `projects` given, quotas, borrowing, reclaim and fair share (compute/quota.py)
+   change the order (guaranteed jobs first), which jobs may take idle GPUs, and whom a blocked job
+   may stop. With none, the pass is exactly rules 1-6.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from compute.gangs import gang_pass, reserve_gang
+from compute.quota import ProjectView, QuotaPass, VictimOrder
+from compute.spec import DEFAULT_PROJECT
 from compute.waiting import WaitEntry, WaitKind
 
 
@@ -65,6 +70,12 @@ class PendingJob:
     """Nodes it must not run on (e.g. where it just had an infra failure)."""
     nodes: int = 1
     """Distinct nodes it spans, `gpus` on each (a gang when more than 1)."""
+    project: str = DEFAULT_PROJECT
+    """Whose quota it runs under (compute/quota.py)."""
+    preemptible: bool = True
+    """Only preemptible jobs may borrow beyond their project's quota."""
+    borrowed_only: bool = False
+    """It always runs borrowed, never inside its project's quota."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +92,10 @@ class RunningAttempt:
     started_at: float
     stopping: bool = False
     """A stop (preemption, cancel, timeout) was already requested: its slots free soon."""
+    project: str = DEFAULT_PROJECT
+    borrowed_only: bool = False
+    checkpoint_at: float | None = None
+    """When it last touched its checkpoint dir ($AR_CHECKPOINT_DIR); None: never (reclaim victim choice)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +120,8 @@ class Placement:
     gpus: tuple[int, ...]
     members: tuple[tuple[str, tuple[int, ...]], ...] = ()
     """For a gang: (node, GPU indices) of every member in rank order (rank 0 is `node`, `gpus`)."""
+    borrowed: bool = False
+    """It runs on idle GPUs beyond its project's quota (preemptible by any project reclaiming its quota)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +132,8 @@ class Preemption:
     attempt: int
     node: str
     for_job: str
+    reclaim_for: str = ""
+    """The project taking its quota back from this borrowed attempt ("": a priority preemption)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +148,10 @@ class SchedulerConfig:
     """How many workable nodes a blocked job compares when choosing whom to preempt."""
     preempt_scan: int = 256
     """How many nodes with victims a blocked job looks at, at most, per pass."""
+    usage_half_life_s: float = 3600.0
+    """Half-life of the borrowed usage that fair share weighs (projects only)."""
+    reclaim_order: VictimOrder = VictimOrder.checkpoint
+    """Which borrowed attempts a reclaim stops first (projects only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +360,18 @@ class _Pass:
         self._step(node)
         self._reindex(node)
 
+    def drop_victims(self, node: str, gone: Sequence[RunningAttempt]) -> None:
+        """Forget victims taken by a reclaim (any of the node's, not a prefix)."""
+        keys = {(v.job_id, v.attempt) for v in gone}
+        kept = [v for v in self.victims.get(node, ()) if (v.job_id, v.attempt) not in keys]
+        if node in self.victims and len(kept) < len(self.victims[node]):
+            for v in self.victims[node]:
+                if (v.job_id, v.attempt) in keys:
+                    self.victim_count[v.priority] -= 1
+            self.victims[node] = kept
+            self._step(node)
+            self._reindex(node)
+
     def reserve_for(self, job: PendingJob) -> tuple[str, int] | None:
         """Hold the node with the most soon-free capacity for a blocked head-of-line job;
         (that node, its free slots before the hold), or None."""
@@ -368,12 +403,16 @@ def schedule(
     nodes: Sequence[NodeView],
     now: float,
     config: SchedulerConfig = SchedulerConfig(),
+    projects: Sequence[ProjectView] = (),
 ) -> Decision:
     """Decide which pending jobs start where and which attempts to preempt (see module doc)."""
     p = _Pass(running, nodes, now, config)
     decision = Decision()
     # Two stable sorts (FIFO, then effective priority) compare floats, not tuples: faster.
     order = sorted(sorted(pending, key=lambda j: j.seq), key=lambda j: -effective_priority(j, now, config))
+    quota = QuotaPass(running, projects, sum(map(len, p.avail.values())), now, config) if projects else None
+    if quota is not None:
+        order = quota.order(order)
     head_reserved = False
     # Slots only shrink within a pass, so once a need of k GPUs failed to find victims
     # below priority q, any later job needing >= k at priority <= q fails too.
@@ -383,10 +422,18 @@ def schedule(
     initial_top, reserved, ahead = p.top, None, 0  # reserved: (job id, node, its free slots then)
     for job in order:
         if job.nodes > 1:
+            # With projects, a gang is held by the quota rules as a whole (`demand`); its own
+            # preemption (compute/gangs.py) compares priorities across projects.
+            gang_hold = quota.hold(job) if quota is not None else None
+            if gang_hold is not None:
+                ahead += 1
+                waiting[job.job_id] = (gang_hold[0], ahead, gang_hold[2])
+                continue
             members, victims, entry = gang_pass(p, job, ahead + 1, nodes)
             decision.preempt.extend(Preemption(v.job_id, v.attempt, v.node, job.job_id) for v in victims)
             if members:
-                decision.start.append(Placement(job.job_id, *members[0], members=tuple(members)))
+                borrowed = quota is not None and quota.took(job)
+                decision.start.append(Placement(job.job_id, *members[0], members=tuple(members), borrowed=borrowed))
             if entry is None:
                 continue
             ahead += 1
@@ -409,34 +456,51 @@ def schedule(
             ahead += 1
             waiting[job.job_id] = _unhostable(job, nodes, p.largest, ahead)
             continue
-        node = p.best_fit(job)
+        hold = quota.hold(job) if quota is not None else None
+        node = p.best_fit(job) if hold is None else None
         if node is not None:
-            decision.start.append(Placement(job.job_id, node, p.claim(node, job.gpus)))
+            borrowed = quota is not None and quota.took(job)
+            decision.start.append(Placement(job.job_id, node, p.claim(node, job.gpus), borrowed=borrowed))
             continue
         ahead += 1
-        node = p.covered_by_stopping(job)
+        node = p.covered_by_stopping(job) if hold is None else None
         if node is not None:
             have = len(p.avail[node])
             p.claim(node, job.gpus)
             p.claim_soon(node, job.gpus - have)
             waiting[job.job_id] = (WaitKind.stopping, ahead, (node,))
             continue
+        reclaim = quota.reclaim_plan(job, p._spare, lambda n: len(p.nodes[n].gpus)) if quota is not None else None
+        if reclaim is not None:
+            node, victims = reclaim
+            decision.preempt.extend(Preemption(v.job_id, v.attempt, node, job.job_id, job.project) for v in victims)
+            p.drop_victims(node, victims)
+            have = len(p.avail[node])
+            p.claim(node, job.gpus)
+            p.claim_soon(node, job.gpus - have - sum(len(v.gpus) for v in victims))
+            waiting[job.job_id] = (WaitKind.reclaiming, ahead, (len(victims), node, job.project))
+            continue
         hopeless = not job.excluded_nodes and failed_below[job.gpus] >= job.priority
-        plan = None if hopeless or p.lowest_victim_priority() >= job.priority else p.preemption_plan(job)
+        if quota is not None:  # only attempts of its own project (compute/quota.py); no global bound then
+            plan, hopeless = quota.priority_plan(job, p._spare, lambda n: len(p.nodes[n].gpus)), True
+        else:
+            plan = None if hopeless or p.lowest_victim_priority() >= job.priority else p.preemption_plan(job)
         if plan is not None:
             node, victims = plan
             decision.preempt.extend(Preemption(v.job_id, v.attempt, node, job.job_id) for v in victims)
-            p.take_victims(node, victims)
+            (p.take_victims if quota is None else p.drop_victims)(node, victims)
             have = len(p.avail[node])
             p.claim(node, job.gpus)
             p.claim_soon(node, job.gpus - have - sum(len(v.gpus) for v in victims))
             waiting[job.job_id] = (WaitKind.preempting, ahead, (len(victims), node))
             continue
-        if not job.excluded_nodes and failed_below[job.gpus] < job.priority:
+        if not hopeless and not job.excluded_nodes and failed_below[job.gpus] < job.priority:
             for k in range(job.gpus, p.largest + 1):
                 failed_below[k] = max(failed_below[k], job.priority)
         fitting = [n for n, v in p.nodes.items() if len(v.gpus) >= job.gpus] if job.excluded_nodes else ()
-        if fitting and all(n in job.excluded_nodes for n in fitting):
+        if hold is not None:
+            waiting[job.job_id] = (hold[0], ahead, hold[2])
+        elif fitting and all(n in job.excluded_nodes for n in fitting):
             waiting[job.job_id] = (WaitKind.excluded, ahead, (", ".join(sorted(fitting)[:3]),))
         elif reserved is not None and job.gpus <= reserved[2] and reserved[1] not in job.excluded_nodes:
             waiting[job.job_id] = (WaitKind.reservation, ahead, (reserved[0],))
@@ -444,7 +508,7 @@ def schedule(
             waiting[job.job_id] = (WaitKind.behind, ahead, (ahead - 1,))
         else:
             waiting[job.job_id] = (WaitKind.no_fit, ahead, (job.gpus, *p.largest_free()))
-        if not head_reserved:
+        if not head_reserved and hold is None:
             head_reserved = True
             held = p.reserve_for(job)
             if held is not None:

@@ -85,9 +85,22 @@ CREATE TABLE IF NOT EXISTS submissions (
     created_at REAL NOT NULL,
     replied_at REAL
 );
+CREATE TABLE IF NOT EXISTS projects (
+    name TEXT PRIMARY KEY,
+    quota_gpus INTEGER NOT NULL,
+    weight REAL NOT NULL DEFAULT 1.0,
+    max_priority INTEGER NOT NULL DEFAULT 100,
+    borrow INTEGER NOT NULL DEFAULT 1,
+    lend INTEGER NOT NULL DEFAULT 1,
+    usage_gpu_s REAL NOT NULL DEFAULT 0,
+    usage_at REAL NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
 """
-LAST_TABLE = "submissions"
+LAST_TABLE = "projects"
 """The schema's last table: a store that has it has them all (compute/store.py, compute/reads.py)."""
+
 
 JOB_COLUMNS = (
     "id, spec, state, priority, created_at, updated_at, state_reason, retries_used, "

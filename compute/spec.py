@@ -54,6 +54,11 @@ def priority_name(value: int) -> str:
     return best.name if best.value == value else f"{best.name}+{value - best.value}"
 
 
+DEFAULT_PROJECT = "default"
+"""The project of a job that names none."""
+PROJECT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+"""A project name: letters, digits, `_`, `.`, `-` (at most 64, starting with a letter or digit)."""
+
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -131,6 +136,11 @@ class JobSpec(BaseModel):
     preemptible: bool = True
     """May be stopped (SIGTERM, grace, SIGKILL) to make room for higher-priority work.
     A preempted job goes back to pending with its checkpoint dir and spends no retry."""
+    project: Annotated[str, Field(pattern=PROJECT_NAME)] = DEFAULT_PROJECT
+    """The project (a team's share of the fleet, `compute project set`) whose quota it runs under."""
+    borrowed_only: bool = False
+    """Always run as borrowed work, never inside the project's guaranteed quota: any project that
+    needs its quota back reclaims it first (nightly sweeps set this). Needs `preemptible`."""
     max_retries: Annotated[int, Field(ge=0, le=100)] = 0
     """Retries after user failures (non-zero exit in user code), with exponential
     backoff and jitter. Preemptions and infra faults never spend these."""
@@ -272,6 +282,9 @@ class JobSpec(BaseModel):
 
     @model_validator(mode="after")
     def _argv_matches_shell(self) -> JobSpec:
+        if self.borrowed_only and not self.preemptible:
+            raise ValueError("borrowed_only needs preemptible: borrowed work is stopped when its lender needs "
+                             "the GPUs back; drop borrowed_only or make the job preemptible")
         if isinstance(self.argv, str):
             if not self.shell:
                 raise ValueError(

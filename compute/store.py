@@ -25,7 +25,8 @@ from compute.records import Event, Job, JobState, Node
 from compute.rows import load_jobs, node_from_row
 from compute.reads import list_job_ids
 from compute.schema import LAST_TABLE, MIGRATIONS, SCHEMA
-from compute.spec import JobSpec, parse_priority
+from compute.project_checks import check_job_project, check_priority
+from compute.spec import DEFAULT_PROJECT, JobSpec, parse_priority
 
 def new_job_id() -> str:
     """`job-` and 10 hex characters."""
@@ -68,18 +69,30 @@ class Store:
                 self._mark()
             self._migrate()
             return
-        if "jobs" not in present and self.paths.db_marker.is_file():
+        if "jobs" in present:  # an older store: it gains the tables added since (all are IF NOT EXISTS)
+            self._create_tables("schema_migrated", f"added the tables up to {LAST_TABLE!r}")
+            if not self.paths.db_marker.is_file():
+                self._mark()
+            self._migrate()
+            return
+        if self.paths.db_marker.is_file():
             raise StoreLost(
                 f"the compute store {self.paths.db} lost its tables (it was truncated, deleted or replaced) "
                 f"but this home had one ({self.paths.db_marker}); it is not recreated empty, which would forget "
                 f"every job. Stop the daemon (`autoresearch compute down`), restore {self.paths.db.name} from a "
                 f"backup, or delete {self.paths.db_marker.name} to start with an empty store."
             )
-        with self.transaction() as conn:  # a new store; or an older one, which gains the tables added since
+        self._create_tables()
+        self._mark()
+
+    def _create_tables(self, kind: str = "", reason: str = "") -> None:
+        """Every table and index that is missing (all statements are IF NOT EXISTS), with an event if `kind`."""
+        with self.transaction() as conn:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-        self._mark()
+            if kind:
+                self.event(conn, kind, reason)
 
     def _migrate(self) -> None:
         """Add the columns a store made by an older version lacks (a read first: usually nothing to do)."""
@@ -159,6 +172,7 @@ class Store:
             row = conn.execute("SELECT id FROM jobs WHERE idempotency_key = ?", (spec.idempotency_key,)).fetchone()
             if row is not None:
                 return str(row["id"])
+        check_job_project(conn, spec, str(self.paths.home))
         job_id = new_job_id()
         conn.execute(
             "INSERT INTO jobs (id, spec, state, priority, gpus, preemptible, created_at, updated_at,"
@@ -184,7 +198,7 @@ class Store:
             [(job_id, k, v) for k, v in spec.labels.items()],
         )
         self.event(conn, "submitted", f"submitted {spec.name!r}", job_id=job_id, now=now,
-                   data={"priority": spec.priority, "gpus": spec.resources.gpus})
+                   data={"priority": spec.priority, "gpus": spec.resources.gpus, "project": spec.project})
         return job_id
 
     def request_cancel(self, job_id: str, reason: str = "") -> Job:
@@ -222,7 +236,12 @@ class Store:
                 raise ComputeError(
                     f"job {job_id} is already {state.value}: its priority can no longer change"
                 )
-            old = conn.execute("SELECT priority FROM jobs WHERE id=?", (job_id,)).fetchone()[0]
+            old, project = conn.execute(
+                "SELECT priority, COALESCE(json_extract(spec, '$.project'), ?) FROM jobs WHERE id=?",
+                (DEFAULT_PROJECT, job_id)).fetchone()
+            limit = conn.execute("SELECT max_priority FROM projects WHERE name=?", (project,)).fetchone()
+            if limit is not None:
+                check_priority(job_id, project, value, limit[0])
             conn.execute("UPDATE jobs SET priority=?, updated_at=? WHERE id=?", (value, now, job_id))
             self.event(conn, "priority_changed", f"priority {old} -> {value}", job_id=job_id, now=now,
                        data={"old": old, "new": value})

@@ -32,7 +32,10 @@ def answer(store: Store) -> int:
             if conn.execute("SELECT 1 FROM submissions WHERE id = ? AND reply IS NULL", (row["id"],)).fetchone() is None:
                 continue  # withdrawn by its client
             if spec is not None and not req.get("dry_run"):
-                reply = {"job_id": store.add_job(conn, spec)}
+                try:  # the project checks read the store (compute/project_checks.py), before any insert
+                    reply = {"job_id": store.add_job(conn, spec)}
+                except ComputeError as err:
+                    reply = {"error": str(err), "code": 2}
             conn.execute("UPDATE submissions SET reply = ?, replied_at = ? WHERE id = ?",
                          (json.dumps(reply), time.time(), row["id"]))
     if rows:

@@ -41,6 +41,14 @@ class WaitKind(str, enum.Enum):
     """A gang: fewer nodes than it spans have enough free GPU slots right now."""
     too_few_nodes = "too_few_nodes"
     """A gang: fewer nodes that take work than it spans have that many GPU slots at all."""
+    quota = "quota"
+    """Its project's quota is in use and it may not borrow (the project does not borrow, or the job is not preemptible)."""
+    borrowing = "borrowing"
+    """Its project is over its quota and no idle GPU can be lent (lenders' unused quota is held for them)."""
+    fair_share = "fair_share"
+    """Idle GPUs went to borrowing projects with a lower weighted usage first (fair share)."""
+    reclaiming = "reclaiming"
+    """Borrowed attempts are being stopped so that its project gets its quota back."""
 
 
 WaitEntry = tuple[WaitKind, int, tuple[object, ...]]
@@ -58,6 +66,12 @@ _TEXT = {
     WaitKind.backoff: "not before {0} (retry backoff)",
     WaitKind.no_fit_nodes: "needs {0} nodes with {1} free GPUs each; {2} {3}",
     WaitKind.too_few_nodes: "needs {0} nodes with {1} GPUs each; only {2} node(s) taking work have that many",
+    WaitKind.quota: "project {0} is at its quota of {1} GPU(s) and {2}",
+    WaitKind.borrowing: "project {0} is over its quota of {1} GPU(s) and no idle GPU can be lent "
+                        "({2} idle, {3} held for projects' quotas)",
+    WaitKind.fair_share: "fair share: the {0} lendable GPU(s) went first to project(s) {1}, whose weighted "
+                         "borrowed usage is lower than {2}'s",
+    WaitKind.reclaiming: "reclaiming {0} borrowed attempt(s) on {1} so that project {2} gets its quota back",
 }
 
 

@@ -53,6 +53,8 @@ class SubmitJobInput(SkillInput):
     """0-100 or a name: idle=0, low=25, normal=50, high=75, urgent=90."""
     preemptible: bool = True
     """May be stopped for higher-priority work; it then requeues and resumes from its checkpoint dir."""
+    project: str = "default"
+    """The compute project whose GPU quota it runs under (`autoresearch compute projects` lists them)."""
     max_retries: Annotated[int, Field(ge=0, le=100)] = 0
     """Retries after failures in user code."""
     time_limit_s: Annotated[float, Field(gt=0)] | None = None
@@ -100,6 +102,7 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
         launcher=Launcher(args.launcher),
         priority=args.priority,
         preemptible=args.preemptible,
+        project=args.project,
         max_retries=args.max_retries,
         time_limit_s=args.time_limit_s,
         progress_timeout_s=args.progress_timeout_s,

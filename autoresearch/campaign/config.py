@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from compute.container import validate_image
+from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
 from compute.spec import parse_priority
 from tracking import MetricRules, MetricSource, resolve_tracking
 
@@ -157,6 +158,11 @@ class ComputeSettings(Section):
     """0-100 or a name (idle, low, normal, high, urgent); higher runs first."""
     preemptible: bool = True
     """Trials may be stopped for higher-priority work; they resume from their checkpoint."""
+    project: Annotated[str, Field(pattern=PROJECT_NAME)] = DEFAULT_PROJECT
+    """The compute project whose GPU quota the trials run under (`autoresearch compute projects`)."""
+    borrowed_only: bool = False
+    """Trials run only on borrowed GPUs, never inside the project's quota, so any project reclaims
+    them first (nightly sweeps set this)."""
     max_retries: Annotated[int, Field(ge=0, le=100)] = 0
     """Retries after failures in user code. Infra faults are retried anyway."""
     time_limit_s: Annotated[float | None, Field(gt=0)] = None

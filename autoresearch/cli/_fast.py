@@ -201,6 +201,7 @@ COMMANDS: dict[tuple[str, str], Command] = {
         "--nodes": Option("nodes", int, 1), "--launcher": Option("launcher", str, "none"),
         "--progress-timeout": Option("progress_timeout", float),
         "--priority": Option("priority", str, "normal"), "--no-preemptible": Option("no_preemptible", bool, False),
+        "--project": Option("project", str),
         "--max-retries": Option("max_retries", int, 0), "--time-limit": Option("time_limit", float),
         "--grace": Option("grace", float), "--label": Option("label", list, []), "--key": Option("key", str),
         "--image": Option("image", str), "--runtime": Option("runtime", str), "--data": Option("data", list, []),

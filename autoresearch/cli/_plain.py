@@ -58,7 +58,7 @@ def parse_data(pairs: list[str]) -> dict[str, str]:
 
 
 def submit_fields(command: list[str], name: str, gpus: int, nodes: int, launcher: str, priority: str,
-                  no_preemptible: bool, max_retries: int, time_limit: float | None, grace: float | None,
+                  no_preemptible: bool, project: str | None, max_retries: int, time_limit: float | None, grace: float | None,
                   progress_timeout: float | None, label: list[str], key: str | None,
                   image: str | None, runtime: str | None, data: list[str]) -> dict[str, Any]:
     """`jobs submit`'s flags (named as its parameters) as the JobSpec fields to validate."""
@@ -66,7 +66,7 @@ def submit_fields(command: list[str], name: str, gpus: int, nodes: int, launcher
         "name": name, "argv": command, "resources": {"gpus": gpus, "nodes": nodes}, "launcher": launcher,
         "priority": priority, "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
         "grace_s": grace, "progress_timeout_s": progress_timeout, "labels": parse_labels(label), "idempotency_key": key, "image": image,
-        "container_runtime": runtime, "data": parse_data(data),
+        "container_runtime": runtime, "data": parse_data(data), "project": project,
     }
     if runtime is not None and image is None:
         raise BadInput("--runtime needs --image IMG: it picks the CLI that runs the image")

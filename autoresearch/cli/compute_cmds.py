@@ -13,6 +13,7 @@ from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConf
 from compute.control import daemon_info, start_daemon, stop_daemon
 from compute.health import load_health_config
 from autoresearch.cli import nodes_cmds  # noqa: F401 - adds nodes, cordon, uncordon, inject-fault to the group
+from autoresearch.cli import projects_cmds  # noqa: F401 - adds project set/rm and projects to the group
 from autoresearch.cli._compute_group import cli, compute_app
 from compute.nodes import node_status
 
@@ -26,6 +27,8 @@ def up(
     virtual_nodes: int | None = typer.Option(None, "--virtual-nodes", help="Split the host into N virtual nodes."),
     gpus_per_node: int | None = typer.Option(None, "--gpus-per-node", help="GPU slots per virtual node (default 4)."),
     min_runtime: float | None = typer.Option(None, "--min-runtime", help="Seconds before an attempt may be preempted (default 10)."),
+    half_life: float | None = typer.Option(None, "--fair-share-half-life", help="Seconds: half-life of the borrowed "
+                                           "usage fair share between projects weighs (default 3600, docs/projects.md)."),
     health_config: str | None = typer.Option(
         None, "--health-config", help="YAML/JSON file of health settings: probe intervals, quarantine, "
         "command probe, failure_rules (see docs/health.md)."),
@@ -37,7 +40,8 @@ def up(
 ) -> None:
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
     settings: dict[str, Any] = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
-                "min_runtime_s": min_runtime, "backend": backend, "ray_address": address}
+                "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
+                "fair_share_half_life_s": half_life}
     if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None):
         fail("--virtual-nodes and --gpus-per-node split this host for the local backend; with --backend ray "
              "the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N`)")
@@ -52,7 +56,8 @@ def up(
         config = DaemonConfig(**{k: v for k, v in settings.items() if v is not None})
     except ValidationError as err:
         fail(validation_message("compute up settings", err).replace("grace_s", "--grace")
-             .replace("min_runtime_s", "--min-runtime").replace("ray_address", "--address"))
+             .replace("min_runtime_s", "--min-runtime").replace("ray_address", "--address")
+             .replace("fair_share_half_life_s", "--fair-share-half-life"))
     paths = ComputePaths.of()
     try:
         start_daemon(paths.home, config, wait_s=120.0 if config.backend == "ray" else 30.0)

@@ -45,6 +45,7 @@ def submit(
     launcher: str = typer.Option("none", "--launcher", help="none (argv as is) or torchrun (argv under torchrun)."),
     priority: str = typer.Option("normal", "--priority", help="0-100 or idle|low|normal|high|urgent."),
     no_preemptible: bool = typer.Option(False, "--no-preemptible", help="Never stop it for other work."),
+    project: str | None = typer.Option(None, "--project", help="Project whose quota it runs under (default: default)."),
     max_retries: int = typer.Option(0, "--max-retries", help="Retries after user failures (with backoff)."),
     time_limit: float | None = typer.Option(None, "--time-limit", help="Seconds per attempt before it is stopped."),
     grace: float | None = typer.Option(None, "--grace", help="Seconds from SIGTERM to SIGKILL for this job."),
@@ -62,8 +63,8 @@ def submit(
     """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`.
     The job runs with your PATH and virtualenv; a bare `python` is the one your shell runs."""
     try:
-        fields = submit_fields(command, name, gpus, nodes, launcher, priority, no_preemptible, max_retries, time_limit,
-                               grace, progress_timeout, label, key, image, runtime, data)
+        fields = submit_fields(command, name, gpus, nodes, launcher, priority, no_preemptible, project, max_retries,
+                               time_limit, grace, progress_timeout, label, key, image, runtime, data)
     except BadInput as err:
         fail(str(err))
     try:

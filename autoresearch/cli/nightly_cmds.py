@@ -25,6 +25,8 @@ def nightly(
     duration: float | None = typer.Option(None, "--duration", help="Or: the window's length in seconds."),
     priority: str = typer.Option("low", "--priority", help="Compute priority of the night's jobs (preemptible)."),
     retry_s: float = typer.Option(30.0, "--retry-s", help="Pause before retrying after a compute or LLM fault."),
+    guaranteed: bool = typer.Option(False, "--guaranteed", help="Let the night's trials use their project's "
+                                    "guaranteed quota (default: borrowed only, so morning work reclaims them)."),
 ) -> None:
     """Run campaigns unattended until the window ends; resume them next night; write a morning report.
     SIGTERM or Ctrl-C ends the window early the same way (trials stopped and queued, report written)."""
@@ -37,7 +39,7 @@ def nightly(
         fail(f"config file(s) not found: {', '.join(missing)}; pass campaign YAML files")
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    night = Night(configs, end, priority=priority, retry_s=retry_s)
+    night = Night(configs, end, priority=priority, retry_s=retry_s, borrowed=not guaranteed)
     night.say(f"nightly: {len(configs)} campaign(s) until {end:%Y-%m-%d %H:%M:%S}, priority {priority}")
 
     def cut_short(signum: int, frame: FrameType | None) -> None:

@@ -72,9 +72,12 @@ class NightResult(BaseModel):
     """Why the window was cut short (SIGTERM, Ctrl-C); empty when it ran to `until`."""
 
 
-def nightly_campaign(campaign: Campaign, priority: int | str) -> Campaign:
-    """The campaign at the nightly priority, preemptible (daytime work preempts it)."""
-    compute = campaign.compute.model_copy(update={"priority": parse_priority(priority), "preemptible": True})
+def nightly_campaign(campaign: Campaign, priority: int | str, borrowed: bool = True) -> Campaign:
+    """The campaign at the nightly priority, preemptible (daytime work preempts it) and, by default,
+    borrowed only: its trials never hold guaranteed quota, so the next morning's work of any project
+    reclaims their GPUs without a human (docs/projects.md)."""
+    update = {"priority": parse_priority(priority), "preemptible": True, "borrowed_only": borrowed}
+    compute = campaign.compute.model_copy(update=update)
     return campaign.model_copy(update={"compute": compute})
 
 
@@ -95,12 +98,14 @@ class Night:
     """Supervises tonight's campaigns until `until`."""
 
     def __init__(self, configs: list[Path], until: datetime, *, home: Home = None, priority: int | str = "low",
-                 retry_s: float = 30.0, settings: RunnerSettings = NIGHTLY_SETTINGS,
+                 retry_s: float = 30.0, settings: RunnerSettings = NIGHTLY_SETTINGS, borrowed: bool = True,
                  policy_factory: PolicyFactory | None = None) -> None:  # fmt: skip
         self.configs = configs
         self.until = until
         self.home = home
         self.priority = priority
+        self.borrowed = borrowed
+        """Trials run borrowed only (`nightly --guaranteed` turns it off)."""
         self.retry_s = retry_s
         self.settings = settings
         self.policy_factory = policy_factory
@@ -135,7 +140,7 @@ class Night:
             entry = CampaignNight(config=str(config))
             self.result.campaigns.append(entry)
             try:
-                campaign = nightly_campaign(load_campaign(config), self.priority)
+                campaign = nightly_campaign(load_campaign(config), self.priority, self.borrowed)
             except ConfigError as exc:
                 entry.skipped = str(exc)
                 self.say(f"{config}: skipped: {exc}")

@@ -146,6 +146,8 @@ class Launcher:
             launcher=MemberLauncher(settings.launcher),
             priority=settings.priority,
             preemptible=settings.preemptible,
+            project=settings.project,
+            borrowed_only=settings.borrowed_only,
             max_retries=settings.max_retries,
             time_limit_s=settings.time_limit_s,
             progress_timeout_s=settings.progress_timeout_s,

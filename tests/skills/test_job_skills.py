@@ -136,3 +136,11 @@ def test_idempotent_submit_returns_the_first_job_and_its_run(
     assert refused.error is ErrorCode.failed and "not a directory" in refused.message
     runs = mlflow_client(ctx.tracking).search_runs([first.mlflow_experiment_id])  # the runs made for the 2nd and 3rd are deleted
     assert [run.info.run_id for run in runs] == [first.mlflow_run_id]
+
+
+def test_submit_job_takes_a_project_and_refuses_one_that_does_not_exist(ctx: SkillContext, tmp_path: Path) -> None:
+    ctx.client.set_project("vision", 1)
+    out = call(ctx, "submit_job", name="v", argv=py("print('hi')"), cwd=str(tmp_path), project="vision")
+    assert ctx.client.get(out.job.id).spec.project == "vision"
+    refused = call(ctx, "submit_job", name="x", argv=py("print('hi')"), cwd=str(tmp_path), project="nope")
+    assert isinstance(refused, SkillError) and "project 'nope' does not exist" in refused.message

@@ -1,0 +1,215 @@
+"""Projects in the compute store: a team's share of the fleet (`compute project set | rm`, `compute projects`).
+
+A project has a guaranteed GPU quota, a weight for fair share, a highest priority its jobs may
+ask for, and whether it borrows idle GPUs beyond its quota and lends its unused quota. Each
+change is one transaction with one event (`project_set`, `project_removed`). The daemon reads
+them every pass (`project_views`) and writes back the decayed borrowed usage fair share weighs
+(`save_usage`); the scheduling rules are in compute/quota.py. A job names its project in
+`JobSpec.project`; the store refuses a job of an unknown project (other than `default`) or
+above its project's `max_priority` (compute/project_checks.py).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from compute.errors import ComputeError
+from compute.quota import ProjectView, borrowed_attempts, decayed
+from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
+
+if TYPE_CHECKING:
+    from compute.scheduler import RunningAttempt
+    from compute.store import Store
+
+
+class Project(BaseModel):
+    """One project as stored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    quota_gpus: Annotated[int, Field(ge=0)]
+    """GPUs guaranteed to its jobs."""
+    weight: Annotated[float, Field(gt=0)] = 1.0
+    """Its share of idle GPUs relative to other borrowing projects (fair share)."""
+    max_priority: Annotated[int, Field(ge=0, le=100)] = 100
+    """The highest priority its jobs may ask for; a job above it is refused at submit."""
+    borrow: bool = True
+    """Its jobs may run beyond the quota on idle GPUs (preemptible there, whatever their priority)."""
+    lend: bool = True
+    """Other projects may borrow its unused quota; it reclaims it when its jobs need it."""
+    usage_gpu_s: float = 0.0
+    """Borrowed GPU-seconds, decayed with the daemon's `fair_share_half_life_s`, as of `usage_at`."""
+    usage_at: float = 0.0
+
+
+class ProjectStatus(BaseModel):
+    """A project as `compute projects` shows it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    configured: bool
+    """False for a project that has jobs but was never set (quota 0: its jobs only borrow)."""
+    quota_gpus: int
+    weight: float
+    max_priority: int
+    borrow: bool
+    lend: bool
+    in_use: int
+    """GPUs its running attempts hold (guaranteed and borrowed)."""
+    borrowed: int
+    """GPUs of those attempts that run beyond its quota (reclaimable by others)."""
+    lent: int
+    """GPUs of its unused quota that other projects' borrowed attempts hold now."""
+    pending: int
+    """Its pending jobs."""
+    fair_share_usage: float
+    """Borrowed GPU-hours, decayed (what fair share weighs, before dividing by the weight)."""
+
+
+_ROW_FIELDS = ("name", "quota_gpus", "weight", "max_priority", "borrow", "lend", "usage_gpu_s", "usage_at")
+
+
+def _from_row(row: sqlite3.Row) -> Project:
+    return Project(**{k: row[k] for k in _ROW_FIELDS})
+
+
+def load_projects(store: Store) -> list[Project]:
+    return [_from_row(r) for r in store.read("SELECT * FROM projects ORDER BY name")]
+
+
+def set_project(
+    store: Store,
+    name: str,
+    quota_gpus: int,
+    weight: float | None = None,
+    max_priority: int | None = None,
+    borrow: bool | None = None,
+    lend: bool | None = None,
+) -> Project:
+    """Create or change a project; options left None keep their value (or the default for a new one)."""
+    if not re.fullmatch(PROJECT_NAME, name):
+        raise ComputeError(
+            f"project name {name!r} is not valid: use letters, digits, '_', '.', '-' "
+            "(at most 64, starting with a letter or digit)"
+        )
+    given = {"weight": weight, "max_priority": max_priority, "borrow": borrow, "lend": lend}
+    now = time.time()
+    with store.transaction() as conn:
+        row = conn.execute("SELECT * FROM projects WHERE name=?", (name,)).fetchone()
+        old = _from_row(row) if row is not None else None
+        base = old.model_dump() if old is not None else {"name": name}
+        try:
+            new = Project(**{**base, "quota_gpus": quota_gpus, **{k: v for k, v in given.items() if v is not None}})
+        except ValidationError as err:
+            first = err.errors()[0]
+            raise ComputeError(
+                f"project {name!r}: {first['loc'][0]} {first['msg'].lower()}, not {first['input']!r}"
+            ) from None
+        conn.execute(
+            "INSERT INTO projects (name, quota_gpus, weight, max_priority, borrow, lend, created_at, updated_at)"
+            " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET quota_gpus=excluded.quota_gpus,"
+            " weight=excluded.weight, max_priority=excluded.max_priority, borrow=excluded.borrow,"
+            " lend=excluded.lend, updated_at=excluded.updated_at",
+            (name, new.quota_gpus, new.weight, new.max_priority, int(new.borrow), int(new.lend), now, now),
+        )
+        settings = new.model_dump(include={"quota_gpus", "weight", "max_priority", "borrow", "lend"})
+        what = "created" if old is None else "changed"
+        store.event(
+            conn,
+            "project_set",
+            f"project {name} {what}: " + ", ".join(f"{k}={v}" for k, v in settings.items()),
+            data={"project": name, **settings},
+            now=now,
+        )
+    return new
+
+
+def remove_project(store: Store, name: str) -> None:
+    """Delete a project that has no pending or running job."""
+    with store.transaction() as conn:
+        if conn.execute("SELECT 1 FROM projects WHERE name=?", (name,)).fetchone() is None:
+            raise ComputeError(f"no project {name!r} in {store.paths.home}; `autoresearch compute projects` lists them")
+        active = conn.execute(
+            "SELECT COUNT(*) FROM jobs WHERE state IN ('pending', 'running') AND"
+            " COALESCE(json_extract(spec, '$.project'), ?) = ?",
+            (DEFAULT_PROJECT, name),
+        ).fetchone()[0]
+        if active:
+            raise ComputeError(
+                f"project {name!r} has {active} pending or running job(s); cancel them or wait for "
+                f"them to end (`autoresearch jobs list`), then remove it"
+            )
+        conn.execute("DELETE FROM projects WHERE name=?", (name,))
+        store.event(conn, "project_removed", f"project {name} removed", data={"project": name})
+
+
+def project_views(projects: Iterable[Project]) -> list[ProjectView]:
+    """What the scheduler needs of each project (usage 0: the daemon's `UsageMeter` fills it in)."""
+    return [ProjectView(p.name, p.quota_gpus, p.weight, p.borrow, p.lend) for p in projects]
+
+
+def save_usage(store: Store, usage: dict[str, float], now: float) -> None:
+    """Write the daemon's decayed borrowed usage (not a state change: no event)."""
+    with store.transaction() as conn:
+        conn.executemany(
+            "UPDATE projects SET usage_gpu_s=?, usage_at=? WHERE name=?",
+            [(value, now, name) for name, value in usage.items()],
+        )
+
+
+def project_status(
+    projects: Sequence[Project],
+    running: Sequence[RunningAttempt],
+    pending: Counter[str],
+    total_gpus: int,
+    now: float,
+    half_life_s: float,
+) -> list[ProjectStatus]:
+    """Every configured project, and every other project that has jobs (see `ProjectStatus`)."""
+    known = {p.name: p for p in projects}
+    views = {v.name: v for v in project_views(projects)}
+    borrowed = borrowed_attempts(running, views)
+    in_use: Counter[str] = Counter()
+    over: Counter[str] = Counter()
+    for a in running:
+        in_use[a.project] += len(a.gpus)
+        if (a.job_id, a.attempt) in borrowed:
+            over[a.project] += len(a.gpus)
+    # Borrowed GPUs come first from capacity no quota covers, then from lenders' unused quota,
+    # largest unused first.
+    left = max(0, sum(over.values()) - max(0, total_gpus - sum(p.quota_gpus for p in projects)))
+    lent: dict[str, int] = {}
+    unused = {p.name: max(0, p.quota_gpus - (in_use[p.name] - over[p.name])) for p in projects if p.lend}
+    for name in sorted(unused, key=lambda n: (-unused[n], n)):
+        lent[name] = min(left, unused[name])
+        left -= lent[name]
+    names = sorted(set(known) | set(in_use) | set(pending))
+    out = []
+    for name in names:
+        p = known.get(name) or Project(name=name, quota_gpus=0)
+        out.append(
+            ProjectStatus(
+                name=name,
+                configured=name in known,
+                quota_gpus=p.quota_gpus,
+                weight=p.weight,
+                max_priority=p.max_priority,
+                borrow=p.borrow,
+                lend=p.lend,
+                in_use=in_use[name],
+                borrowed=over[name],
+                lent=lent.get(name, 0),
+                pending=pending[name],
+                fair_share_usage=round(decayed(p.usage_gpu_s, p.usage_at, now, half_life_s) / 3600, 4),
+            )
+        )
+    return out

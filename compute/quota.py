@@ -1,0 +1,390 @@
+"""Projects in the scheduling pass: guaranteed quotas, borrowing of idle GPUs, reclaim, fair share.
+
+Pure, like compute/scheduler.py, which calls it at three points when projects are configured
+(with none, `schedule` never builds a `QuotaPass` and behaves exactly as without projects):
+
+1. Order. Each project's pending jobs, in the pass's order (effective priority, then FIFO),
+   fill what is left of its quota (`quota_gpus` minus its guaranteed attempts): those that fit
+   are *guaranteed*, the rest *borrowing* (and every `borrowed_only` job). All guaranteed jobs
+   come first; borrowing jobs follow by fair share: the project with the lowest
+   `(recent borrowed GPUs + borrowed GPUs now + GPUs of its borrowing jobs ahead) / weight`
+   first, where recent borrowed GPUs = decayed borrowed GPU-seconds (`ProjectView.usage`,
+   half-life `SchedulerConfig.usage_half_life_s`) / (half-life / ln 2), i.e. the average over
+   the recent past. Jobs of projects not configured belong to a project with quota 0.
+2. Idle GPUs. A guaranteed job may take any free slot. A borrowing job may take idle GPUs only
+   while its project borrows (`borrow`), it is preemptible, and the idle GPUs left after what
+   the projects' quotas hold back cover it: a project that does not lend (`lend` off) holds its
+   whole unused quota; a lending project holds what its guaranteed pending jobs need.
+3. Victims. A guaranteed job that does not fit reclaims borrowed attempts first, of any
+   project and regardless of their priority or age, taking the ones that lose the least
+   progress (GPUs x time since their last checkpoint, else since they started), on the node
+   that loses least. Priority preemption (the scheduler's rule 5) then only takes attempts of
+   the job's own project: guaranteed work of another project is never preempted.
+
+An attempt is *borrowed* when it is `borrowed_only`, or when its project's attempts, taken by
+priority then oldest first, already fill the quota without it (`borrowed_attempts`).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Generic, Protocol, TypeVar
+
+from compute.waiting import WaitEntry, WaitKind
+
+
+class _Job(Protocol):
+    """What the rules read of a pending job (compute.scheduler.PendingJob)."""
+
+    @property
+    def job_id(self) -> str: ...
+    @property
+    def gpus(self) -> int: ...
+    @property
+    def project(self) -> str: ...
+    @property
+    def preemptible(self) -> bool: ...
+    @property
+    def borrowed_only(self) -> bool: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def excluded_nodes(self) -> frozenset[str]: ...
+    @property
+    def nodes(self) -> int: ...
+
+
+def demand(job: _Job) -> int:
+    """The GPUs a job holds in all: `gpus` on each of its `nodes` (a gang counts whole)."""
+    return job.gpus * job.nodes
+
+
+class _Attempt(Protocol):
+    """What the rules read of a running attempt (compute.scheduler.RunningAttempt)."""
+
+    @property
+    def job_id(self) -> str: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def gpus(self) -> tuple[int, ...]: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def preemptible(self) -> bool: ...
+    @property
+    def started_at(self) -> float: ...
+    @property
+    def stopping(self) -> bool: ...
+    @property
+    def project(self) -> str: ...
+    @property
+    def borrowed_only(self) -> bool: ...
+    @property
+    def checkpoint_at(self) -> float | None: ...
+
+
+class _Config(Protocol):
+    """What the rules read of compute.scheduler.SchedulerConfig."""
+
+    @property
+    def min_runtime_s(self) -> float: ...
+    @property
+    def usage_half_life_s(self) -> float: ...
+    @property
+    def reclaim_order(self) -> VictimOrder: ...
+    @property
+    def preempt_scan(self) -> int: ...
+    @property
+    def preempt_candidates(self) -> int: ...
+
+
+A = TypeVar("A", bound=_Attempt)
+J = TypeVar("J", bound=_Job)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectView:
+    """A project as the scheduler sees it."""
+
+    name: str
+    quota_gpus: int
+    """GPUs guaranteed to its jobs."""
+    weight: float = 1.0
+    """Its share of idle capacity relative to other borrowing projects."""
+    borrow: bool = True
+    """Its jobs may run beyond the quota on idle GPUs (preemptible there)."""
+    lend: bool = True
+    """Other projects may borrow its unused quota (and give it back when it needs it)."""
+    usage: float = 0.0
+    """Borrowed GPU-seconds, decayed with the half-life (fair share)."""
+
+
+class VictimOrder(str, enum.Enum):
+    """Which borrowed attempts a reclaim stops first."""
+
+    checkpoint = "checkpoint"
+    """Least progress lost: the most recent checkpoint (else the most recent start) first."""
+    newest = "newest"
+    """The most recently started first (ignores checkpoints; a baseline for benchmarks/fleet_sim.py)."""
+
+
+def _unknown(name: str) -> ProjectView:
+    return ProjectView(name, 0)
+
+
+def borrowed_attempts(running: Iterable[_Attempt], projects: dict[str, ProjectView]) -> set[tuple[str, int]]:
+    """(job id, attempt) of every borrowed attempt (see the module doc)."""
+    by_project: dict[str, list[_Attempt]] = defaultdict(list)
+    borrowed: set[tuple[str, int]] = set()
+    for a in running:
+        if a.borrowed_only:
+            borrowed.add((a.job_id, a.attempt))
+        else:
+            by_project[a.project].append(a)
+    for name, attempts in by_project.items():
+        left = projects.get(name, _unknown(name)).quota_gpus
+        for a in sorted(attempts, key=lambda a: (-a.priority, a.started_at, a.job_id)):
+            if len(a.gpus) <= left:
+                left -= len(a.gpus)
+            else:
+                borrowed.add((a.job_id, a.attempt))
+    return borrowed
+
+
+def lost_progress(a: _Attempt, now: float) -> float:
+    """GPU-seconds of work a stop now throws away: since its last checkpoint in this attempt, else its start."""
+    since = a.started_at if a.checkpoint_at is None else max(a.started_at, a.checkpoint_at)
+    return max(1, len(a.gpus)) * max(0.0, now - since)
+
+
+class QuotaPass(Generic[A]):
+    """Quota bookkeeping of one scheduling pass (the three points of the module doc)."""
+
+    def __init__(
+        self,
+        running: Sequence[A],
+        projects: Sequence[ProjectView],
+        idle: int,
+        now: float,
+        config: _Config,
+    ) -> None:
+        self.projects = {p.name: p for p in projects}
+        self.now = now
+        borrowed = borrowed_attempts(running, self.projects)
+        self.used: dict[str, int] = defaultdict(int)
+        """Guaranteed GPUs in use per project (their attempts, and the pass's guaranteed jobs)."""
+        self.borrowing_now: dict[str, int] = defaultdict(int)
+        self.reclaimable: dict[str, list[A]] = defaultdict(list)
+        """node -> borrowed attempts not stopping yet, least progress lost first."""
+        self.own: dict[str, dict[str, list[A]]] = defaultdict(lambda: defaultdict(list))
+        """project -> node -> its attempts that priority preemption may stop, lowest priority then newest first."""
+        self.taken: set[tuple[str, int]] = set()
+        for a in running:
+            if a.preemptible and not a.stopping and now - a.started_at >= config.min_runtime_s:
+                self.own[a.project][a.node].append(a)
+            if (a.job_id, a.attempt) in borrowed:
+                self.borrowing_now[a.project] += len(a.gpus)
+                if not a.stopping:
+                    self.reclaimable[a.node].append(a)
+            else:
+                self.used[a.project] += len(a.gpus)
+        self.newest = newest = config.reclaim_order is VictimOrder.newest
+        for victims in self.reclaimable.values():
+            victims.sort(key=(lambda a: -a.started_at) if newest else (lambda a: lost_progress(a, now)))
+        for nodes in self.own.values():
+            for victims in nodes.values():
+                victims.sort(key=lambda a: (a.priority, -a.started_at))
+        self.idle = idle
+        self.pool = idle
+        """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
+        self.pool_before_borrowing = idle
+        self.took_from_pool: set[str] = set()
+        self._took_text: tuple[int, list[str], dict[str, str]] | None = None
+        """The projects that took lendable GPUs (count, sorted, text per waiting project): fair_share reasons."""
+        self.guaranteed: set[str] = set()
+        self.half_life = config.usage_half_life_s
+        self.scan, self.candidates = config.preempt_scan, config.preempt_candidates
+        # Victims and free slots only shrink within a pass: a search that failed for g GPUs (below
+        # priority q) fails for every later job of at least g GPUs (at a priority of at most q).
+        self._reclaim_failed = math.inf
+        self._priority_failed: dict[str, list[tuple[int, int]]] = defaultdict(list)
+
+    def project(self, name: str) -> ProjectView:
+        return self.projects.get(name) or _unknown(name)
+
+    def order(self, ordered: Sequence[J]) -> list[J]:
+        """Guaranteed jobs (in the given order), then borrowing jobs by fair share (see the module doc)."""
+        views = {name: self.project(name) for name in {j.project for j in ordered}}
+        left = {name: max(0, p.quota_gpus - self.used[name]) for name, p in views.items()}
+        # per project: GPUs it borrows already (recent and now), its weight, whether it lends
+        share = {name: (self._recent(p) + self.borrowing_now[name], p.weight, p.lend) for name, p in views.items()}
+        first, later = [], []
+        ahead: dict[str, int] = defaultdict(int)
+        held = 0  # GPUs the pool keeps back for lending projects' guaranteed jobs
+        guaranteed = self.guaranteed
+        for i, job in enumerate(ordered):
+            name = job.project
+            if not job.borrowed_only and demand(job) <= left[name]:
+                left[name] -= demand(job)
+                guaranteed.add(job.job_id)
+                held += demand(job) if share[name][2] else 0
+                first.append(job)
+            else:
+                ahead[name] += demand(job)
+                base, weight, _ = share[name]
+                later.append(((base + ahead[name]) / weight, i, job))
+        for name, p in self.projects.items():
+            if not p.lend:  # its whole unused quota is held back (its own guaranteed jobs included)
+                held += max(0, p.quota_gpus - self.used[name])
+        self.pool = self.pool_before_borrowing = self.idle - held
+        later.sort(key=lambda t: t[:2])
+        return first + [job for _, _, job in later]
+
+    def _recent(self, p: ProjectView) -> float:
+        return p.usage * math.log(2) / self.half_life
+
+    def hold(self, job: _Job) -> WaitEntry | None:
+        """None when the job may take idle GPUs now; else why not (position filled in by the caller as 0)."""
+        if job.job_id in self.guaranteed or demand(job) == 0:
+            return None
+        p = self.project(job.project)
+        if not p.borrow:
+            return WaitKind.quota, 0, (p.name, p.quota_gpus, "it does not borrow (--no-borrow)")
+        if not job.preemptible:
+            return WaitKind.quota, 0, (p.name, p.quota_gpus, "a job that is not preemptible cannot borrow")
+        if demand(job) <= self.pool:
+            return None
+        if demand(job) <= self.pool_before_borrowing and self.took_from_pool - {p.name}:
+            if self._took_text is None or self._took_text[0] != len(self.took_from_pool):
+                self._took_text = (len(self.took_from_pool), sorted(self.took_from_pool), {})
+            texts = self._took_text[2]
+            if p.name not in texts:
+                texts[p.name] = ", ".join([n for n in self._took_text[1] if n != p.name][:3])
+            return WaitKind.fair_share, 0, (self.pool_before_borrowing, texts[p.name], p.name)
+        return WaitKind.borrowing, 0, (p.name, p.quota_gpus, max(0, self.idle), self.idle - self.pool_before_borrowing)
+
+    def took(self, job: _Job) -> bool:
+        """Record a start; True when the job runs borrowed."""
+        if job.job_id in self.guaranteed:
+            return False
+        if demand(job):
+            self.pool -= demand(job)
+            self.took_from_pool.add(job.project)
+        return True
+
+    def reclaim_plan(
+        self, job: _Job, spare: Callable[[str], int], size: Callable[[str], int]
+    ) -> tuple[str, list[A]] | None:
+        """For a guaranteed job that does not fit: the node and borrowed attempts to stop there
+        (least progress lost over the node, then fewest victims, then name), or None."""
+        if job.job_id not in self.guaranteed or not demand(job) or demand(job) >= self._reclaim_failed:
+            return None
+        plan = self._plan(job, self.reclaimable, spare, size, self._newest_cost if self.newest else self._lost_cost)
+        if plan is None and not job.excluded_nodes:
+            self._reclaim_failed = job.gpus
+        return plan
+
+    def _lost_cost(self, victims: list[A]) -> tuple[float, float]:
+        return sum(lost_progress(v, self.now) for v in victims), len(victims)
+
+    def _newest_cost(self, victims: list[A]) -> tuple[float, float]:
+        return len(victims), -min(v.started_at for v in victims)
+
+    def priority_plan(
+        self, job: _Job, spare: Callable[[str], int], size: Callable[[str], int]
+    ) -> tuple[str, list[A]] | None:
+        """The scheduler's rule 5 within the job's own project: lower-priority attempts of its project
+        (fewest victims, then lowest priority, then name), or None."""
+        own = self.own.get(job.project)
+        failed = self._priority_failed[job.project]
+        if not own or any(g <= job.gpus and q >= job.priority for g, q in failed):
+            return None
+        plan = self._plan(job, own, spare, size, lambda vs: (len(vs), max(v.priority for v in vs)), below=job.priority)
+        if plan is None and not job.excluded_nodes:
+            failed.append((job.gpus, job.priority))
+        return plan
+
+    def _plan(
+        self,
+        job: _Job,
+        by_node: dict[str, list[A]],
+        spare: Callable[[str], int],
+        size: Callable[[str], int],
+        cost: Callable[[list[A]], tuple[float, float]],
+        below: int = 101,
+    ) -> tuple[str, list[A]] | None:
+        """The cheapest node's victims (`by_node`'s order on each node) that free room for `job`, or None.
+        Bounded like the priority preemption search: `preempt_scan` nodes, `preempt_candidates` plans."""
+        best: tuple[float, float, str] | None = None
+        plans: dict[str, list[A]] = {}
+        scanned = workable = 0
+        for node, victims in by_node.items():
+            while victims and (victims[0].job_id, victims[0].attempt) in self.taken:
+                victims.pop(0)  # taken by an earlier plan of this pass
+            if not victims or victims[0].priority >= below or node in job.excluded_nodes or size(node) < job.gpus:
+                continue
+            scanned += 1
+            if scanned > self.scan or workable >= self.candidates:
+                break
+            need, taken = job.gpus - spare(node), []
+            for v in victims:
+                if need <= 0 or v.priority >= below:
+                    break
+                if (v.job_id, v.attempt) in self.taken:
+                    continue
+                taken.append(v)
+                need -= len(v.gpus)
+            if need > 0 or not taken:
+                continue
+            workable += 1
+            key = (*cost(taken), node)
+            if best is None or key < best:
+                best, plans[node] = key, taken
+        if best is None:
+            return None
+        node = best[2]
+        self.taken.update((v.job_id, v.attempt) for v in plans[node])
+        return node, plans[node]
+
+
+def decayed(usage: float, since: float, now: float, half_life_s: float) -> float:
+    """`usage` as of `since`, decayed to `now`."""
+    return usage * math.pow(0.5, max(0.0, now - since) / half_life_s)
+
+
+class UsageMeter:
+    """Each project's borrowed GPU-seconds, decayed with a half-life, accumulated tick by tick: the
+    `ProjectView.usage` fair share weighs. The daemon (compute/usage.py) and compute/testing/fleet.py
+    call `account` once per pass."""
+
+    def __init__(self, half_life_s: float, usage: dict[str, float] | None = None) -> None:
+        self.half_life_s = half_life_s
+        self.usage: dict[str, float] = dict(usage or {})
+        self._borrowing: Counter[str] = Counter()
+        self._at: float | None = None
+
+    def account(self, running: Sequence[_Attempt], projects: Sequence[ProjectView], now: float) -> None:
+        """Add the borrowed GPUs held since the last call (decaying what was before), then note what is borrowed now."""
+        if self._at is not None:
+            dt = max(0.0, now - self._at)
+            for name in set(self.usage) | set(self._borrowing):
+                self.usage[name] = (
+                    decayed(self.usage.get(name, 0.0), self._at, now, self.half_life_s) + self._borrowing[name] * dt
+                )
+        self._at = now
+        borrowed = borrowed_attempts(running, {p.name: p for p in projects})
+        self._borrowing = Counter()
+        for a in running:
+            if (a.job_id, a.attempt) in borrowed:
+                self._borrowing[a.project] += len(a.gpus)
+
+    def views(self, projects: Sequence[ProjectView]) -> list[ProjectView]:
+        """The projects with their usage now."""
+        return [replace(p, usage=self.usage.get(p.name, 0.0)) for p in projects]

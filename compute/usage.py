@@ -1,0 +1,101 @@
+"""What the daemon measures for projects each tick: decayed borrowed usage, and checkpoint times.
+
+`ProjectUsage` keeps each project's borrowed GPU-seconds in a `UsageMeter` (compute/quota.py),
+decayed with `DaemonConfig.fair_share_half_life_s`; it starts from the values stored in
+`projects` and writes them back every `SAVE_EVERY_S`. `checkpoint_time` is when a job last
+touched its checkpoint dir ($AR_CHECKPOINT_DIR), which a reclaim uses to stop the borrowed
+attempts that lose the least progress. `project_report` is what `compute projects` shows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+
+from compute.projects import ProjectStatus, load_projects, project_status, project_views, save_usage
+from compute.quota import ProjectView, UsageMeter, decayed
+from compute.records import NodeState
+from compute.scheduler import RunningAttempt
+from compute.spec import DEFAULT_PROJECT
+from compute.store import Store
+
+SAVE_EVERY_S = 10.0
+"""How often the daemon writes the usage into the store (`compute projects` shows it)."""
+
+
+def checkpoint_time(path: str) -> float | None:
+    """The newest mtime of the checkpoint dir and its entries (a job touches the dir or writes into
+    it); None when it does not exist."""
+    try:
+        newest = os.stat(path).st_mtime
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+                except OSError:
+                    continue  # removed meanwhile
+    except OSError:
+        return None
+    return newest
+
+
+class ProjectUsage:
+    """The daemon's projects and their usage, read from and saved to the store."""
+
+    def __init__(self, store: Store, half_life_s: float) -> None:
+        self.store = store
+        self.meter: UsageMeter | None = None
+        self.half_life_s = half_life_s
+        self._views: list[ProjectView] = []
+        self._saved_at = 0.0
+
+    def projects(self, now: float) -> list[ProjectView]:
+        """The configured projects with their usage now (empty: no projects, scheduling as without them)."""
+        stored = load_projects(self.store)
+        if self.meter is None and stored:
+            start = {p.name: decayed(p.usage_gpu_s, p.usage_at, now, self.half_life_s) for p in stored}
+            self.meter = UsageMeter(self.half_life_s, start)
+        self._views = self.meter.views(project_views(stored)) if self.meter is not None else []
+        return self._views
+
+    def account(self, running: Sequence[RunningAttempt], now: float) -> None:
+        """Count this tick's borrowed GPUs; save the usage every `SAVE_EVERY_S`."""
+        if self.meter is None or not self._views:
+            return
+        self.meter.account(running, self._views, now)
+        if now - self._saved_at >= SAVE_EVERY_S:
+            self._saved_at = now
+            save_usage(self.store, self.meter.usage, now)
+
+
+def project_report(store: Store, half_life_s: float, now: float) -> list[ProjectStatus]:
+    """`compute projects`: each project's quota, GPUs in use, borrowed and lent, pending jobs, usage."""
+    from compute.lifecycle import live_attempts
+
+    running = [
+        RunningAttempt(
+            a.job_id,
+            a.number,
+            a.node,
+            a.gpus,
+            a.priority,
+            a.preemptible,
+            a.started_at,
+            project=a.project,
+            borrowed_only=a.borrowed_only,
+        )
+        for a in live_attempts(store)
+    ]
+    pending = Counter(
+        {
+            r["project"]: r["n"]
+            for r in store.read(
+                "SELECT COALESCE(json_extract(spec, '$.project'), ?) AS project, COUNT(*) AS n FROM jobs"
+                " WHERE state = 'pending' GROUP BY project",
+                (DEFAULT_PROJECT,),
+            )
+        }
+    )
+    total = sum(len(n.gpus) for n in store.nodes() if n.state is NodeState.active)
+    return project_status(load_projects(store), running, pending, total, now, half_life_s)

@@ -1,0 +1,150 @@
+"""Projects through the store, the CLI and a real daemon: set/rm/list with events, submit checks,
+an older store gaining the projects table, and a borrowed attempt reclaimed for its lender."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from autoresearch.cli import _register, app
+from compute import AttemptOutcome, Client, ComputeError, ComputePaths, JobSpec, JobState, Store
+from tests.compute.helpers import gate_job, wait_started, wait_state, wait_until
+
+_register()
+
+
+@pytest.fixture
+def cli(compute_home):
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(app, list(args), env={"AUTORESEARCH_HOME": str(compute_home)})
+
+    return run
+
+
+def test_project_set_rm_and_projects_json_with_events(cli, compute_client):
+    made = cli(
+        "compute",
+        "project",
+        "set",
+        "vision",
+        "--quota-gpus",
+        "2",
+        "--weight",
+        "2",
+        "--max-priority",
+        "high",
+        "--no-lend",
+        "--json",
+    )
+    assert made.exit_code == 0, made.output
+    assert json.loads(made.stdout)["max_priority"] == 75
+    assert cli("compute", "project", "set", "vision", "--quota-gpus", "3").exit_code == 0  # keeps the rest
+    rows = {p["name"]: p for p in json.loads(cli("compute", "projects", "--json").stdout)}
+    assert {
+        k: rows["vision"][k]
+        for k in ("quota_gpus", "weight", "max_priority", "borrow", "lend", "in_use", "borrowed", "lent", "pending")
+    } == {
+        "quota_gpus": 3,
+        "weight": 2.0,
+        "max_priority": 75,
+        "borrow": True,
+        "lend": False,
+        "in_use": 0,
+        "borrowed": 0,
+        "lent": 0,
+        "pending": 0,
+    }
+    assert "fair_share_usage" in rows["vision"]
+    assert cli("compute", "project", "rm", "vision").exit_code == 0
+    assert json.loads(cli("compute", "projects", "--json").stdout) == []
+    kinds = [e.kind for e in compute_client.events() if e.kind.startswith("project_")]
+    assert kinds == ["project_set", "project_set", "project_removed"]
+    gone = cli("compute", "project", "rm", "vision")
+    assert gone.exit_code != 0 and "no project 'vision'" in gone.output
+
+
+def test_a_job_above_its_projects_max_priority_or_of_an_unknown_project_is_refused(cli, compute_client):
+    compute_client.set_project("nlp", 1, max_priority="normal")
+    with pytest.raises(ComputeError, match="priority 90 is above project nlp's max_priority 50; ask for 50 or lower"):
+        compute_client.submit(JobSpec(argv=["true"], project="nlp", priority="urgent"))
+    refused = cli("jobs", "submit", "--project", "nope", "--", "true")
+    assert refused.exit_code != 0
+    assert (
+        "project 'nope' does not exist" in refused.output
+        and "compute project set nope --quota-gpus N" in refused.output
+    )
+    job = compute_client.submit(JobSpec(argv=["true"], project="nlp", priority="low"))
+    with pytest.raises(ComputeError, match="above project nlp's max_priority"):
+        compute_client.set_priority(job.id, "high")
+
+
+def test_a_project_with_pending_or_running_jobs_cannot_be_removed(tmp_path):
+    with Client(tmp_path / "home", autostart=False) as client:
+        client.set_project("nlp", 1)
+        client.submit(JobSpec(argv=["true"], project="nlp"))  # no daemon: it stays pending
+        with pytest.raises(ComputeError, match="project 'nlp' has 1 pending or running job"):
+            client.remove_project("nlp")
+
+
+def test_a_store_made_before_projects_gains_the_table_and_keeps_its_jobs(tmp_path):
+    paths = ComputePaths.of(tmp_path / "home")
+    store = Store(paths)
+    job_id = store.submit(JobSpec(argv=["true"])).id
+    store.close()
+    with sqlite3.connect(paths.db) as conn:  # the schema as it was before projects
+        conn.execute("DROP TABLE projects")
+    store = Store(paths)
+    try:
+        assert store.get_job(job_id).state is JobState.pending
+        assert store.read("SELECT COUNT(*) FROM projects")[0][0] == 0
+        assert [e.kind for e in store.events()][-1] == "schema_migrated"
+    finally:
+        store.close()
+
+
+def test_a_borrowed_attempt_is_reclaimed_for_its_lender_requeued_not_failed(start_compute, tmp_path):
+    client = start_compute(gpus=2)
+    client.set_project("a", 1)
+    client.set_project("b", 1)
+    gate = tmp_path / "gate"
+    b_jobs = [client.submit(gate_job(gate, project="b", resources={"gpus": 1})).id for _ in range(2)]
+    for job_id in b_jobs:
+        wait_started(client, job_id)
+    status = {p.name: p for p in client.projects()}
+    assert (status["b"].in_use, status["b"].borrowed, status["a"].lent) == (2, 1, 1)
+    a_job = client.submit(gate_job(gate, project="a", resources={"gpus": 1})).id
+    wait_started(client, a_job)
+    requeued = wait_until(
+        lambda: next((j for j in map(client.get, b_jobs) if j.state is JobState.pending), None),
+        what="a borrowed attempt of b requeued",
+    )
+    assert requeued.attempts[0].outcome is AttemptOutcome.preempted
+    assert requeued.retries_used == 0
+    assert requeued.waiting_kind is not None and requeued.waiting_kind.value == "borrowing"
+    stops = [e for e in client.events(job_id=requeued.id) if e.kind == "stop_requested"]
+    assert "reclaimed for " + a_job in stops[0].reason and "project a needs its quota back" in stops[0].reason
+    other = next(j for j in b_jobs if j != requeued.id)
+    assert client.get(other).state is JobState.running  # b's guaranteed attempt keeps running
+    gate.touch()
+    for job_id in [a_job, *b_jobs]:
+        wait_state(client, job_id, JobState.succeeded)
+
+
+def test_checkpoint_time_is_the_newest_mtime_of_the_dir_and_its_entries(tmp_path):
+    from compute.usage import checkpoint_time
+
+    ckpt = tmp_path / "ckpt"
+    assert checkpoint_time(str(ckpt)) is None  # none yet: reclaim falls back to the start time
+    ckpt.mkdir()
+    (ckpt / "model.pt").write_text("x")
+    os.utime(ckpt, (1000.0, 1000.0))
+    os.utime(ckpt / "model.pt", (2000.0, 2000.0))
+    assert checkpoint_time(str(ckpt)) == 2000.0  # written into
+    os.utime(ckpt, (3000.0, 3000.0))
+    assert checkpoint_time(str(ckpt)) == 3000.0  # `touch $AR_CHECKPOINT_DIR`
