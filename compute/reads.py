@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from compute.paths import ComputePaths
-from compute.schema import ATTEMPT_COLUMNS, JOB_COLUMNS, LAST_TABLE, MIGRATIONS
+from compute.schema import ATTEMPT_COLUMNS, JOB_COLUMNS, MIGRATIONS, TABLES
 
 BUSY_TIMEOUT_MS = 30000
 
@@ -28,7 +28,8 @@ def open_store(paths: ComputePaths) -> sqlite3.Connection | None:
     conn.row_factory = sqlite3.Row
     try:
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (LAST_TABLE,)).fetchone() is not None and all(
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if present.issuperset(TABLES) and all(
             column in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")} for table, column in MIGRATIONS
         ):  # an older store lacking a column is upgraded by compute.Store first
             return conn

@@ -1,5 +1,7 @@
 """The compute store's SQLite schema (compute/store.py), and the columns its readers select."""
 
+import re
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -98,8 +100,8 @@ CREATE TABLE IF NOT EXISTS projects (
     updated_at REAL NOT NULL
 );
 """
-LAST_TABLE = "projects"
-"""The schema's last table: a store that has it has them all (compute/store.py, compute/reads.py)."""
+TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
+"""Every table of the schema: a store that has them all needs no upgrade (compute/store.py, compute/reads.py)."""
 
 
 JOB_COLUMNS = (

@@ -24,7 +24,7 @@ from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.rows import load_jobs, node_from_row
 from compute.reads import list_job_ids
-from compute.schema import LAST_TABLE, MIGRATIONS, SCHEMA
+from compute.schema import MIGRATIONS, SCHEMA, TABLES
 from compute.project_checks import check_job_project, check_priority
 from compute.spec import DEFAULT_PROJECT, JobSpec, parse_priority
 
@@ -60,17 +60,16 @@ class Store:
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        # The schema's last table present means all are: a reader then takes no write lock
-        # (a CLI call must not queue behind the daemon's transactions).
-        present = {row[0] for row in self._conn.execute(
-            "SELECT name FROM sqlite_master WHERE name IN ('jobs', ?)", (LAST_TABLE,))}
-        if LAST_TABLE in present:
+        # Every table present: a reader then takes no write lock (a CLI call must not queue
+        # behind the daemon's transactions).
+        present = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if present.issuperset(TABLES):
             if not self.paths.db_marker.is_file():  # a store made before the marker existed
                 self._mark()
             self._migrate()
             return
         if "jobs" in present:  # an older store: it gains the tables added since (all are IF NOT EXISTS)
-            self._create_tables("schema_migrated", f"added the tables up to {LAST_TABLE!r}")
+            self._create_tables("schema_migrated", f"added the tables {', '.join(t for t in TABLES if t not in present)}")
             if not self.paths.db_marker.is_file():
                 self._mark()
             self._migrate()
