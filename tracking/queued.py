@@ -7,12 +7,19 @@ straight to the inner tracker, so a read may not see writes still queued: call `
 when it must. A write that fails is reported to `on_error` and dropped (the ledger, not
 MLflow, is the record of results). A process killed with writes still queued leaves some
 runs RUNNING; the runner's `Evaluator.reconcile` finishes them at the next start.
+
+`hold` keeps queued writes waiting (the one being applied finishes) until `release`, or for at
+most `max_hold_s`: the runner holds them while a slot waits for its next job (a job ended ->
+its verdict -> the next proposal -> its submit), so MLflow's store and this process's CPU are
+the runner's then, and the writes run while it waits for jobs. `wait_released` lets other
+background work (spare runs) yield the same way.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,9 +34,13 @@ _STOP = object()
 class QueuedTracker:
     """Wraps a `Tracker`: same interface, writes applied on one thread, first in, first out."""
 
-    def __init__(self, inner: Tracker, on_error: Callable[[str], None]) -> None:
+    def __init__(self, inner: Tracker, on_error: Callable[[str], None], *, max_hold_s: float = 1.0) -> None:
         self.inner = inner
         self.on_error = on_error
+        self.max_hold_s = max_hold_s
+        """Longest a `hold` keeps writes waiting (a holder that never releases only slows them)."""
+        self._held_until = 0.0
+        self._gate = threading.Condition()
         self._queue: queue.Queue[Any] = queue.Queue()
         self._thread = threading.Thread(target=self._work, name="tracker-writer", daemon=True)
         self._thread.start()
@@ -80,12 +91,31 @@ class QueuedTracker:
     def delete_run(self, run_id: str) -> None:
         self._submit(self.inner.delete_run, run_id)
 
+    def hold(self) -> None:
+        """Queued writes wait until `release` (at most `max_hold_s` from now)."""
+        with self._gate:
+            self._held_until = time.monotonic() + self.max_hold_s
+
+    def release(self) -> None:
+        """Queued writes go on."""
+        with self._gate:
+            self._held_until = 0.0
+            self._gate.notify_all()
+
+    def wait_released(self) -> None:
+        """Return once no `hold` is in force."""
+        with self._gate:
+            while (left := self._held_until - time.monotonic()) > 0:
+                self._gate.wait(left)
+
     def flush(self) -> None:
-        """Wait until every queued write is applied."""
+        """Wait until every queued write is applied (releasing a hold)."""
+        self.release()
         self._queue.join()
 
     def close(self) -> None:
         """Apply what is queued, then stop the thread."""
+        self.release()
         self._queue.put(_STOP)
         self._thread.join()
 
@@ -99,6 +129,7 @@ class QueuedTracker:
                 if item is _STOP:
                     return
                 call, args, kwargs = item
+                self.wait_released()
                 try:
                     call(*args, **kwargs)
                 except Exception as exc:  # noqa: BLE001 - reported, never fatal to the campaign

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from compute.records import Job
-from tracking.base import RunView, Tracker
+from tracking.base import RunStatus, RunView, Tracker
 from tracking.logparse import ParserState
 from tracking.logrules import MetricRules
 from tracking.logsync import LogSync, log_size, parse_log, stored_states
@@ -187,12 +187,25 @@ class MetricReader:
         self._trials: dict[int, tuple[LogScan, ObjectiveSource]] = {}
 
     def read(
-        self, number: int, run_id: str, job: Job, *, final: bool = False, tags: Mapping[str, str] | None = None
+        self,
+        number: int,
+        run_id: str,
+        job: Job,
+        *,
+        final: bool = False,
+        tags: Mapping[str, str] | None = None,
+        new_run: bool = False,
     ) -> list[tuple[int, float]]:
         """(step, value) of the objective so far, by step; with `final` the job has ended.
-        `tags` are set on the run with the next write (always by the final read)."""
+        `tags` are set on the run with the next write (always by the final read).
+        `new_run`: the run was made for this trial by the caller's process, so no reader stored
+        parser states or a source choice on it; a `log` or `mlflow` source then starts without
+        reading the run back (`auto` reads it: it must see whether the job logged metrics)."""
         if number not in self._trials:
-            run = self.tracker.get_run(run_id)
+            if new_run and self.source is not MetricSource.auto:
+                run = RunView(run_id=run_id, experiment_id="", status=RunStatus.RUNNING)  # nothing stored on it yet
+            else:
+                run = self.tracker.get_run(run_id)
             self._trials[number] = (
                 LogScan(self.metric, self.rules),
                 source_of(self.source, self.tracker, run, self.metric, self.rules),

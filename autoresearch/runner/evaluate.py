@@ -60,6 +60,7 @@ class Evaluator:
         tracker: Tracker,
         *,
         live_sync_s: float = 10.0,
+        new_runs_after: int | None = None,
     ) -> None:
         self.ledger = ledger
         self.client = client
@@ -68,6 +69,9 @@ class Evaluator:
         """Writes may be queued (a `QueuedTracker`): nothing here waits for them."""
         objective = ledger.campaign.objective
         self.reader = MetricReader(tracker, objective.metric, objective.source, ledger.campaign.metric_rules)
+        self.new_runs_after = new_runs_after
+        """Trials numbered above it got their run from this runner (`Launcher.known_at_start`): no
+        reader stored anything on it, so a `log` source does not read it back first."""
         self.live_sync_s = live_sync_s
         """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
         self._reported: dict[int, set[int]] = {}
@@ -104,13 +108,19 @@ class Evaluator:
             elif trial.number in self._pruning:
                 continue  # its stop was asked for: the verdict comes when the job ends
             elif job.state is JobState.running and trial.mlflow_run_id and self._due(trial.number):
-                values = self.reader.read(trial.number, trial.mlflow_run_id, job, tags={JOB_TAG: job.id})
+                values = self._read(trial, job, final=False)
                 pruner = self.pruner
                 if pruner and self._report(trial, values):
                     stopped = self._prune(pruner, trial, job)
                     if stopped is not None:
                         ended.append(stopped)
         return ended, seen
+
+    def _read(self, trial: TrialRecord, job: Job, *, final: bool) -> list[tuple[int, float]]:
+        assert trial.mlflow_run_id is not None
+        new_run = self.new_runs_after is not None and trial.number > self.new_runs_after
+        return self.reader.read(trial.number, trial.mlflow_run_id, job, final=final, tags={JOB_TAG: job.id},
+                                new_run=new_run)  # fmt: skip
 
     def _report(self, trial: TrialRecord, values: list[tuple[int, float]]) -> bool:
         """Tell the ledger the steps it has not seen; True when there were new ones."""
@@ -162,7 +172,7 @@ class Evaluator:
         values: list[tuple[int, float]] = []
         pruned_at = self._pruned_step(trial, job)
         if (job.state is not JobState.cancelled or pruned_at is not None) and trial.mlflow_run_id:
-            values = self.reader.read(number, trial.mlflow_run_id, job, final=True, tags={JOB_TAG: job.id})
+            values = self._read(trial, job, final=True)
             if self.pruner:
                 self._report(trial, values)
         attempt = job.last_attempt
@@ -202,7 +212,7 @@ class Evaluator:
     def _flush(self, trial: TrialRecord, job: Job) -> None:
         """Log what a trial about to be stopped has printed so far, and tag its run with the job."""
         if trial.mlflow_run_id and job.attempts:
-            self.reader.read(trial.number, trial.mlflow_run_id, job, final=True, tags={JOB_TAG: job.id})
+            self._read(trial, job, final=True)
 
     def _close_run(self, run_id: str | None, status: RunStatus) -> None:
         if run_id:

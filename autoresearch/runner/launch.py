@@ -26,7 +26,8 @@ from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
 from compute import Launcher as MemberLauncher
 from tracking import (
-    CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RUN_NAME_TAG, SPARE_TAG, TRIAL_TAG, Tracker, describe_datasets, run_env, run_labels,
+    CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RUN_NAME_TAG, SPARE_TAG, TRIAL_TAG, QueuedTracker, Tracker, describe_datasets, run_env,
+    run_labels,
 )  # fmt: skip
 
 
@@ -39,6 +40,10 @@ def job_argv(argv: list[str], image: str | None = None) -> list[str]:
     return argv
 
 
+def _run_params(trial: TrialRecord) -> dict[str, str]:
+    return {key: str(value) for key, value in trial.params.items()}
+
+
 class Launcher:
     """Turns proposed trials of one campaign into MLflow runs and compute jobs."""
 
@@ -49,13 +54,14 @@ class Launcher:
         """Runs are created at once; params and lineage may be queued (a `QueuedTracker`)."""
         self.experiment_id = self._experiment()
         self._started = ledger.started_at.isoformat()
-        self._known_at_start = max((t.number for t in ledger.trials()), default=-1)
-        """Only trials that existed before this runner may have a run that a killed runner made."""
+        self.known_at_start = max((t.number for t in ledger.trials()), default=-1)
+        """Only trials that existed before this runner may have a run that a killed runner made (or read)."""
         trials = ledger.trials()
         self.pool = RunPool(
             tracker, self.experiment_id, self._tags(None), size=ledger.campaign.budget.max_parallel,
             limit=ledger.campaign.budget.max_trials - len(trials), on_error=on_error,
             recorded={t.mlflow_run_id for t in trials if t.mlflow_run_id},
+            wait_turn=tracker.wait_released if isinstance(tracker, QueuedTracker) else lambda: None,
         )  # fmt: skip
         """Spare runs, so a launch does not wait for MLflow to create one; `close` deletes the unused."""
         self.workspaces = Workspaces(ledger) if ledger.campaign.code else None
@@ -73,12 +79,12 @@ class Launcher:
         number = trial.number
         if self.workspaces is not None:
             self.workspaces.prepare(number)  # PatchError: the caller fails the trial as bad_patch
-        orphan = None if trial.mlflow_run_id or number > self._known_at_start else self._find_run(number)
+        orphan = None if trial.mlflow_run_id or number > self.known_at_start else self._find_run(number)
         run_id = trial.mlflow_run_id or orphan or self._create_run(trial)
         if trial.mlflow_run_id != run_id:
             self.ledger.set_mlflow_run(number, run_id)
-        elif number <= self._known_at_start:  # a spare's naming may have been queued when a runner died
-            self._name_run(number, run_id)
+        elif number <= self.known_at_start:  # a spare's naming may have been queued when a runner died
+            self._name_run(number, run_id, _run_params(trial))
         if trial.resume_of is not None:
             stopped = self.ledger.trial(trial.resume_of)
             if stopped.job_id:
@@ -96,8 +102,10 @@ class Launcher:
         tags = {CAMPAIGN_TAG: self.ledger.campaign.name, CAMPAIGN_STARTED_TAG: self._started}
         return tags if number is None else {**tags, TRIAL_TAG: str(number)}
 
-    def _name_run(self, number: int, run_id: str) -> None:
-        self.tracker.log(run_id, tags={**self._tags(number), SPARE_TAG: "false", RUN_NAME_TAG: f"trial-{number}"})
+    def _name_run(self, number: int, run_id: str, params: dict[str, str] | None = None) -> None:
+        """Tag a spare run as trial `number`'s (with its parameters: one queued write)."""
+        tags = {**self._tags(number), SPARE_TAG: "false", RUN_NAME_TAG: f"trial-{number}"}
+        self.tracker.log(run_id, tags=tags, params=params)
 
     def _find_run(self, number: int) -> str | None:
         """A run made for this trial by a runner killed before it recorded the run id
@@ -106,15 +114,16 @@ class Launcher:
         return runs[0] if runs else None
 
     def _create_run(self, trial: TrialRecord) -> str:
+        params = _run_params(trial)
         run_id = self.pool.take()
         if run_id is None:
             run_id = self.tracker.create_run(
                 self.experiment_id, name=f"trial-{trial.number}", tags=self._tags(trial.number)
             )
+            if params:
+                self.tracker.log(run_id, params=params)
         else:
-            self._name_run(trial.number, run_id)  # queued, like the params below
-        if trial.params:
-            self.tracker.log(run_id, params={key: str(value) for key, value in trial.params.items()})
+            self._name_run(trial.number, run_id, params)  # queued
         log_lineage(self.tracker, run_id, trial)
         if self.ledger.campaign.data:
             data = {name: dataset.path for name, dataset in self.ledger.campaign.data.items()}

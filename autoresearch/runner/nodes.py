@@ -29,6 +29,7 @@ from autoresearch.runner.evaluate import DISK_FULL_CANCEL
 from autoresearch.runner.graph import RunnerState
 from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
+from tracking import QueuedTracker
 
 _CANCEL_ON = (CampaignStopReason.deadline, CampaignStopReason.target_reached)
 """Limits that cancel running trials; the others let them finish."""
@@ -45,6 +46,8 @@ class CampaignNodes:
         self.settings = ctx.settings
         self.started = datetime.now(UTC)
         """Failures before this runner started do not count towards failing fast (a resume starts over)."""
+        self.writes = ctx.tracker if isinstance(ctx.tracker, QueuedTracker) else None
+        """Queued MLflow writes, held from a job's end until the next job is submitted (see `evaluate`)."""
 
     @property
     def campaign(self) -> Campaign:
@@ -76,20 +79,27 @@ class CampaignNodes:
 
     def launch(self, state: RunnerState) -> RunnerState:
         """Give every proposed trial a run and a job (again after a crash: same run, same job)."""
-        if self.ledger.state is not CampaignState.running:
+        try:
+            if self.ledger.state is not CampaignState.running:
+                return {}
+            for trial in self.ledger.unlaunched():
+                try:
+                    job = self.ctx.launcher.launch(trial)
+                except PatchError as exc:
+                    self.ledger.fail(trial.number, TrialFailure.bad_patch, log_excerpt=str(exc))
+                    self.display.event(f"trial {trial.number} failed: its patch does not apply: {exc}")
+                    continue
+                self.display.event(f"trial {trial.number} launched as {job.id}")
             return {}
-        for trial in self.ledger.unlaunched():
-            try:
-                job = self.ctx.launcher.launch(trial)
-            except PatchError as exc:
-                self.ledger.fail(trial.number, TrialFailure.bad_patch, log_excerpt=str(exc))
-                self.display.event(f"trial {trial.number} failed: its patch does not apply: {exc}")
-                continue
-            self.display.event(f"trial {trial.number} launched as {job.id}")
-        return {}
+        finally:
+            self._release_writes()
 
     def evaluate(self, state: RunnerState) -> RunnerState:
-        """Watch running trials until one ends, a message arrives, or the heartbeat passes."""
+        """Watch running trials until one ends, a message arrives, or the heartbeat passes.
+
+        Queued MLflow writes are held while the jobs are looked at; when a trial ended they stay
+        held through replan and propose until `launch` has submitted the next job, so a slot is
+        refilled first and MLflow is written while the runner waits for jobs."""
         deadline = time.monotonic() + self.settings.heartbeat_s
         known = set(HANDLED_KINDS)
         while True:
@@ -101,6 +111,8 @@ class CampaignNodes:
                     return {}
                 time.sleep(min(self.settings.poll_s, max(0.0, deadline - time.monotonic())))
                 continue
+            if self.writes is not None:
+                self.writes.hold()
             ended, seen = self.ctx.evaluator.check(running)
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
@@ -108,6 +120,7 @@ class CampaignNodes:
                     self._pause_disk_full(trial)
             if ended:
                 return {}
+            self._release_writes()
             if self.ctx.inbox.pending_count(known) or time.monotonic() >= deadline:
                 return {}
             self.client.wait_for_change(list(seen), since=seen, timeout=self.settings.poll_s)
@@ -147,6 +160,10 @@ class CampaignNodes:
         return update
 
     # --- helpers ----------------------------------------------------------------------
+
+    def _release_writes(self) -> None:
+        if self.writes is not None:
+            self.writes.release()
 
     def _look(self, steering: list[str]) -> tuple[CampaignStatus, PolicyContext]:
         """The campaign's status and the policy's context, from one read of the ledger's trials."""

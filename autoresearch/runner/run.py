@@ -129,7 +129,7 @@ def run_campaign(
         _begin_run(ledger)
         try:
             launcher = Launcher(ledger, client, tracker, on_error=display.event)
-            evaluator = Evaluator(ledger, client, policy, tracker)
+            evaluator = Evaluator(ledger, client, policy, tracker, new_runs_after=launcher.known_at_start)
             evaluator.reconcile(launcher.experiment_id)
             ctx = RunContext(
                 paths=paths, ledger=ledger, policy=policy, kind=kind, policy_factory=factory, environ=environ,

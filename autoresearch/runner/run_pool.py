@@ -38,8 +38,11 @@ class RunPool:
         limit: int,
         recorded: set[str],
         on_error: Callable[[str], None],
+        wait_turn: Callable[[], None] = lambda: None,
     ) -> None:
         self.tracker = tracker
+        self.wait_turn = wait_turn
+        """Called before each spare is made (`QueuedTracker.wait_released`: not while a slot waits)."""
         self.experiment_id = experiment_id
         self.tags = {**tags, SPARE_TAG: "true"}
         """Every spare's tags (campaign, campaign start, spare)."""
@@ -77,6 +80,7 @@ class RunPool:
                 if self._closed:
                     return
                 self._to_make -= 1
+            self.wait_turn()
             try:
                 run_id = self.tracker.create_run(self.experiment_id, name="spare", tags=self.tags)
             except Exception as exc:  # noqa: BLE001 - launches then create their runs themselves

@@ -14,6 +14,7 @@ from tracking import (
     MetricSource,
     QueuedTracker,
     RunStatus,
+    RunView,
 )
 
 
@@ -107,3 +108,47 @@ def test_queued_tracker_applies_writes_in_order_and_reports_failures() -> None:
     assert queued.get_run(run_id).status is RunStatus.FINISHED
     assert len(errors) == 1 and "no-such-run" in errors[0]
     queued.close()
+
+
+def test_queued_tracker_holds_writes_until_released() -> None:
+    tracker = InMemoryTracker()
+    queued = QueuedTracker(tracker, on_error=print, max_hold_s=600.0)
+    run_id = queued.create_run(queued.experiment("e"))
+    queued.hold()
+    queued.log(run_id, tags={"a": "b"})
+    deadline = time.monotonic() + 60
+    while queued._queue.qsize() and time.monotonic() < deadline:  # the writer took the write and waits
+        time.sleep(0.01)
+    assert "a" not in tracker.get_run(run_id).tags
+    queued.release()
+    queued.flush()
+    assert tracker.get_run(run_id).tags["a"] == "b"
+    queued.hold()
+    queued.close()  # closing applies what is queued, held or not
+    short = QueuedTracker(tracker, on_error=print, max_hold_s=0.05)
+    short.hold()
+    short.wait_released()  # a hold nobody releases ends by itself
+    short.close()
+
+
+class _CountingTracker(InMemoryTracker):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def get_run(self, run_id: str) -> RunView:
+        self.reads += 1
+        return super().get_run(run_id)
+
+
+def test_a_log_source_reads_a_run_the_runner_just_made_without_reading_it_back(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    log.write_bytes(b"step: 1 objective: 3\nstep: 2 objective: 2\n")
+    for source, reads in ((MetricSource.log, 0), (MetricSource.auto, 1)):
+        tracker = _CountingTracker()
+        run_id = _run(tracker)
+        reader = MetricReader(tracker, "objective", source)
+        values = reader.read(0, run_id, _job(log, state=JobState.succeeded), final=True, new_run=True)
+        assert values == [(1, 3.0), (2, 2.0)]
+        assert tracker.reads == reads, source  # auto must look whether the job logged metrics itself
+        assert [m.step for m in tracker.metric_history(run_id, "objective")] == [1, 2]

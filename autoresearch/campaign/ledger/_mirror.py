@@ -13,26 +13,31 @@ Rules (the ledger's `cache` rule, one level down):
   once it committed: a crash loses nothing the store had not already got, and the store stays
   the record (a restarted runner reads it afresh).
 - **What is mirrored.** Every trial of the study, read once on first use. Params, attributes
-  intermediate values and `write_trial`'s verdicts are applied in memory; a new trial and a
-  `set_trial_state_values` (an ask) are read back from the RDB once (timestamps, numbers). Study-level calls go
+  intermediate values and `write_trial`'s verdicts are applied in memory; a new trial comes back
+  from its insert (as in optuna's `_CachedStorage`), and a `set_trial_state_values` (an ask) is read
+  back from the RDB once (timestamps). Study-level calls go
   straight to the RDB.
-- **Batches.** Drawn parameters are committed with the next write (`set_trial_param`).
+- **Batches.** Drawn parameters and a sampler's system attributes are committed with the next
+  write (`set_trial_param`); a new trial is one INSERT.
   `write_trial` commits a trial's attributes, and optionally its end state and
-  value, in one transaction (the RDB API has one commit per attribute).
+  value, in one transaction of a few SQLAlchemy Core statements (the RDB API has one commit, and
+  several ORM queries, per attribute).
 - Trials handed out are never changed afterwards (a write replaces the trial with a copy).
 """
 
 from __future__ import annotations
 
 import copy
-from datetime import datetime
+import json
+from datetime import UTC, datetime
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
-from optuna.distributions import BaseDistribution, check_distribution_compatibility
+import sqlalchemy
+from optuna.distributions import BaseDistribution, check_distribution_compatibility, distribution_to_json
 from optuna.storages import BaseStorage, RDBStorage
 from optuna.storages._rdb import models
-from optuna.storages._rdb.storage import _create_scoped_session
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from optuna.study import StudyDirection
 from optuna.study._frozen import FrozenStudy
 from optuna.trial import FrozenTrial, TrialState
@@ -71,25 +76,69 @@ def _rdb_write(
     state: TrialState | None,
     values: Sequence[float] | None,
     params: Sequence[tuple[int, str, float, BaseDistribution]] = (),
+    system_attrs: Sequence[tuple[int, str, Any]] = (),
 ) -> datetime | None:
-    """`set_trial_user_attr` for each attribute and `set_trial_state_values`, in one commit
-    (the same statements as optuna 5.0's RDBStorage, which has no batch call). Returns the
-    `datetime_complete` it stored when it ended the trial."""
-    with _create_scoped_session(rdb.scoped_session) as session:
-        for param_trial, name, internal, distribution in params:
-            rdb._set_trial_param_without_commit(session, param_trial, name, internal, distribution)
-        for key, value in attrs.items():
-            rdb._set_trial_attr_without_commit(session, models.TrialUserAttributeModel, trial_id, key, value)
+    """`set_trial_param` for each of `params`, `set_trial_system_attr` for each of `system_attrs`,
+    `set_trial_user_attr` for each attribute and `set_trial_state_values`, in one commit. Written as SQLAlchemy Core statements on optuna
+    5.0's tables (its RDBStorage has no batch call, and its ORM path costs a few queries per
+    attribute): the same rows, a handful of statements. Returns the `datetime_complete` (naive
+    local time, as `get_trial` reads it back) it stored when it ended the trial."""
+    trials, values_table = models.TrialModel.__table__, models.TrialValueModel.__table__
+    with rdb.engine.begin() as conn:
+        ids = {trial_id, *(p[0] for p in params), *(a[0] for a in system_attrs)}
+        found: dict[int, TrialState] = dict(conn.execute(sqlalchemy.select(trials.c.trial_id, trials.c.state)
+                                  .where(trials.c.trial_id.in_(ids))).all())  # fmt: skip
+        for one in ids:
+            if one not in found:
+                raise KeyError(f"No trial with trial_id {one} exists.")
+            rdb.check_trial_is_updatable(one, found[one])
+        if params:
+            conn.execute(sqlalchemy.insert(models.TrialParamModel.__table__), [
+                {"trial_id": t, "param_name": name, "param_value": internal,
+                 "distribution_json": distribution_to_json(distribution)}
+                for t, name, internal, distribution in params
+            ])  # fmt: skip
+        user_attrs = [(trial_id, key, value) for key, value in attrs.items()]
+        for model, entries in ((models.TrialSystemAttributeModel, system_attrs),
+                               (models.TrialUserAttributeModel, user_attrs)):  # fmt: skip
+            if entries:
+                table = model.__table__
+                upsert = sqlite_insert(table)
+                conn.execute(upsert.on_conflict_do_update(index_elements=[table.c.trial_id, table.c.key],
+                                                          set_={"value_json": upsert.excluded.value_json}),
+                             [{"trial_id": t, "key": k, "value_json": json.dumps(v)} for t, k, v in entries])  # fmt: skip
         if state is None:
             return None
-        trial = models.TrialModel.find_or_raise_by_id(trial_id, session, for_update=True)
-        rdb.check_trial_is_updatable(trial_id, trial.state)  # type: ignore[arg-type]  # the column holds a TrialState
-        for objective, value in enumerate(values or ()):
-            rdb._set_trial_value_without_commit(session, trial, objective, value)
-        trial.state = state
-        if state.is_finished():
-            trial.datetime_complete = datetime.now()
-        return trial.datetime_complete
+        if values:
+            upsert = sqlite_insert(values_table)
+            rows: list[dict[str, Any]] = []
+            for objective, value in enumerate(values):
+                stored, kind = models.TrialValueModel.value_to_stored_repr(value)
+                rows.append({"trial_id": trial_id, "objective": objective, "value": stored, "value_type": kind})
+            conn.execute(upsert.on_conflict_do_update(
+                index_elements=[values_table.c.trial_id, values_table.c.objective],
+                set_={"value": upsert.excluded.value, "value_type": upsert.excluded.value_type}), rows)  # fmt: skip
+        ended = datetime.now(UTC).replace(tzinfo=None) if state.is_finished() else None
+        update = {"state": state, **({"datetime_complete": ended} if ended else {})}
+        conn.execute(sqlalchemy.update(trials).where(trials.c.trial_id == trial_id).values(**update))
+    return ended.replace(tzinfo=UTC).astimezone().replace(tzinfo=None) if ended else None
+
+
+def _rdb_new_trial(rdb: RDBStorage, study_id: int, number: int) -> FrozenTrial:
+    """A new RUNNING trial numbered `number`, as optuna's `create_new_trial` without a template
+    makes it, in one INSERT (the caller, the single writer, knows the number)."""
+    started = datetime.now()
+    row = {"number": number, "study_id": study_id, "state": TrialState.RUNNING,
+           "datetime_start": started.astimezone(UTC).replace(tzinfo=None)}  # fmt: skip
+    with rdb.engine.begin() as conn:
+        key = conn.execute(sqlalchemy.insert(models.TrialModel.__table__), row).inserted_primary_key
+    assert key is not None
+    trial_id = int(key[0])
+    return FrozenTrial(
+        number=number, state=TrialState.RUNNING, value=None, values=None, datetime_start=started,
+        datetime_complete=None, params={}, distributions={}, user_attrs={}, system_attrs={},
+        intermediate_values={}, trial_id=trial_id,
+    )  # fmt: skip
 
 
 class MirroredStorage(BaseStorage):
@@ -102,6 +151,8 @@ class MirroredStorage(BaseStorage):
         self._study_of: dict[int, int] = {}
         self._params: list[tuple[int, str, float, BaseDistribution]] = []
         """Parameters drawn but not yet committed: they go with the next write (see `set_trial_param`)."""
+        self._system: list[tuple[int, str, Any]] = []
+        """System attributes (a sampler's notes on a trial it samples) not yet committed, likewise."""
 
     # --- trials: mirrored ------------------------------------------------------------
 
@@ -135,10 +186,13 @@ class MirroredStorage(BaseStorage):
     def create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> int:
         trials = self._study(study_id)
         self.flush()
-        trial_id = self.backend.create_new_trial(study_id, template_trial)
-        trials[trial_id] = self.backend.get_trial(trial_id)
-        self._study_of[trial_id] = study_id
-        return trial_id
+        if template_trial is None:
+            trial = _rdb_new_trial(self.backend, study_id, len(trials))  # numbers count the study's trials
+        else:
+            trial = self.backend._create_new_trial(study_id, template_trial)  # as optuna's _CachedStorage
+        trials[trial._trial_id] = trial
+        self._study_of[trial._trial_id] = study_id
+        return trial._trial_id
 
     def set_trial_param(
         self, trial_id: int, param_name: str, param_value_internal: float, distribution: BaseDistribution
@@ -162,9 +216,10 @@ class MirroredStorage(BaseStorage):
 
     def flush(self) -> None:
         """Commit the parameters drawn since the last write."""
-        if self._params:
-            _rdb_write(self.backend, self._params[0][0], {}, None, None, self._params)
-            self._params = []
+        if self._params or self._system:
+            first = (self._params[0] if self._params else self._system[0])[0]
+            _rdb_write(self.backend, first, {}, None, None, self._params, self._system)
+            self._params, self._system = [], []
 
     def set_trial_state_values(self, trial_id: int, state: TrialState, values: Sequence[float] | None = None) -> bool:
         self.flush()
@@ -184,10 +239,15 @@ class MirroredStorage(BaseStorage):
         self.write_trial(trial_id, {key: value})
 
     def set_trial_system_attr(self, trial_id: int, key: str, value: Any) -> None:
-        self.flush()
-        self.backend.set_trial_system_attr(trial_id, key, value)
-        if trial_id in self._study_of:
-            self._replace(trial_id, system_attrs={**self._cached(trial_id).system_attrs, key: value})
+        """Mirrored at once, committed with the next write, as `set_trial_param` (TPE's constant
+        liar writes one while it samples a trial)."""
+        if trial_id not in self._study_of:
+            self.backend.set_trial_system_attr(trial_id, key, value)
+            return
+        trial = self._cached(trial_id)
+        self.check_trial_is_updatable(trial_id, trial.state)
+        self._system.append((trial_id, key, value))
+        self._replace(trial_id, system_attrs={**trial.system_attrs, key: value})
 
     def write_trial(
         self,
@@ -197,8 +257,8 @@ class MirroredStorage(BaseStorage):
         values: Sequence[float] | None = None,
     ) -> None:
         """See `write_trial`: one commit, then the mirror."""
-        ended = _rdb_write(self.backend, trial_id, attrs, state, values, self._params)
-        self._params = []
+        ended = _rdb_write(self.backend, trial_id, attrs, state, values, self._params, self._system)
+        self._params, self._system = [], []
         if trial_id not in self._study_of:
             return
         trial = self._cached(trial_id)
