@@ -269,6 +269,18 @@ class Store:
             ).fetchall()
             return load_jobs(self._conn, [row["id"] for row in rows])
 
+    def queue(self, limit: int = 100, offset: int = 0) -> list[Job]:
+        """Pending jobs in scheduling order: by the daemon's last pass (`queue_position`), then the
+        jobs in retry backoff, then those no pass has seen yet (priority, then FIFO)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT j.id FROM jobs j LEFT JOIN job_waiting w ON w.job_id = j.id WHERE j.state = 'pending' "
+                "ORDER BY CASE WHEN w.queue_position > 0 THEN 0 WHEN w.queue_position = 0 THEN 1 ELSE 2 END, "
+                "w.queue_position, j.priority DESC, j.seq LIMIT ? OFFSET ?",
+                [limit, offset],
+            ).fetchall()
+            return load_jobs(self._conn, [row["id"] for row in rows])
+
     def count_by_state(self) -> dict[str, int]:
         rows = self.read("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")
         return {row["state"]: row["n"] for row in rows}
@@ -277,8 +289,10 @@ class Store:
         return [node_from_row(row) for row in self.read("SELECT * FROM nodes ORDER BY name")]
 
     def events(
-        self, job_id: str | None = None, node: str | None = None, since_id: int = 0, limit: int = 1000
+        self, job_id: str | None = None, node: str | None = None, since_id: int = 0, limit: int = 1000,
+        kind: str | None = None, newest: bool = False,
     ) -> list[Event]:
+        """Events after `since_id` (of a job, a node, a kind), oldest first; `newest`: the last `limit`."""
         where: list[str] = ["id > ?"]
         params: list[object] = [since_id]
         if job_id is not None:
@@ -287,9 +301,15 @@ class Store:
         if node is not None:
             where.append("node = ?")
             params.append(node)
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(kind)
+        order = "DESC" if newest else ""
         rows = self.read(
-            f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY id LIMIT ?", [*params, limit]
+            f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY id {order} LIMIT ?", [*params, limit]
         )
+        if newest:
+            rows.reverse()
         return [
             Event(
                 id=row["id"], ts=row["ts"], kind=row["kind"], reason=row["reason"], job_id=row["job_id"],
