@@ -57,10 +57,14 @@ const live = new EventSource("/live");
 live.addEventListener("hello", () => { state.textContent = "live"; state.className = "live on"; });
 live.addEventListener("change", () => { refresh(); });
 live.onerror = () => { state.textContent = "reconnecting"; state.className = "live off"; };
+const streams = [live];
+// A browser holds few connections per host (6 over HTTP/1.1): close the streams as the page goes.
+window.addEventListener("pagehide", () => { for (const s of streams) { s.close(); } });
 
 const log = document.getElementById("log");
 if (log && log.dataset.stream) {
   const follow = new EventSource(log.dataset.stream);
+  streams.push(follow);
   const atBottom = () => window.innerHeight + window.scrollY >= document.body.scrollHeight - 8;
   const show = (text, replace) => {
     const stick = atBottom();
