@@ -33,8 +33,12 @@ def ui_server(home: Path, *args: str, timeout: float = 60.0) -> Iterator[str]:
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout or ()], daemon=True).start()
-    seen = []
+    def pump() -> None:
+        for line in proc.stdout or ():
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen: list[str] = []
     try:
         while True:
             try:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from autoresearch.runner import run_campaign
-from compute import Client, DaemonConfig, JobSpec, JobState, start_daemon, stop_daemon
+from compute import Client, DaemonConfig, JobSpec, JobState, Resources, start_daemon, stop_daemon
 from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config, wait_until
 from tests.autoresearch.ui.server import ROOT, ui_server
 from tests.conftest import FAST_DAEMON, _kill_leftovers
@@ -110,7 +110,7 @@ def _shot(browser: Any, name: str) -> None:
 
 
 def _sleeper(client: Client, name: str, seconds: float, gpus: int = 1) -> str:
-    return client.submit(JobSpec(name=name, argv=["sleep", str(seconds)], resources={"gpus": gpus})).id
+    return client.submit(JobSpec(name=name, argv=["sleep", str(seconds)], resources=Resources(gpus=gpus))).id
 
 
 def test_every_page_loads(browser: Any, url: str, client: Client, fleet_home: tuple[Path, str]) -> None:
@@ -160,7 +160,7 @@ def test_a_job_goes_pending_running_succeeded_without_a_reload(browser: Any, url
     blocker = _sleeper(client, "blocker", 120, gpus=2)
     wait_until(lambda: client.get(blocker).state is JobState.running, what="the blocker runs")
     job = client.submit(
-        JobSpec(name="watched", argv=["sh", "-c", "echo first line; sleep 4; echo last line"], resources={"gpus": 1})
+        JobSpec(name="watched", argv=["sh", "-c", "echo first line; sleep 4; echo last line"], resources=Resources(gpus=1))
     ).id
     _open(browser, f"{url}/jobs/{job}")
     assert "pending" in _text(browser, "job-state")

@@ -13,11 +13,11 @@ from autoresearch.ui import UiSettings, create_app
 from autoresearch.ui.campaigns import best_curve
 from autoresearch.ui.fleet import parse_filter
 from autoresearch.ui.paging import page_args
-from compute import Client, JobSpec
+from compute import Client, JobSpec, Resources
 
 
 def _submit(client: Client, name: str, priority: int = 50, gpus: int = 1) -> str:
-    return client.submit(JobSpec(name=name, argv=["true"], priority=priority, resources={"gpus": gpus},
+    return client.submit(JobSpec(name=name, argv=["true"], priority=priority, resources=Resources(gpus=gpus),
                                  labels={"group": name[0]})).id  # fmt: skip
 
 
