@@ -126,21 +126,20 @@ def campaign_max_trials(name: str, *, home: Home = None) -> int:
 
 def campaigns(*, home: Home = None) -> list[CampaignOverview]:
     """Every campaign under $AUTORESEARCH_HOME/campaigns, by name."""
-    found = []
-    for paths in known_campaigns(home):
-        ledger = Ledger.load(paths.name, home)
-        current = campaign_status(ledger)
-        found.append(
-            CampaignOverview(
-                name=current.name,
-                state=current.state,
-                trials=current.budget_used.trials,
-                max_trials=ledger.campaign.budget.max_trials,
-                best_value=current.best_trial.value if current.best_trial else None,
-                runner_pid=holder_pid(paths.lock),
-            )
-        )
-    return found
+    return [overview(Ledger.load(paths.name, home), paths) for paths in known_campaigns(home)]
+
+
+def overview(ledger: Ledger, paths: CampaignPaths) -> CampaignOverview:
+    """The `autoresearch status` line of the campaign whose ledger (and folder) this is."""
+    current = campaign_status(ledger)
+    return CampaignOverview(
+        name=current.name,
+        state=current.state,
+        trials=current.budget_used.trials,
+        max_trials=ledger.campaign.budget.max_trials,
+        best_value=current.best_trial.value if current.best_trial else None,
+        runner_pid=holder_pid(paths.lock),
+    )
 
 
 def report(name: str, out: str | os.PathLike[str] | None = None, *, home: Home = None) -> Path:
@@ -175,6 +174,7 @@ __all__ = [
     "TryTrial",
     "campaign_max_trials",
     "campaigns",
+    "overview",
     "post",
     "read_messages",
     "report",

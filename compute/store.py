@@ -273,13 +273,21 @@ class Store:
         """Pending jobs in scheduling order: by the daemon's last pass (`queue_position`), then the
         jobs in retry backoff, then those no pass has seen yet (priority, then FIFO)."""
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT j.id FROM jobs j LEFT JOIN job_waiting w ON w.job_id = j.id WHERE j.state = 'pending' "
-                "ORDER BY CASE WHEN w.queue_position > 0 THEN 0 WHEN w.queue_position = 0 THEN 1 ELSE 2 END, "
-                "w.queue_position, j.priority DESC, j.seq LIMIT ? OFFSET ?",
-                [limit, offset],
-            ).fetchall()
-            return load_jobs(self._conn, [row["id"] for row in rows])
+            placed = self._conn.execute(  # the narrow table first: a page of a 10k queue costs one small sort
+                "SELECT job_id FROM job_waiting WHERE queue_position > 0 ORDER BY queue_position LIMIT ? OFFSET ?",
+                [limit, offset]).fetchall()  # fmt: skip
+            ids = [row["job_id"] for row in placed]
+            if len(ids) < limit:
+                before = self._conn.execute("SELECT COUNT(*) FROM job_waiting WHERE queue_position > 0").fetchone()[0]
+                rest = self._conn.execute(
+                    "SELECT j.id FROM jobs j LEFT JOIN job_waiting w ON w.job_id = j.id WHERE j.state = 'pending' "
+                    "AND (w.queue_position IS NULL OR w.queue_position = 0) "
+                    "ORDER BY w.queue_position IS NULL, j.priority DESC, j.seq LIMIT ? OFFSET ?",
+                    [limit - len(ids), max(0, offset - before)],
+                ).fetchall()
+                ids += [row["id"] for row in rest]
+            # a row of a job that started since the last pass stays until the next one: not shown
+            return [job for job in load_jobs(self._conn, ids) if job.state is JobState.pending]
 
     def count_by_state(self) -> dict[str, int]:
         rows = self.read("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")

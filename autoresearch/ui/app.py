@@ -87,6 +87,7 @@ class Dashboard:
         self.guard = Guard(settings)
         self.client = Client(settings.home, autostart=False)
         self.feed = ChangeFeed(Client(settings.home, autostart=False), settings.home)
+        self.ledgers = campaigns.Ledgers(settings.home)
         self.templates = Jinja2Templates(directory=HERE / "templates")
         env = self.templates.env
         env.filters.update(when=_when, ago=_ago, priority_name=priority_name)
@@ -132,12 +133,12 @@ class Dashboard:
         return self.render(request, "job.html", "jobs", view=view, job=view.job, log_tail=tail, log_offset=offset)
 
     def campaigns_page(self, request: Request) -> Response:
-        return self.render(request, "campaigns.html", "campaigns", rows=campaigns.overview(self.home))
+        return self.render(request, "campaigns.html", "campaigns", rows=campaigns.overview(self.ledgers))
 
     def campaign_page(self, request: Request) -> Response:
         q = request.query_params
         number, per_page = page_args(q.get("page"), q.get("per_page"))
-        view = campaigns.campaign(request.path_params["name"], self.home, number, per_page, q.get("state") or None)
+        view = campaigns.campaign(self.ledgers, request.path_params["name"], number, per_page, q.get("state") or None)
         return self.render(request, "campaign.html", "campaigns", view=view, status=view.status)
 
     # -- streams ----------------------------------------------------------------------

@@ -4,6 +4,7 @@ runner) is imported on the first campaign request, so the server starts without 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from compute.pidlock import holder_pid
 
 if TYPE_CHECKING:
     from autoresearch.api import CampaignOverview
-    from autoresearch.campaign import CampaignStatus, TrialSummary
+    from autoresearch.campaign import CampaignStatus, Ledger, TrialSummary
 
 
 class CampaignNotFound(ValueError):
@@ -54,23 +55,71 @@ class CampaignView:
     optuna_storage: str | None
 
 
-def overview(home: Path | None) -> list[CampaignOverview]:
+class Ledgers:
+    """The campaigns' ledgers, each kept open while its files are unchanged.
+
+    Loading a ledger and reading its trials the first time costs most of a status read (Optuna
+    reads every trial); a page that is fetched again while nothing changed (live refreshes,
+    pagination) reuses the open ledger. Any write to a ledger (its SQLite file or WAL changes)
+    loads it again, so what a page shows is what `autoresearch status` would print."""
+
+    def __init__(self, home: Path | None) -> None:
+        self.home = home
+        self._lock = threading.Lock()
+        self._open: dict[str, tuple[tuple[int, ...], Ledger]] = {}
+
+    def get(self, name: str) -> Ledger:
+        """Raises CampaignNotFound."""
+        from autoresearch.campaign import CampaignPaths, Ledger, LedgerError
+
+        db = CampaignPaths.of(name, self.home).ledger_db
+        stamp = tuple(_stamp(p) for p in (db, db.with_name(db.name + "-wal")))
+        with self._lock:
+            kept = self._open.get(name)
+            if kept is not None and kept[0] == stamp:
+                return kept[1]
+            try:
+                ledger = Ledger.load(name, self.home)
+            except LedgerError as exc:
+                raise CampaignNotFound(str(exc)) from None
+            self._open[name] = (stamp, ledger)
+            return ledger
+
+    def read(self, name: str, reader: Any) -> Any:
+        """`reader(ledger)` under the lock (an open ledger is read by one request at a time)."""
+        ledger = self.get(name)
+        with self._lock:
+            return reader(ledger)
+
+
+def _stamp(path: Path) -> int:
+    try:
+        stat = path.stat()
+    except OSError:
+        return 0
+    return hash((stat.st_ino, stat.st_mtime_ns, stat.st_size))
+
+
+def overview(ledgers: Ledgers) -> list[CampaignOverview]:
+    """What `autoresearch status` lists (`api.overview` of each campaign)."""
     from autoresearch import api
+    from autoresearch.campaign import known_campaigns
 
-    return api.campaigns(home=home)
+    return [ledgers.read(paths.name, lambda ledger, p=paths: api.overview(ledger, p))
+            for paths in known_campaigns(ledgers.home)]  # fmt: skip
 
 
-def campaign(name: str, home: Path | None, number: int, per_page: int, trial_state: str | None) -> CampaignView:
+def campaign(ledgers: Ledgers, name: str, number: int, per_page: int, trial_state: str | None) -> CampaignView:
     """Raises CampaignNotFound, or ValueError for a bad trial state."""
-    from autoresearch.campaign import CampaignPaths, Ledger, LedgerError, OptunaBacked, campaign_status
-    from tracking import mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
-
     if trial_state and trial_state not in TRIAL_STATES:
         raise ValueError(f"trial state {trial_state!r}: use one of {', '.join(TRIAL_STATES)}")
-    try:
-        ledger = Ledger.load(name, home)
-    except LedgerError as exc:
-        raise CampaignNotFound(str(exc)) from None
+    return ledgers.read(name, lambda ledger: _view(ledger, ledgers.home, number, per_page, trial_state))
+
+
+def _view(ledger: Ledger, home: Path | None, number: int, per_page: int, trial_state: str | None) -> CampaignView:
+    from autoresearch.campaign import CampaignPaths, OptunaBacked, campaign_status
+    from tracking import mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
+
     status = campaign_status(ledger)
     config = ledger.campaign
     trials = [t for t in status.trials if not trial_state or t.state.value == trial_state]
@@ -82,18 +131,15 @@ def campaign(name: str, home: Path | None, number: int, per_page: int, trial_sta
         metric=config.objective.metric,
         mode=config.objective.mode.value,
         budget=config.budget.model_dump(mode="json", exclude_none=True),
-        runner_pid=holder_pid(CampaignPaths.of(name, home).lock),
+        runner_pid=holder_pid(CampaignPaths.of(config.name, home).lock),
         trials=page,
         trial_state=trial_state,
         curve=best_curve(status.trials, config.objective),
         experiment_url=mlflow_experiment_url(base, experiment) if base and experiment else None,
-        run_urls={
-            t.mlflow_run_id: mlflow_run_url(base, experiment, t.mlflow_run_id)
-            for t in page.items
-            if base and experiment and t.mlflow_run_id
-        },
+        run_urls={t.mlflow_run_id: mlflow_run_url(base, experiment, t.mlflow_run_id)
+                  for t in page.items if base and experiment and t.mlflow_run_id},
         optuna_storage=ledger.storage_url if isinstance(ledger, OptunaBacked) else None,
-    )
+    )  # fmt: skip
 
 
 def best_curve(trials: list[TrialSummary], objective: Any, width: int = 640, height: int = 220) -> Curve | None:
