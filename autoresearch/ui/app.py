@@ -3,23 +3,22 @@ streams (server-sent events) and the action endpoints (JSON POSTs under /api/, s
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
-from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compute import Client, ComputeError, JobNotFound, priority_name
@@ -28,6 +27,9 @@ from autoresearch.ui.guard import COOKIE, Guard, Refused
 from autoresearch.ui.live import ChangeFeed, changes, follow_log
 from autoresearch.ui.paging import page_args
 from autoresearch.ui.settings import UiSettings
+
+if TYPE_CHECKING:
+    from starlette.templating import Jinja2Templates
 
 HERE = Path(__file__).parent
 BUDGET_FIELDS = ("max_trials", "max_parallel", "max_gpu_hours", "max_llm_usd", "deadline")
@@ -88,15 +90,21 @@ class Dashboard:
         self.client = Client(settings.home, autostart=False)
         self.feed = ChangeFeed(Client(settings.home, autostart=False), settings.home)
         self.ledgers = campaigns.Ledgers(settings.home)
-        self.templates = Jinja2Templates(directory=HERE / "templates")
-        env = self.templates.env
-        env.filters.update(when=_when, ago=_ago, priority_name=priority_name)
-        env.globals.update(
-            read_only=settings.read_only,
+
+    @functools.cached_property
+    def templates(self) -> Jinja2Templates:
+        """Made on the first page (Jinja2 is imported then, not at start-up)."""
+        from starlette.templating import Jinja2Templates
+
+        templates = Jinja2Templates(directory=HERE / "templates")
+        templates.env.filters.update(when=_when, ago=_ago, priority_name=priority_name)
+        templates.env.globals.update(
+            read_only=self.settings.read_only,
             csrf=self.guard.csrf,
             budget_fields=BUDGET_FIELDS,
             trial_states=campaigns.TRIAL_STATES,
         )
+        return templates
 
     # -- pages ------------------------------------------------------------------------
 
@@ -144,6 +152,8 @@ class Dashboard:
     # -- streams ----------------------------------------------------------------------
 
     async def live(self, request: Request) -> Response:
+        from sse_starlette import EventSourceResponse
+
         return EventSourceResponse(changes(self.feed), ping=15)
 
     async def job_log(self, request: Request) -> Response:
@@ -152,6 +162,8 @@ class Dashboard:
             offset = int(request.query_params.get("offset", "0"))
         except ValueError:
             return PlainTextResponse("offset must be a byte offset (a whole number)", 400)
+        from sse_starlette import EventSourceResponse
+
         return EventSourceResponse(follow_log(self.client, job_id, offset), ping=15)
 
     # -- actions ----------------------------------------------------------------------

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from compute import Client, ComputeError, Event, Job, JobState, NodeStatus
+from compute import Client, ComputeError, Event, Job, JobState
+
+if TYPE_CHECKING:  # compute.nodes imports the health package: on the first Fleet request, not at start-up
+    from compute import NodeStatus
 from autoresearch.ui.paging import Page, fetch_page
 
 PROBES_SHOWN = 8
