@@ -65,9 +65,9 @@ class TokenGate:
             return
         request = Request(scope)
         given = request.query_params.get("token")
-        if given is not None and self.guard.token is not None and given == self.guard.token:
+        if self.guard.matches(given):
             response: Response = RedirectResponse(request.url.remove_query_params("token").path or "/", 303)
-            response.set_cookie(COOKIE, given, httponly=True, samesite="strict")
+            response.set_cookie(COOKIE, self.guard.token or "", httponly=True, samesite="strict")
         elif self.guard.allows(request):
             await self.app(scope, receive, send)
             return
@@ -201,6 +201,9 @@ class Dashboard:
 
     async def campaign_action(self, request: Request) -> Response:
         name, kind = request.path_params["name"], request.path_params["kind"]
+        if kind not in controls.CAMPAIGN_ACTIONS:
+            known = ", ".join(controls.CAMPAIGN_ACTIONS)
+            return JSONResponse({"ok": False, "error": f"no campaign action {kind!r}; known: {known}"}, 404)
         model = controls.ChangeBudget if kind == "budget" else controls.Steer
         return await self.act(request, model, lambda a: controls.campaign_action(name, self.home, kind, a))
 

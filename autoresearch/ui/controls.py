@@ -7,13 +7,15 @@ Every `apply` returns one sentence saying what happened; a request that cannot b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from compute import Client, ComputeError, JobNotFound, priority_name
 
 UNCORDON_TIMEOUT_S = 60.0
+CAMPAIGN_ACTIONS = ("pause", "resume", "stop", "budget")
+"""`POST /api/campaigns/NAME/ACTION`: chat's /pause, /resume, /stop and /budget."""
 
 
 class ActionError(ValueError):
@@ -87,9 +89,7 @@ def node_action(client: Client, node: str, action: Cordon | Uncordon) -> str:
         raise ActionError(str(exc)) from None
 
 
-def campaign_action(
-    name: str, home: Path | None, kind: Literal["pause", "resume", "stop", "budget"], action: Steer | ChangeBudget
-) -> str:
+def campaign_action(name: str, home: Path | None, kind: str, action: Steer | ChangeBudget) -> str:
     """Post the command to the campaign's inbox, validated as chat validates it."""
     from autoresearch.chat import ChatError, ChatSession
     from autoresearch.chat.slash import parse_value
@@ -104,6 +104,8 @@ def campaign_action(
             return session.pause(action.reason)
         if kind == "stop":
             return session.stop(action.reason)
-        return session.resume()
+        if kind == "resume":
+            return session.resume()
+        raise ActionError(f"no campaign action {kind!r}; known: {', '.join(CAMPAIGN_ACTIONS)}", 404)
     except (ChatError, InboxError) as exc:
         raise ActionError(str(exc)) from None

@@ -41,16 +41,17 @@ class Guard:
         self.read_only = settings.read_only
         self.csrf = secrets.token_urlsafe(24)
 
-    def _same(self, given: str | None) -> bool:
+    def matches(self, given: str | None) -> bool:
+        """Whether `given` is the token (constant-time)."""
         return given is not None and self.token is not None and hmac.compare_digest(given, self.token)
 
     def bearer(self, request: Request) -> bool:
         scheme, _, value = request.headers.get("authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and self._same(value.strip())
+        return scheme.lower() == "bearer" and self.matches(value.strip())
 
     def allows(self, request: Request) -> bool:
         """Whether the request may read: no token set, or it carries it."""
-        return self.token is None or self.bearer(request) or self._same(request.cookies.get(COOKIE))
+        return self.token is None or self.bearer(request) or self.matches(request.cookies.get(COOKIE))
 
     def check_read(self, request: Request) -> None:
         if not self.allows(request):

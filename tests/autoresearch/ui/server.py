@@ -33,6 +33,7 @@ def ui_server(home: Path, *args: str, timeout: float = 60.0) -> Iterator[str]:
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     lines: queue.Queue[str] = queue.Queue()
+
     def pump() -> None:
         for line in proc.stdout or ():
             lines.put(line)

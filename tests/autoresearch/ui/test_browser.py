@@ -160,7 +160,9 @@ def test_a_job_goes_pending_running_succeeded_without_a_reload(browser: Any, url
     blocker = _sleeper(client, "blocker", 120, gpus=2)
     wait_until(lambda: client.get(blocker).state is JobState.running, what="the blocker runs")
     job = client.submit(
-        JobSpec(name="watched", argv=["sh", "-c", "echo first line; sleep 4; echo last line"], resources=Resources(gpus=1))
+        JobSpec(
+            name="watched", argv=["sh", "-c", "echo first line; sleep 4; echo last line"], resources=Resources(gpus=1)
+        )
     ).id
     _open(browser, f"{url}/jobs/{job}")
     assert "pending" in _text(browser, "job-state")

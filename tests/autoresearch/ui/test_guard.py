@@ -110,3 +110,38 @@ def test_read_only_hides_and_refuses_actions(tmp_path: Path) -> None:
         assert refused.status_code == 403 and "--read-only" in refused.json()["error"]
     with Client(home, autostart=False) as client:
         assert client.get(job_id).state is JobState.pending
+
+
+def test_campaign_actions_name_what_exists(tmp_path: Path) -> None:
+    app = create_app(UiSettings(home=tmp_path / "home"), warm=False)
+    headers = {"X-CSRF-Token": app.state.dashboard.guard.csrf}
+    with TestClient(app) as web:
+        unknown = web.post("/api/campaigns/nope/explode", json={}, headers=headers)
+        assert unknown.status_code == 404 and "pause, resume, stop, budget" in unknown.json()["error"]
+        missing = web.post("/api/campaigns/nope/pause", json={"reason": "x"}, headers=headers)
+        assert missing.status_code == 400 and "no campaign named 'nope'" in missing.json()["error"]
+        empty = web.post("/api/campaigns/nope/budget", json={"changes": {}}, headers=headers)
+        assert empty.status_code == 400 and "changes" in empty.json()["error"]
+
+
+def test_campaign_actions_post_the_chat_commands_to_its_inbox(tmp_path: Path) -> None:
+    import os
+
+    from autoresearch.campaign import Ledger
+    from autoresearch.steering import Pause, SetBudget, read_messages
+    from tests.autoresearch.campaign.conftest import make_campaign
+
+    home = Path(os.environ["AUTORESEARCH_HOME"])
+    Ledger.open(make_campaign(tmp_path, name="steered"), home)
+    app = create_app(UiSettings(home=home), warm=False)
+    headers = {"X-CSRF-Token": app.state.dashboard.guard.csrf}
+    with TestClient(app) as web:
+        paused = web.post("/api/campaigns/steered/pause", json={"reason": "look at the data"}, headers=headers)
+        assert paused.status_code == 200 and "no runner is attached" in paused.json()["message"]
+        budget = web.post("/api/campaigns/steered/budget", json={"changes": {"max_trials": "80"}}, headers=headers)
+        assert budget.status_code == 200 and "80" in budget.json()["message"], budget.text
+        bad = web.post("/api/campaigns/steered/budget", json={"changes": {"max_trials": "many"}}, headers=headers)
+        assert bad.status_code == 400 and "max_trials" in bad.json()["error"]
+    messages = read_messages("steered", home=home)
+    assert [m.command for m in messages] == [Pause(reason="look at the data"), SetBudget(changes={"max_trials": 80})]
+    assert {m.author for m in messages} == {"ui"}
