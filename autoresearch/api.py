@@ -126,12 +126,15 @@ def campaign_max_trials(name: str, *, home: Home = None) -> int:
 
 def campaigns(*, home: Home = None) -> list[CampaignOverview]:
     """Every campaign under $AUTORESEARCH_HOME/campaigns, by name."""
-    return [overview(Ledger.load(paths.name, home), paths) for paths in known_campaigns(home)]
+    found = []
+    for paths in known_campaigns(home):
+        ledger = Ledger.load(paths.name, home)
+        found.append(overview(ledger, campaign_status(ledger), paths))
+    return found
 
 
-def overview(ledger: Ledger, paths: CampaignPaths) -> CampaignOverview:
-    """The `autoresearch status` line of the campaign whose ledger (and folder) this is."""
-    current = campaign_status(ledger)
+def overview(ledger: Ledger, current: CampaignStatus, paths: CampaignPaths) -> CampaignOverview:
+    """The `autoresearch status` line of the campaign whose ledger, status and folder these are."""
     return CampaignOverview(
         name=current.name,
         state=current.state,

@@ -56,40 +56,36 @@ class CampaignView:
 
 
 class Ledgers:
-    """The campaigns' ledgers, each kept open while its files are unchanged.
+    """The campaigns' ledgers and their status, kept while nothing about them changed.
 
-    Loading a ledger and reading its trials the first time costs most of a status read (Optuna
-    reads every trial); a page that is fetched again while nothing changed (live refreshes,
-    pagination) reuses the open ledger. Any write to a ledger (its SQLite file or WAL changes)
-    loads it again, so what a page shows is what `autoresearch status` would print."""
+    Loading a ledger and reading its status costs seconds for 1k trials (Optuna reads every
+    trial); a page fetched again while nothing changed (live refreshes, pagination) reuses both.
+    Any write to a ledger (its SQLite file or WAL changes) or a change of its runner (the runner
+    lock's holder) reads it again, so a page shows what `autoresearch status` would print."""
 
     def __init__(self, home: Path | None) -> None:
         self.home = home
         self._lock = threading.Lock()
-        self._open: dict[str, tuple[tuple[int, ...], Ledger]] = {}
+        self._open: dict[str, tuple[tuple[int, ...], Ledger, CampaignStatus]] = {}
 
-    def get(self, name: str) -> Ledger:
-        """Raises CampaignNotFound."""
-        from autoresearch.campaign import CampaignPaths, Ledger, LedgerError
+    def get(self, name: str) -> tuple[Ledger, CampaignStatus]:
+        """The open ledger and its status; raises CampaignNotFound."""
+        from autoresearch.campaign import CampaignPaths, Ledger, LedgerError, campaign_status
 
-        db = CampaignPaths.of(name, self.home).ledger_db
-        stamp = tuple(_stamp(p) for p in (db, db.with_name(db.name + "-wal")))
+        paths = CampaignPaths.of(name, self.home)
+        db = paths.ledger_db
+        stamp = (_stamp(db), _stamp(db.with_name(db.name + "-wal")), holder_pid(paths.lock) or 0)
         with self._lock:
             kept = self._open.get(name)
             if kept is not None and kept[0] == stamp:
-                return kept[1]
+                return kept[1], kept[2]
             try:
                 ledger = Ledger.load(name, self.home)
+                status = campaign_status(ledger)
             except LedgerError as exc:
                 raise CampaignNotFound(str(exc)) from None
-            self._open[name] = (stamp, ledger)
-            return ledger
-
-    def read(self, name: str, reader: Any) -> Any:
-        """`reader(ledger)` under the lock (an open ledger is read by one request at a time)."""
-        ledger = self.get(name)
-        with self._lock:
-            return reader(ledger)
+            self._open[name] = (stamp, ledger, status)
+            return ledger, status
 
 
 def _stamp(path: Path) -> int:
@@ -105,22 +101,23 @@ def overview(ledgers: Ledgers) -> list[CampaignOverview]:
     from autoresearch import api
     from autoresearch.campaign import known_campaigns
 
-    return [ledgers.read(paths.name, lambda ledger, p=paths: api.overview(ledger, p))
-            for paths in known_campaigns(ledgers.home)]  # fmt: skip
+    return [api.overview(*ledgers.get(paths.name), paths) for paths in known_campaigns(ledgers.home)]
 
 
 def campaign(ledgers: Ledgers, name: str, number: int, per_page: int, trial_state: str | None) -> CampaignView:
     """Raises CampaignNotFound, or ValueError for a bad trial state."""
     if trial_state and trial_state not in TRIAL_STATES:
         raise ValueError(f"trial state {trial_state!r}: use one of {', '.join(TRIAL_STATES)}")
-    return ledgers.read(name, lambda ledger: _view(ledger, ledgers.home, number, per_page, trial_state))
+    ledger, status = ledgers.get(name)
+    return _view(ledger, status, ledgers.home, number, per_page, trial_state)
 
 
-def _view(ledger: Ledger, home: Path | None, number: int, per_page: int, trial_state: str | None) -> CampaignView:
-    from autoresearch.campaign import CampaignPaths, OptunaBacked, campaign_status
+def _view(
+    ledger: Ledger, status: CampaignStatus, home: Path | None, number: int, per_page: int, trial_state: str | None
+) -> CampaignView:
+    from autoresearch.campaign import CampaignPaths, OptunaBacked
     from tracking import mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
 
-    status = campaign_status(ledger)
     config = ledger.campaign
     trials = [t for t in status.trials if not trial_state or t.state.value == trial_state]
     base = mlflow_ui_base(resolve_tracking(config.tracking.uri, home).tracking_uri)
