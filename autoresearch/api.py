@@ -129,18 +129,20 @@ def campaigns(*, home: Home = None) -> list[CampaignOverview]:
     found = []
     for paths in known_campaigns(home):
         ledger = Ledger.load(paths.name, home)
-        current = campaign_status(ledger)
-        found.append(
-            CampaignOverview(
-                name=current.name,
-                state=current.state,
-                trials=current.budget_used.trials,
-                max_trials=ledger.campaign.budget.max_trials,
-                best_value=current.best_trial.value if current.best_trial else None,
-                runner_pid=holder_pid(paths.lock),
-            )
-        )
+        found.append(overview(ledger, campaign_status(ledger), paths))
     return found
+
+
+def overview(ledger: Ledger, current: CampaignStatus, paths: CampaignPaths) -> CampaignOverview:
+    """The `autoresearch status` line of the campaign whose ledger, status and folder these are."""
+    return CampaignOverview(
+        name=current.name,
+        state=current.state,
+        trials=current.budget_used.trials,
+        max_trials=ledger.campaign.budget.max_trials,
+        best_value=current.best_trial.value if current.best_trial else None,
+        runner_pid=holder_pid(paths.lock),
+    )
 
 
 def report(name: str, out: str | os.PathLike[str] | None = None, *, home: Home = None) -> Path:
@@ -175,6 +177,7 @@ __all__ = [
     "TryTrial",
     "campaign_max_trials",
     "campaigns",
+    "overview",
     "post",
     "read_messages",
     "report",

@@ -144,6 +144,20 @@ class Client:
             allowed = ", ".join(s.value for s in JobState)
             raise ComputeError(f"list(states=...): {err}; allowed states: {allowed}") from None
 
+    def queue(self, limit: int = 100, offset: int = 0) -> builtins.list[Job]:
+        """Pending jobs in scheduling order (the daemon's last pass), each with `waiting_reason`,
+        `queue_position` and `estimated_start`."""
+        return self._store.queue(limit, offset)
+
+    def count_by_state(self) -> dict[str, int]:
+        """How many jobs are in each state (state name -> count; states with none are absent)."""
+        return self._store.count_by_state()
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits to the store: a cheap 'anything new?' probe
+        (a client does not see its own writes here)."""
+        return self._store.data_version()
+
     def log_path(self, job_id: str, attempt: int | None = None, rank: int = 0) -> Path:
         """The log file of an attempt (default: the latest) and gang member (default: rank 0).
         Raises if there is none yet."""
@@ -200,9 +214,9 @@ class Client:
         return fault
 
     def events(self, job_id: str | None = None, node: str | None = None, since_id: int = 0,
-               limit: int = 1000) -> builtins.list[Event]:
-        """The event log, oldest first: every state change with its reason."""
-        return self._store.events(job_id, node, since_id, limit)
+               limit: int = 1000, kind: str | None = None, newest: bool = False) -> builtins.list[Event]:
+        """The event log, oldest first: every state change with its reason (`newest`: the last `limit`)."""
+        return self._store.events(job_id, node, since_id, limit, kind, newest)
 
     # -- projects -----------------------------------------------------------------
 

@@ -284,6 +284,26 @@ class Store:
             ids = list_job_ids(self._conn, values, labels, min_priority, max_priority, limit, offset)
             return load_jobs(self._conn, ids)
 
+    def queue(self, limit: int = 100, offset: int = 0) -> list[Job]:
+        """Pending jobs in scheduling order: by the daemon's last pass (`queue_position`), then the
+        jobs in retry backoff, then those no pass has seen yet (priority, then FIFO)."""
+        with self._lock:
+            placed = self._conn.execute(  # the narrow table first: a page of a 10k queue costs one small sort
+                "SELECT job_id FROM job_waiting WHERE queue_position > 0 ORDER BY queue_position LIMIT ? OFFSET ?",
+                [limit, offset]).fetchall()  # fmt: skip
+            ids = [row["job_id"] for row in placed]
+            if len(ids) < limit:
+                before = self._conn.execute("SELECT COUNT(*) FROM job_waiting WHERE queue_position > 0").fetchone()[0]
+                rest = self._conn.execute(
+                    "SELECT j.id FROM jobs j LEFT JOIN job_waiting w ON w.job_id = j.id WHERE j.state = 'pending' "
+                    "AND (w.queue_position IS NULL OR w.queue_position = 0) "
+                    "ORDER BY w.queue_position IS NULL, j.priority DESC, j.seq LIMIT ? OFFSET ?",
+                    [limit - len(ids), max(0, offset - before)],
+                ).fetchall()
+                ids += [row["id"] for row in rest]
+            # a row of a job that started since the last pass stays until the next one: not shown
+            return [job for job in load_jobs(self._conn, ids) if job.state is JobState.pending]
+
     def count_by_state(self) -> dict[str, int]:
         rows = self.read("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")
         return {row["state"]: row["n"] for row in rows}
@@ -292,8 +312,10 @@ class Store:
         return [node_from_row(row) for row in self.read("SELECT * FROM nodes ORDER BY name")]
 
     def events(
-        self, job_id: str | None = None, node: str | None = None, since_id: int = 0, limit: int = 1000
+        self, job_id: str | None = None, node: str | None = None, since_id: int = 0, limit: int = 1000,
+        kind: str | None = None, newest: bool = False,
     ) -> list[Event]:
+        """Events after `since_id` (of a job, a node, a kind), oldest first; `newest`: the last `limit`."""
         where: list[str] = ["id > ?"]
         params: list[object] = [since_id]
         if job_id is not None:
@@ -302,9 +324,15 @@ class Store:
         if node is not None:
             where.append("node = ?")
             params.append(node)
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(kind)
+        order = "DESC" if newest else ""
         rows = self.read(
-            f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY id LIMIT ?", [*params, limit]
+            f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY id {order} LIMIT ?", [*params, limit]
         )
+        if newest:
+            rows.reverse()
         return [
             Event(
                 id=row["id"], ts=row["ts"], kind=row["kind"], reason=row["reason"], job_id=row["job_id"],

@@ -24,7 +24,7 @@ from tracking.binding import (
     run_labels,
     tag_run_with_job,
 )
-from tracking.config import TrackingConfig, resolve_tracking
+from tracking.config import LOCAL_MLFLOW_UI, TrackingConfig, mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
 from tracking.datasets import CONTEXT_TAG, DatasetInput, describe_datasets
 from tracking.logparse import (
     DEFAULT_PATTERN,
@@ -156,6 +156,10 @@ __all__ = [
     "pattern_problem",
     "read_log_points",
     "resolve_tracking",
+    "mlflow_experiment_url",
+    "mlflow_run_url",
+    "mlflow_ui_base",
+    "LOCAL_MLFLOW_UI",
     "run_env",
     "run_labels",
     "source_of",

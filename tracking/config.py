@@ -17,6 +17,9 @@ from compute.paths import resolve_home
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
+LOCAL_MLFLOW_UI = "http://127.0.0.1:5000"
+"""Where `mlflow ui --backend-store-uri sqlite:///...` serves by default."""
+
 
 class TrackingConfig(BaseModel):
     """Where MLflow runs are stored."""
@@ -57,3 +60,23 @@ def resolve_tracking(uri: str | None = None, home: str | os.PathLike[str] | None
 
 def _sqlite(db: Path, artifacts: Path) -> TrackingConfig:
     return TrackingConfig(tracking_uri=f"sqlite:///{db}", artifact_location=artifacts.as_uri())
+
+
+def mlflow_ui_base(tracking_uri: str) -> str | None:
+    """The MLflow UI address for runs in this store: the server itself for an http(s) URI,
+    `mlflow ui`'s default address for a SQLite store, None for anything else."""
+    if tracking_uri.startswith(("http://", "https://")):
+        return tracking_uri.rstrip("/")
+    if tracking_uri.startswith("sqlite:"):
+        return LOCAL_MLFLOW_UI
+    return None
+
+
+def mlflow_experiment_url(base: str, experiment_id: str) -> str:
+    """The MLflow UI page of one experiment (`base` from `mlflow_ui_base`)."""
+    return f"{base}/#/experiments/{experiment_id}"
+
+
+def mlflow_run_url(base: str, experiment_id: str, run_id: str) -> str:
+    """The MLflow UI page of one run."""
+    return f"{mlflow_experiment_url(base, experiment_id)}/runs/{run_id}"

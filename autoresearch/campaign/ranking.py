@@ -20,3 +20,11 @@ def best_trial(trials: Iterable[TrialRecord], objective: Objective) -> TrialReco
     """The best complete trial (the earliest among equals), or None before one completes."""
     best = ranked(trials, objective)
     return best[0] if best else None
+
+
+def running_best(values: list[float], objective: Objective) -> list[float]:
+    """The best of `values[: i + 1]` for each i (the best-so-far curve of the report and the dashboard)."""
+    out: list[float] = []
+    for value in values:
+        out.append(value if not out or objective.better(value, out[-1]) else out[-1])
+    return out

@@ -36,6 +36,7 @@ COMMANDS: dict[str, Entry] = {
     "compute": Entry("compute_cmds", "Start, stop and inspect the per-host compute daemon and its nodes."),
     "skills": Entry("skills_cmds", "Typed skills (the tools agents use): list, call, export-agent."),
     "mcp": Entry("mcp_cmd", "Serve the skills over MCP (stdio) for coding agents."),
+    "ui": Entry("ui_cmd", "Serve the web dashboard: fleet, queue, jobs, campaigns (live, with actions)."),
 }
 
 

@@ -20,13 +20,11 @@ from autoresearch.campaign import (
 )
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
-from tracking import resolve_tracking
+from tracking import LOCAL_MLFLOW_UI, mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
 from tracking.datasets import describe_datasets
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
 """Complete trials needed before parameter importances mean anything."""
-
-_LOCAL_UI = "http://127.0.0.1:5000"
 
 
 def write_report(
@@ -222,21 +220,16 @@ def _mlflow_section(ledger: TrialLedger, trials: list[TrialRecord], home: str | 
     experiment_id = ledger.mlflow_experiment_id
     experiment = f"- Experiment: `{campaign.experiment}`" + (f" (id {experiment_id})" if experiment_id else "")
     lines = ["## MLflow", "", f"- Tracking URI: `{uri}`", experiment]
-    if uri.startswith(("http://", "https://")):
-        base = uri.rstrip("/")
-    elif uri.startswith("sqlite:"):
-        base = _LOCAL_UI
-        lines.append(f"- Open it: `mlflow ui --backend-store-uri {uri}`, then {_LOCAL_UI}")
-    else:
-        base = None
+    base = mlflow_ui_base(uri)
+    if uri.startswith("sqlite:"):
+        lines.append(f"- Open it: `mlflow ui --backend-store-uri {uri}`, then {LOCAL_MLFLOW_UI}")
     if base and experiment_id:
-        lines.append(f"- Experiment page: {base}/#/experiments/{experiment_id}")
-        runs = [t for t in trials if t.mlflow_run_id]
+        lines.append(f"- Experiment page: {mlflow_experiment_url(base, experiment_id)}")
+        runs = [(t.number, t.mlflow_run_id) for t in trials if t.mlflow_run_id]
         if runs:
             lines += ["", "| trial | run |", "| --- | --- |"]
-            for t in runs:
-                link = f"{base}/#/experiments/{experiment_id}/runs/{t.mlflow_run_id}"
-                lines.append(f"| {t.number} | [{t.mlflow_run_id}]({link}) |")
+            for number, run_id in runs:
+                lines.append(f"| {number} | [{run_id}]({mlflow_run_url(base, experiment_id, run_id)}) |")
     return lines + [""]
 
 

@@ -13,6 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from autoresearch.campaign import Objective, TrialRecord, TrialState
+from autoresearch.campaign.ranking import running_best
 
 
 def _figure() -> tuple[Figure, Axes]:
@@ -24,14 +25,6 @@ def _figure() -> tuple[Figure, Axes]:
 def _save(fig: Figure, path: Path) -> Path:
     fig.savefig(path, format="png")
     return path
-
-
-def running_best(values: list[float], objective: Objective) -> list[float]:
-    """The best of `values[: i + 1]` for each i."""
-    out: list[float] = []
-    for value in values:
-        out.append(value if not out or objective.better(value, out[-1]) else out[-1])
-    return out
 
 
 def _complete(trials: list[TrialRecord], by_end: bool) -> list[TrialRecord]:

@@ -112,3 +112,19 @@ def _until(client: Client, job_id: str, ok, timeout: float = 120.0):
             return job
         time.sleep(0.1)
     raise AssertionError(f"{job_id} never got there: {client.get(job_id)}")
+
+
+def test_client_queue_lists_pending_jobs_in_the_daemons_order_a_page_at_a_time(compute_client: Client) -> None:
+    blocker = compute_client.submit(JobSpec(name="all-gpus", argv=["sleep", "60"], resources={"gpus": 4}))
+    deadline = time.monotonic() + 60
+    while compute_client.get(blocker.id).state is not JobState.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ids = [compute_client.submit(JobSpec(name=f"w{p}", argv=["true"], priority=p, resources={"gpus": 1})).id
+           for p in (10, 90, 50, 90)]  # fmt: skip
+    while any(compute_client.get(i).queue_position is None for i in ids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first, second = compute_client.queue(limit=2), compute_client.queue(limit=2, offset=2)
+    assert [j.id for j in first + second] == [ids[1], ids[3], ids[2], ids[0]]  # priority, then FIFO
+    assert [j.queue_position for j in first + second] == [1, 2, 3, 4]
+    assert compute_client.queue(limit=2, offset=4) == []
+    compute_client.cancel(blocker.id)

@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-FORBIDDEN = ("langgraph", "mlflow", "optuna", "matplotlib", "ray", "mcp", "openai", "anthropic", "sklearn", "torch")
-"""Packages the job and compute commands must never import (each costs 0.1-1 s at start-up)."""
+FORBIDDEN = ("langgraph", "mlflow", "optuna", "matplotlib", "ray", "mcp", "openai", "anthropic", "sklearn", "torch",
+             "starlette", "uvicorn", "jinja2", "sse_starlette")
+"""Packages the job and compute commands must never import (each costs 0.1-1 s at start-up; the last
+four are the dashboard's web stack, imported by `autoresearch ui` only)."""
 FAST_FORBIDDEN = (*FORBIDDEN, "pydantic", "typer")
 """What the fast path's commands (autoresearch/cli/_fast.py) must not import either."""
 

@@ -1,0 +1,259 @@
+"""The dashboard's Starlette app: pages (Jinja2, rendered on the server, paginated), the live
+streams (server-sent events) and the action endpoints (JSON POSTs under /api/, see guard.py)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from compute import Client, ComputeError, JobNotFound, priority_name
+from autoresearch.ui import campaigns, controls, fleet
+from autoresearch.ui.guard import COOKIE, Guard, Refused
+from autoresearch.ui.live import ChangeFeed, changes, follow_log
+from autoresearch.ui.paging import page_args
+from autoresearch.ui.settings import UiSettings
+
+if TYPE_CHECKING:
+    from starlette.templating import Jinja2Templates
+
+HERE = Path(__file__).parent
+BUDGET_FIELDS = ("max_trials", "max_parallel", "max_gpu_hours", "max_llm_usd", "deadline")
+
+
+def _when(ts: float | None) -> str:
+    return "" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _ago(ts: float | None) -> str:
+    if ts is None:
+        return "never"
+    seconds = max(0.0, time.time() - ts)
+    return (
+        f"{seconds:.0f}s ago"
+        if seconds < 120
+        else f"{seconds / 60:.0f}m ago"
+        if seconds < 7200
+        else f"{seconds / 3600:.1f}h ago"
+    )
+
+
+class TokenGate:
+    """Every request needs the token when one is set; `?token=` once sets it as a cookie."""
+
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+        self.app = app
+        self.guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.guard.token is None:
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        given = request.query_params.get("token")
+        if self.guard.matches(given):
+            response: Response = RedirectResponse(request.url.remove_query_params("token").path or "/", 303)
+            response.set_cookie(COOKIE, self.guard.token or "", httponly=True, samesite="strict")
+        elif self.guard.allows(request):
+            await self.app(scope, receive, send)
+            return
+        else:
+            response = PlainTextResponse(
+                "401: this dashboard needs its token: open it once as /?token=TOKEN (the token given to "
+                "`autoresearch ui --token`), or send `Authorization: Bearer TOKEN`.",
+                401,
+            )
+        await response(scope, receive, send)
+
+
+class Dashboard:
+    """The routes of one server, over one compute home."""
+
+    def __init__(self, settings: UiSettings) -> None:
+        self.settings = settings
+        self.home = settings.home
+        self.guard = Guard(settings)
+        self.client = Client(settings.home, autostart=False)
+        self.feed = ChangeFeed(Client(settings.home, autostart=False), settings.home)
+        self.ledgers = campaigns.Ledgers(settings.home)
+
+    @functools.cached_property
+    def templates(self) -> Jinja2Templates:
+        """Made on the first page (Jinja2 is imported then, not at start-up)."""
+        from starlette.templating import Jinja2Templates
+
+        templates = Jinja2Templates(directory=HERE / "templates")
+        templates.env.filters.update(when=_when, ago=_ago, priority_name=priority_name)
+        templates.env.globals.update(
+            read_only=self.settings.read_only,
+            csrf=self.guard.csrf,
+            budget_fields=BUDGET_FIELDS,
+            trial_states=campaigns.TRIAL_STATES,
+        )
+        return templates
+
+    # -- pages ------------------------------------------------------------------------
+
+    def render(self, request: Request, name: str, section: str, status_code: int = 200, **context: Any) -> Response:
+        partial = request.headers.get("x-partial") == "1"
+        return self.templates.TemplateResponse(
+            request, name, {"section": section, "partial": partial, **context}, status_code=status_code
+        )
+
+    def fleet_page(self, request: Request) -> Response:
+        return self.render(request, "fleet.html", "fleet", view=fleet.fleet(self.client))
+
+    def queue_page(self, request: Request) -> Response:
+        number, per_page = page_args(request.query_params.get("page"), request.query_params.get("per_page"))
+        return self.render(request, "queue.html", "queue", page=fleet.queue(self.client, number, per_page))
+
+    def jobs_page(self, request: Request) -> Response:
+        q = request.query_params
+        number, per_page = page_args(q.get("page"), q.get("per_page"))
+        wanted = fleet.parse_filter(q.getlist("state"), q.get("label"), q.get("min_priority"))
+        return self.render(
+            request,
+            "jobs.html",
+            "jobs",
+            page=fleet.jobs(self.client, wanted, number, per_page),
+            wanted=wanted,
+            label=q.get("label") or "",
+            min_priority=q.get("min_priority") or "",
+        )
+
+    def job_page(self, request: Request) -> Response:
+        view = fleet.job(self.client, request.path_params["job_id"])
+        tail, offset = fleet.read_tail(view.log_path) if view.log_path else ("", 0)
+        return self.render(request, "job.html", "jobs", view=view, job=view.job, log_tail=tail, log_offset=offset)
+
+    def campaigns_page(self, request: Request) -> Response:
+        return self.render(request, "campaigns.html", "campaigns", rows=campaigns.overview(self.ledgers))
+
+    def campaign_page(self, request: Request) -> Response:
+        q = request.query_params
+        number, per_page = page_args(q.get("page"), q.get("per_page"))
+        view = campaigns.campaign(self.ledgers, request.path_params["name"], number, per_page, q.get("state") or None)
+        return self.render(request, "campaign.html", "campaigns", view=view, status=view.status)
+
+    # -- streams ----------------------------------------------------------------------
+
+    async def live(self, request: Request) -> Response:
+        from sse_starlette import EventSourceResponse
+
+        return EventSourceResponse(changes(self.feed), ping=15)
+
+    async def job_log(self, request: Request) -> Response:
+        job_id = request.path_params["job_id"]
+        try:
+            offset = int(request.query_params.get("offset", "0"))
+        except ValueError:
+            return PlainTextResponse("offset must be a byte offset (a whole number)", 400)
+        from sse_starlette import EventSourceResponse
+
+        return EventSourceResponse(follow_log(self.client, job_id, offset), ping=15)
+
+    # -- actions ----------------------------------------------------------------------
+
+    async def act(self, request: Request, model: type[BaseModel], apply: Callable[[Any], str]) -> Response:
+        try:
+            self.guard.check_action(request)
+            body = await request.body()
+            action = model.model_validate_json(body or b"{}")
+            message = await run_in_threadpool(apply, action)
+        except Refused as exc:
+            return JSONResponse({"ok": False, "error": exc.message}, exc.status)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
+            return JSONResponse({"ok": False, "error": f"bad request body: {problems}"}, 400)
+        except controls.ActionError as exc:
+            return JSONResponse({"ok": False, "error": str(exc)}, exc.status)
+        return JSONResponse({"ok": True, "message": message})
+
+    def job_action(
+        self, model: type[controls.CancelJob | controls.SetJobPriority]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            job_id = request.path_params["job_id"]
+            return await self.act(request, model, lambda a: controls.job_action(self.client, job_id, a))
+
+        return endpoint
+
+    def node_action(self, model: type[controls.Cordon | controls.Uncordon]) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            node = request.path_params["node"]
+            return await self.act(request, model, lambda a: controls.node_action(self.client, node, a))
+
+        return endpoint
+
+    async def campaign_action(self, request: Request) -> Response:
+        name, kind = request.path_params["name"], request.path_params["kind"]
+        if kind not in controls.CAMPAIGN_ACTIONS:
+            known = ", ".join(controls.CAMPAIGN_ACTIONS)
+            return JSONResponse({"ok": False, "error": f"no campaign action {kind!r}; known: {known}"}, 404)
+        model = controls.ChangeBudget if kind == "budget" else controls.Steer
+        return await self.act(request, model, lambda a: controls.campaign_action(name, self.home, kind, a))
+
+    def routes(self) -> list[Route | Mount]:
+        return [
+            Route("/", lambda request: RedirectResponse("/fleet", 307)),
+            Route("/fleet", self.fleet_page),
+            Route("/queue", self.queue_page),
+            Route("/jobs", self.jobs_page),
+            Route("/jobs/{job_id}", self.job_page),
+            Route("/jobs/{job_id}/log", self.job_log),
+            Route("/campaigns", self.campaigns_page),
+            Route("/campaigns/{name}", self.campaign_page),
+            Route("/live", self.live),
+            Route("/api/jobs/{job_id}/cancel", self.job_action(controls.CancelJob), methods=["POST"]),
+            Route("/api/jobs/{job_id}/priority", self.job_action(controls.SetJobPriority), methods=["POST"]),
+            Route("/api/nodes/{node}/cordon", self.node_action(controls.Cordon), methods=["POST"]),
+            Route("/api/nodes/{node}/uncordon", self.node_action(controls.Uncordon), methods=["POST"]),
+            Route("/api/campaigns/{name}/{kind:str}", self.campaign_action, methods=["POST"]),
+            Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+        ]
+
+    def error_page(self, request: Request, exc: Exception) -> Response:
+        status = 404 if isinstance(exc, (JobNotFound, campaigns.CampaignNotFound)) else 400
+        return self.render(request, "error.html", "", status_code=status, message=str(exc))
+
+
+def _warm() -> None:
+    """Import the campaign machinery in the background, so the first campaign page is quick."""
+    import autoresearch.api  # noqa: F401
+    import autoresearch.chat  # noqa: F401
+
+
+def create_app(settings: UiSettings, warm: bool = True) -> Starlette:
+    """The dashboard app over `settings.home`'s compute store and campaigns."""
+    dashboard = Dashboard(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if warm:
+            threading.Thread(target=_warm, name="ui-warm", daemon=True).start()
+        yield
+        dashboard.client.close()
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        return dashboard.error_page(request, exc)
+
+    app = Starlette(
+        routes=dashboard.routes(), lifespan=lifespan, exception_handlers={ValueError: on_error, ComputeError: on_error}
+    )
+    app.state.dashboard = dashboard
+    app.add_middleware(TokenGate, guard=dashboard.guard)
+    return app

@@ -1,0 +1,175 @@
+"""What the Campaigns pages show, read the way `autoresearch status` reads it (the ledger through
+`campaign_status`, the overview through `api.campaigns`). The campaign machinery (Optuna, the
+runner) is imported on the first campaign request, so the server starts without it."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from autoresearch.ui.paging import Page, slice_page
+from compute.pidlock import holder_pid
+
+if TYPE_CHECKING:
+    from autoresearch.api import CampaignOverview
+    from autoresearch.campaign import CampaignStatus, Ledger, TrialSummary
+
+
+class CampaignNotFound(ValueError):
+    """No campaign of that name (or its ledger cannot be read); the message says what exists."""
+
+
+TRIAL_STATES = ("proposed", "running", "complete", "pruned", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The best-so-far chart: complete trials' values against the trial number, in SVG units."""
+
+    width: int
+    height: int
+    dots: list[tuple[float, float, str]]
+    """(x, y, title) of each complete trial's value."""
+    line: str
+    """The best-so-far step line, as SVG polyline points."""
+    y_labels: list[tuple[float, str]]
+    x_labels: list[tuple[float, str]]
+
+
+@dataclass(frozen=True)
+class CampaignView:
+    status: CampaignStatus
+    metric: str
+    mode: str
+    budget: dict[str, Any]
+    runner_pid: int | None
+    trials: Page[TrialSummary]
+    trial_state: str | None
+    curve: Curve | None
+    experiment_url: str | None
+    """The MLflow UI page of the campaign's experiment (None: no experiment yet, or no UI for its store)."""
+    run_urls: dict[str, str]
+    """MLflow run id -> its MLflow UI page."""
+    optuna_storage: str | None
+
+
+class Ledgers:
+    """The campaigns' ledgers and their status, kept while nothing about them changed.
+
+    Loading a ledger and reading its status costs seconds for 1k trials (Optuna reads every
+    trial); a page fetched again while nothing changed (live refreshes, pagination) reuses both.
+    Any write to a ledger (its SQLite file or WAL changes) or a change of its runner (the runner
+    lock's holder) reads it again, so a page shows what `autoresearch status` would print."""
+
+    def __init__(self, home: Path | None) -> None:
+        self.home = home
+        self._lock = threading.Lock()
+        self._open: dict[str, tuple[tuple[int, ...], Ledger, CampaignStatus]] = {}
+
+    def get(self, name: str) -> tuple[Ledger, CampaignStatus]:
+        """The open ledger and its status; raises CampaignNotFound."""
+        from autoresearch.campaign import CampaignPaths, Ledger, LedgerError, campaign_status
+
+        paths = CampaignPaths.of(name, self.home)
+        db = paths.ledger_db
+        stamp = (_stamp(db), _stamp(db.with_name(db.name + "-wal")), holder_pid(paths.lock) or 0)
+        with self._lock:
+            kept = self._open.get(name)
+            if kept is not None and kept[0] == stamp:
+                return kept[1], kept[2]
+            try:
+                ledger = Ledger.load(name, self.home)
+                status = campaign_status(ledger)
+            except LedgerError as exc:
+                raise CampaignNotFound(str(exc)) from None
+            self._open[name] = (stamp, ledger, status)
+            return ledger, status
+
+
+def _stamp(path: Path) -> int:
+    try:
+        stat = path.stat()
+    except OSError:
+        return 0
+    return hash((stat.st_ino, stat.st_mtime_ns, stat.st_size))
+
+
+def overview(ledgers: Ledgers) -> list[CampaignOverview]:
+    """What `autoresearch status` lists (`api.overview` of each campaign)."""
+    from autoresearch import api
+    from autoresearch.campaign import known_campaigns
+
+    return [api.overview(*ledgers.get(paths.name), paths) for paths in known_campaigns(ledgers.home)]
+
+
+def campaign(ledgers: Ledgers, name: str, number: int, per_page: int, trial_state: str | None) -> CampaignView:
+    """Raises CampaignNotFound, or ValueError for a bad trial state."""
+    if trial_state and trial_state not in TRIAL_STATES:
+        raise ValueError(f"trial state {trial_state!r}: use one of {', '.join(TRIAL_STATES)}")
+    ledger, status = ledgers.get(name)
+    return _view(ledger, status, ledgers.home, number, per_page, trial_state)
+
+
+def _view(
+    ledger: Ledger, status: CampaignStatus, home: Path | None, number: int, per_page: int, trial_state: str | None
+) -> CampaignView:
+    from autoresearch.campaign import CampaignPaths, OptunaBacked
+    from tracking import mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
+
+    config = ledger.campaign
+    trials = [t for t in status.trials if not trial_state or t.state.value == trial_state]
+    base = mlflow_ui_base(resolve_tracking(config.tracking.uri, home).tracking_uri)
+    experiment = ledger.mlflow_experiment_id if base else None
+    page = slice_page(trials, number, per_page)
+    return CampaignView(
+        status=status,
+        metric=config.objective.metric,
+        mode=config.objective.mode.value,
+        budget=config.budget.model_dump(mode="json", exclude_none=True),
+        runner_pid=holder_pid(CampaignPaths.of(config.name, home).lock),
+        trials=page,
+        trial_state=trial_state,
+        curve=best_curve(status.trials, config.objective),
+        experiment_url=mlflow_experiment_url(base, experiment) if base and experiment else None,
+        run_urls={t.mlflow_run_id: mlflow_run_url(base, experiment, t.mlflow_run_id)
+                  for t in page.items if base and experiment and t.mlflow_run_id},
+        optuna_storage=ledger.storage_url if isinstance(ledger, OptunaBacked) else None,
+    )  # fmt: skip
+
+
+def best_curve(trials: list[TrialSummary], objective: Any, width: int = 640, height: int = 220) -> Curve | None:
+    """The chart of complete trials by number, or None before two have completed."""
+    from autoresearch.campaign.ranking import running_best
+
+    done = [(t.number, float(t.value)) for t in trials if t.state.value == "complete" and t.value is not None]
+    if len(done) < 2:
+        return None
+    best = running_best([v for _, v in done], objective)
+    pad = 40
+    lo_x, hi_x = done[0][0], max(done[-1][0], done[0][0] + 1)
+    values = [v for _, v in done]
+    lo_y, hi_y = min(values), max(values)
+    if hi_y == lo_y:
+        lo_y, hi_y = lo_y - 1.0, hi_y + 1.0
+
+    def sx(x: float) -> float:
+        return round(pad + (x - lo_x) / (hi_x - lo_x) * (width - 2 * pad), 1)
+
+    def sy(y: float) -> float:
+        return round(height - pad + (y - lo_y) / (hi_y - lo_y) * -(height - 2 * pad), 1)
+
+    points: list[str] = []
+    for (number, _), b in zip(done, best):
+        if points:
+            points.append(f"{sx(number)},{points[-1].split(',')[1]}")
+        points.append(f"{sx(number)},{sy(b)}")
+    return Curve(
+        width=width,
+        height=height,
+        dots=[(sx(n), sy(v), f"trial {n}: {v:.6g}") for n, v in done],
+        line=" ".join(points),
+        y_labels=[(sy(y), f"{y:.4g}") for y in (lo_y, (lo_y + hi_y) / 2, hi_y)],
+        x_labels=[(sx(x), str(x)) for x in sorted({lo_x, (lo_x + hi_x) // 2, hi_x})],
+    )

@@ -1,0 +1,198 @@
+"""The dashboard in headless Chromium (Debian's chromium + chromium-driver, driven by selenium)
+against a real compute daemon, a real finished campaign and the real `autoresearch ui` command.
+
+One daemon, one campaign, one server and one browser for the module. The screenshots go to
+docs/img/ (README.md and docs/ui.md show them). Without chromium the tests skip, saying so;
+with AR_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead: CI must run them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autoresearch.runner import run_campaign
+from compute import Client, DaemonConfig, JobSpec, JobState, Resources, start_daemon, stop_daemon
+from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config, wait_until
+from tests.autoresearch.ui.server import ROOT, ui_server
+from tests.conftest import FAST_DAEMON, _kill_leftovers
+
+IMAGES = ROOT / "docs" / "img"
+_MISSING = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:  # the `ui` extra is not installed
+    _MISSING.append("selenium (pip install -e '.[ui]')")
+
+if _MISSING and os.environ.get("AR_REQUIRE_BROWSER") != "1":
+    pytest.skip(f"browser tests need {', '.join(_MISSING)}: apt-get install -y chromium chromium-driver",
+                allow_module_level=True)  # fmt: skip
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+
+@pytest.fixture(scope="module")
+def fleet_home(tmp_path_factory: pytest.TempPathFactory, tracking: Any) -> Iterator[tuple[Path, str]]:
+    """A home with a running daemon (2 GPU slots) and one finished 5-trial campaign: (home, campaign name)."""
+    home = tmp_path_factory.mktemp("uihome")
+    start_daemon(home, DaemonConfig(**{**FAST_DAEMON, "gpus": 2}))
+    try:
+        data = synthetic_config(tracking, budget={"max_trials": 5, "max_parallel": 2})
+        run_campaign(campaign_of(data), home=home, settings=FAST)
+        yield home, data["name"]
+    finally:
+        stop_daemon(home, stop_jobs=True, wait_s=60)
+        _kill_leftovers(home)
+
+
+@pytest.fixture(scope="module")
+def client(fleet_home: tuple[Path, str]) -> Iterator[Client]:
+    with Client(fleet_home[0], autostart=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def url(fleet_home: tuple[Path, str]) -> Iterator[str]:
+    with ui_server(fleet_home[0]) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(flag)
+    options.binary_location = shutil.which("chromium") or "chromium"
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(shutil.which("chromedriver")))
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _open(browser: Any, url: str) -> None:
+    browser.get(url)
+    WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "live-state").text == "live")
+
+
+def _text(browser: Any, element_id: str) -> str:
+    """The element's text, read in one step (a live refresh may replace it between find and read)."""
+    text = browser.execute_script(f"const e = document.getElementById({element_id!r}); return e && e.innerText;")
+    assert text is not None, f"the page has no #{element_id}"
+    return str(text)
+
+
+def _click(browser: Any, selector: str) -> None:
+    """Click the element, finding it again if a live refresh replaced it meanwhile."""
+
+    def click(driver: Any) -> bool:
+        try:
+            driver.find_element(By.CSS_SELECTOR, selector).click()
+        except StaleElementReferenceException:
+            return False
+        return True
+
+    WebDriverWait(browser, 10).until(click)
+
+
+def _shot(browser: Any, name: str) -> None:
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(IMAGES / f"ui-{name}.png"))
+
+
+def _sleeper(client: Client, name: str, seconds: float, gpus: int = 1) -> str:
+    return client.submit(JobSpec(name=name, argv=["sleep", str(seconds)], resources=Resources(gpus=gpus))).id
+
+
+def test_every_page_loads(browser: Any, url: str, client: Client, fleet_home: tuple[Path, str]) -> None:
+    name = fleet_home[1]
+    blocker = _sleeper(client, "holds-both-gpus", 120, gpus=2)
+    wait_until(lambda: client.get(blocker).state is JobState.running, what="the blocker runs")
+    waiting = [_sleeper(client, f"waits-{i}", 1) for i in range(3)]
+    wait_until(lambda: all(client.get(j).waiting_reason for j in waiting), what="waiting reasons")
+    try:
+        _open(browser, f"{url}/fleet")
+        assert "local" in _text(browser, "nodes") and "2/2 used" in _text(browser, "nodes")
+        assert blocker in _text(browser, "running")
+        _shot(browser, "fleet")
+
+        _open(browser, f"{url}/queue")
+        queue = _text(browser, "queue")
+        assert all(j in queue for j in waiting) and "needs 1 GPU" in queue
+        _shot(browser, "queue")
+
+        _open(browser, f"{url}/jobs")
+        assert blocker in _text(browser, "jobs")
+        _shot(browser, "jobs")
+
+        _open(browser, f"{url}/campaigns")
+        assert name in _text(browser, "campaigns") and "completed" in _text(browser, "campaigns")
+        _shot(browser, "campaigns")
+
+        _open(browser, f"{url}/campaigns/{name}")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#trials tbody tr")) == 5
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#best-chart circle")) == 5
+        assert browser.find_element(By.ID, "mlflow-link").get_attribute("href").startswith("http://127.0.0.1:5000/#/")
+        _shot(browser, "campaign")
+
+        trial_job = client.list(labels={"campaign": name}, limit=1)[0].id
+        _open(browser, f"{url}/jobs/{trial_job}")
+        assert "succeeded" in _text(browser, "job-state") and "objective" in _text(browser, "log")
+        _shot(browser, "job")
+
+        browser.get(f"{url}/jobs/job-0000000000")
+        assert "job-0000000000" in _text(browser, "error-message")
+    finally:
+        for j in [blocker, *waiting]:
+            client.cancel(j)
+
+
+def test_a_job_goes_pending_running_succeeded_without_a_reload(browser: Any, url: str, client: Client) -> None:
+    blocker = _sleeper(client, "blocker", 120, gpus=2)
+    wait_until(lambda: client.get(blocker).state is JobState.running, what="the blocker runs")
+    job = client.submit(
+        JobSpec(
+            name="watched", argv=["sh", "-c", "echo first line; sleep 4; echo last line"], resources=Resources(gpus=1)
+        )
+    ).id
+    _open(browser, f"{url}/jobs/{job}")
+    assert "pending" in _text(browser, "job-state")
+    browser.execute_script(_RECORD_STATES)  # also proves no reload: a reload would lose window.__states
+
+    client.cancel(blocker)
+    WebDriverWait(browser, 90, poll_frequency=0.1).until(lambda d: "succeeded" in _text(d, "job-state"))
+    WebDriverWait(browser, 30).until(lambda d: "last line" in _text(d, "log"))  # the log followed
+    assert "first line" in _text(browser, "log")
+    assert browser.execute_script("return window.__states") == ["pending", "running", "succeeded"]
+
+
+_RECORD_STATES = """
+window.__states = [document.getElementById("job-state").innerText.trim()];
+new MutationObserver(() => {
+  const now = document.getElementById("job-state").innerText.trim();
+  if (now !== window.__states[window.__states.length - 1]) { window.__states.push(now); }
+}).observe(document.getElementById("content"), {childList: true, subtree: true});
+"""
+
+
+def test_cancel_a_job_from_its_page(browser: Any, url: str, client: Client) -> None:
+    job = _sleeper(client, "to-cancel", 120)
+    wait_until(lambda: client.get(job).state is JobState.running, what="the job runs")
+    _open(browser, f"{url}/jobs/{job}")
+    _click(browser, f'form[data-action="/api/jobs/{job}/cancel"] button')
+    alert = WebDriverWait(browser, 10).until(lambda d: d.switch_to.alert)
+    assert job in alert.text
+    alert.accept()
+
+    wait_until(lambda: client.get(job).state is JobState.cancelled, what="the store records the cancel")
+    WebDriverWait(browser, 30).until(lambda d: "cancelled" in _text(d, "job-state"))
+    assert "cancel requested" in _text(browser, "flash")

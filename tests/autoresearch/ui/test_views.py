@@ -1,0 +1,97 @@
+"""What the pages read: pagination on the server, the queue in scheduling order, filters, the chart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from autoresearch.campaign import Objective, TrialState
+from autoresearch.campaign.status import TrialSummary
+from autoresearch.ui import UiSettings, create_app
+from autoresearch.ui.campaigns import best_curve
+from autoresearch.ui.fleet import parse_filter
+from autoresearch.ui.paging import page_args
+from compute import Client, JobSpec, Resources
+
+
+def _submit(client: Client, name: str, priority: int = 50, gpus: int = 1) -> str:
+    return client.submit(JobSpec(name=name, argv=["true"], priority=priority, resources=Resources(gpus=gpus),
+                                 labels={"group": name[0]})).id  # fmt: skip
+
+
+def test_queue_is_in_scheduling_order_and_paginated_on_the_server(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Client(home, autostart=False) as client:  # no daemon: no pass yet, so priority then FIFO
+        low = _submit(client, "a-low", priority=10)
+        high = [_submit(client, f"b-high-{i}", priority=90) for i in range(3)]
+        normal = _submit(client, "c-normal", priority=50)
+        order = [job.id for job in client.queue(limit=10)]
+    assert order == [*high, normal, low]
+
+    app = create_app(UiSettings(home=home), warm=False)
+    with TestClient(app) as web:
+        first = web.get("/queue?per_page=2")
+        assert first.status_code == 200
+        assert high[0] in first.text and high[1] in first.text and high[2] not in first.text
+        assert "page 1 of 3 (5 in all)" in first.text and 'rel="next"' in first.text
+        last = web.get("/queue?per_page=2&page=3")
+        assert low in last.text and high[0] not in last.text and 'rel="next"' not in last.text
+
+        jobs = web.get("/jobs?label=group=b&per_page=2")
+        assert high[2] in jobs.text and high[1] in jobs.text and low not in jobs.text and 'rel="next"' in jobs.text
+        bad = web.get("/jobs?state=done")
+        assert bad.status_code == 400 and "state=&#39;done&#39; is not a job state" in bad.text
+        assert web.get("/queue?page=0").status_code == 400
+        missing = web.get("/jobs/job-0000000000")
+        assert missing.status_code == 404 and "job-0000000000" in missing.text
+        assert web.get("/campaigns/nope").status_code == 404
+        partial = web.get("/queue", headers={"X-Partial": "1"})
+        assert "<nav>" not in partial.text and "<h1>Queue</h1>" in partial.text
+
+
+def test_bad_query_values_say_what_is_allowed() -> None:
+    with pytest.raises(ValueError, match="write key=value"):
+        parse_filter([], "campaign", None)
+    with pytest.raises(ValueError, match="not a number 0-100"):
+        parse_filter([], None, "high")
+    with pytest.raises(ValueError, match="per_page 1-500"):
+        page_args("1", "5000")
+    assert parse_filter(["running"], "campaign=x", "10").labels == {"campaign": "x"}
+
+
+def _trial(number: int, value: float | None, state: TrialState = TrialState.complete) -> TrialSummary:
+    return TrialSummary(number=number, state=state, params={}, value=value, job_id=None, mlflow_run_id=None)
+
+
+def test_the_best_so_far_curve_steps_down_for_a_minimized_metric() -> None:
+    objective = Objective(metric="loss", mode="min")
+    trials = [_trial(0, 5.0), _trial(1, 7.0), _trial(2, None, TrialState.failed), _trial(3, 2.0)]
+    curve = best_curve(trials, objective)
+    assert curve is not None
+    assert [title for _, _, title in curve.dots] == ["trial 0: 5", "trial 1: 7", "trial 3: 2"]
+    ys = [float(p.split(",")[1]) for p in curve.line.split()]
+    assert ys[0] == ys[1] == ys[2] and ys[-1] > ys[0]  # flat at 5 until trial 3, then lower (SVG y grows down)
+    assert best_curve(trials[:1], objective) is None  # one point is no curve
+
+
+def test_the_fleet_page_shows_projects_with_quota_and_pending_work(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Client(home, autostart=False) as client:
+        client.set_project("vision", quota_gpus=6, weight=2.0)
+        client.submit(JobSpec(name="v", argv=["true"], project="vision", resources=Resources(gpus=1)))
+    with TestClient(create_app(UiSettings(home=home), warm=False)) as web:
+        page = web.get("/fleet")
+    assert page.status_code == 200 and 'id="projects"' in page.text
+    row = next(line for line in page.text.splitlines() if "<td>vision</td>" in line)
+    assert "<td>6</td>" in row and "<td>2.0</td>" in row  # quota and weight; its pending job counted too
+    assert ">quota_gpus<" in page.text and ">borrowed<" in page.text and ">pending<" in page.text
+
+
+def test_the_fleet_page_has_no_projects_section_without_projects(tmp_path: Path) -> None:
+    with Client(tmp_path / "home", autostart=False) as client:  # jobs of the implicit `default` project only
+        _submit(client, "a-job")
+    with TestClient(create_app(UiSettings(home=tmp_path / "home"), warm=False)) as web:
+        page = web.get("/fleet")
+    assert page.status_code == 200 and 'id="projects"' not in page.text
