@@ -40,6 +40,7 @@ from typing import Any, cast
 import ray
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
 from compute.backends._ray_agent import NodeAgent
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
@@ -69,6 +70,19 @@ def node_name(info: dict[str, Any]) -> str:
     return f"{re.sub(r'[^A-Za-z0-9._-]+', '-', host)}-{info['NodeID'][:8]}"
 
 
+def _client_server_failed(err: BaseException) -> bool:
+    """A Ray client server that the cluster's proxier could not start in time (seen on a loaded
+    head): transient, unlike a wrong address or auth mode."""
+    return "Starting Ray client server failed" in str(err)
+
+
+@retry(retry=retry_if_exception(_client_server_failed), stop=stop_after_attempt(3),
+       wait=wait_exponential(multiplier=1, max=4), reraise=True)
+def _connect(target: str, namespace: str) -> None:
+    """`ray.init` on a running cluster, retrying a client server that failed to start."""
+    ray.init(address=target, namespace=namespace, log_to_driver=False, configure_logging=False)
+
+
 def cluster_nodes() -> list[Node]:
     """The alive nodes of the connected cluster, sorted by name."""
     nodes = [
@@ -93,7 +107,7 @@ class RayBackend:
                 ray.init(address="local", namespace=self.namespace, num_gpus=local_gpus, include_dashboard=False,
                          log_to_driver=False, configure_logging=False)
             else:
-                ray.init(address=target, namespace=self.namespace, log_to_driver=False, configure_logging=False)
+                _connect(target, self.namespace)
         except (ConnectionError, OSError, RayError, RuntimeError, ValueError) as err:
             if target == "local":
                 raise ComputeError(f"could not start a local Ray instance: {err}. Check RAY_TMPDIR (a short, "

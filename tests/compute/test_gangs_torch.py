@@ -22,10 +22,11 @@ STEP = re.compile(r"^step (\d+) loss: (\S+)$", re.M)
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 
-def ddp_job(tmp_path: Path, name: str, **fields) -> JobSpec:
-    env = {"DDP_STEPS": "24", "DDP_STEP_S": "0.25", "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+def ddp_job(tmp_path: Path, name: str, gpus: int = 2, steps: int = 24, **fields) -> JobSpec:
+    """The DDP script on 2 nodes x `gpus` slots (torchrun starts `gpus` processes per node)."""
+    env = {"DDP_STEPS": str(steps), "DDP_STEP_S": "0.25", "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
     return JobSpec(name=name, argv=[sys.executable, str(SCRIPT)], env=env, launcher="torchrun",
-                   resources={"gpus": 2, "nodes": 2}, checkpoint_dir=str(tmp_path / name), **fields)
+                   resources={"gpus": gpus, "nodes": 2}, checkpoint_dir=str(tmp_path / name), **fields)
 
 
 def curve(client: Client, job_id: str) -> dict[int, str]:
@@ -62,8 +63,8 @@ def test_a_preempted_ddp_gang_resumes_from_its_checkpoint_with_the_same_loss_cur
 
 
 def test_killing_one_member_stops_the_other_within_the_grace_and_the_gang_requeues(start_compute, tmp_path):
-    client = start_compute(gpus=None, virtual_nodes=2, gpus_per_node=2, grace_s=3.0)
-    job = client.submit(ddp_job(tmp_path, "killed", max_retries=1, retry_backoff_s=0.1))
+    client = start_compute(gpus=None, virtual_nodes=2, gpus_per_node=1, grace_s=3.0)
+    job = client.submit(ddp_job(tmp_path, "killed", gpus=1, steps=12, max_retries=1, retry_backoff_s=0.1))
     wait_until(lambda: steps_so_far(client, job.id) >= 2, timeout=180, what="2 training steps")
     os.kill(int((tmp_path / "killed" / "pids" / "1-0").read_text()), signal.SIGKILL)
     done = client.wait(job.id, timeout=300)[0]
@@ -71,14 +72,17 @@ def test_killing_one_member_stops_the_other_within_the_grace_and_the_gang_requeu
     first = done.attempts[0]
     assert first.outcome is AttemptOutcome.failed and first.stop_reason == "member_failed"
     stop = next(e for e in client.events(job_id=job.id) if e.kind == "stop_requested")
-    assert stop.reason.startswith("rank 1 on ") and first.ended_at - stop.ts <= 3.0 + 2.0  # grace + 2 s
+    # rank 1's torchrun sees its worker killed while rank 0's workers see their peer gone: either
+    # member may exit first; the other is stopped within the grace
+    assert re.match(r"rank [01] on \S+ exited", stop.reason), stop.reason
+    assert first.ended_at - stop.ts <= 3.0 + 2.0  # grace + 2 s
     assert len(done.attempts) == 2 and done.retries_used == 1
 
 
 def test_a_fault_on_one_members_node_quarantines_it_and_the_gang_finishes_elsewhere(start_compute, tmp_path):
     health = HealthConfig(preflight_ttl_s=600, recheck_backoff_s=60, recheck_backoff_max_s=60)
-    client = start_compute(gpus=None, virtual_nodes=3, gpus_per_node=2, grace_s=3.0, health=health)
-    job = client.submit(ddp_job(tmp_path, "faulted"))
+    client = start_compute(gpus=None, virtual_nodes=3, gpus_per_node=1, grace_s=3.0, health=health)
+    job = client.submit(ddp_job(tmp_path, "faulted", gpus=1, steps=12))
     wait_until(lambda: steps_so_far(client, job.id) >= 2, timeout=180, what="2 training steps")
     bad = client.get(job.id).attempts[0].members[1].node
     client.inject_fault(bad, "nccl")

@@ -1,8 +1,9 @@
 """The dashboard in headless Chromium (Debian's chromium + chromium-driver, driven by selenium)
 against a real compute daemon, a real finished campaign and the real `autoresearch ui` command.
 
-One daemon, one campaign, one server and one browser for the module. The screenshots go to
-docs/img/ (README.md and docs/ui.md show them). Without chromium the tests skip, saying so;
+One daemon, one campaign, one server and one browser for the module. The screenshots go to a
+temporary folder, or with AR_UI_SCREENSHOTS=docs/img to docs/img/ (README.md and docs/ui.md show
+them), so a test run leaves the checkout as it was. Without chromium the tests skip, saying so;
 with AR_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead: CI must run them.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +21,10 @@ import pytest
 from autoresearch.runner import run_campaign
 from compute import Client, DaemonConfig, JobSpec, JobState, Resources, start_daemon, stop_daemon
 from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config, wait_until
-from tests.autoresearch.ui.server import ROOT, ui_server
+from tests.autoresearch.ui.server import ui_server
 from tests.conftest import FAST_DAEMON, _kill_leftovers
 
-IMAGES = ROOT / "docs" / "img"
+IMAGES = Path(os.environ.get("AR_UI_SCREENSHOTS") or tempfile.mkdtemp(prefix="ui-screenshots-"))
 _MISSING = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
 try:
     from selenium import webdriver
