@@ -34,7 +34,10 @@ def excerpt(tail: str, verdict: Classification | None) -> str:
 
 
 def append_log(path: str, lines: list[str]) -> None:
+    """Append lines to an attempt's log, creating it (and its folder) if the attempt has not yet:
+    a Ray attempt stopped as hung before its node agent spawned it still gets the marker."""
     try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "a") as fh:
             fh.write("".join(f"{line}\n" for line in lines))
     except OSError:

@@ -37,3 +37,14 @@ def test_forget_starts_a_log_over(tmp_path: Path) -> None:
     assert watch.silent_for(str(log), started_at=0.0, now=50.0) == 50.0
     watch.forget(str(log))
     assert watch.silent_for(str(log), started_at=40.0, now=50.0) == 10.0
+
+
+def test_the_hang_marker_reaches_a_log_whose_attempt_has_not_made_it_yet(tmp_path: Path) -> None:
+    """A Ray attempt can be stopped as hung before its node agent spawned it (and made its log's
+    folder): the marker must still be written, or the classifier has no evidence of the hang."""
+    from compute.attempt_logs import append_log
+    from compute.health import HANG_MARKER
+
+    log = tmp_path / "logs" / "job-x" / "attempt-1.log"
+    append_log(str(log), [f"{HANG_MARKER}: no log output for 4.0 s (progress_timeout_s=4)"])
+    assert log.read_text().startswith(HANG_MARKER)
