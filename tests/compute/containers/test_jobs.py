@@ -63,7 +63,8 @@ def test_env_mounts_user_and_read_only_data_arrive_and_the_container_is_removed(
 
 
 def test_cancel_stops_the_container_through_the_runtime(compute_client, runtime):
-    job = compute_client.submit(box(runtime, "echo started; sleep 300"))
+    # a grace long enough for the runtime to pass SIGTERM on under load (the daemon's 1 s is not, for podman)
+    job = compute_client.submit(box(runtime, "echo started; sleep 300", grace_s=15))
     started(compute_client, job.id)
     wait_until(lambda: f"ar-{job.id}-1" in our_containers(runtime), SLOW, "the container")
     compute_client.cancel(job.id, "test")
