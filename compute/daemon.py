@@ -346,12 +346,7 @@ class Daemon:
                 )
             handle = self.backend.launch(request)
         except Exception as err:  # LaunchError, or anything else: the attempt did not start
-            started.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(started.log_path, "a") as fh:
-                fh.write(f"[autoresearch] could not start attempt {started.number}: {err}\n")
-            attempt = next(a for a in live_attempts(self.store) if a.key == key)
-            self._finish(attempt, AttemptExit(127))
-            return
+            return self._not_started(started, key, err)
         self._tracked.add(key)
         record_handle(self.store, started.job_id, started.number, handle)
 
@@ -380,13 +375,14 @@ class Daemon:
                 ))
             handle = self.gangs.launch(requests)
         except Exception as err:  # the attempt did not start: none of its members runs
-            started.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(started.log_path, "a") as fh:
-                fh.write(f"[autoresearch] could not start attempt {started.number}: {err}\n")
-            attempt = next(a for a in live_attempts(self.store) if a.key == key)
-            self._finish(attempt, AttemptExit(127))
-            return
+            return self._not_started(started, key, err)
         record_handle(self.store, started.job_id, started.number, handle)
+
+    def _not_started(self, started: Started, key: str, err: Exception) -> None:
+        """The attempt (or none of its gang's members) could not start: say why in its log, end it as 127."""
+        append_log(str(started.log_path), [f"[autoresearch] could not start attempt {started.number}: {err}"])
+        attempt = next(a for a in live_attempts(self.store) if a.key == key)
+        self._finish(attempt, AttemptExit(127))
 
     def _real_gpus(self, node_name: str, gpus: tuple[int, ...]) -> bool:
         """Whether `gpus` on that node are devices a container runtime can pass (else virtual slots)."""
