@@ -121,8 +121,10 @@ def test_a_borrowed_attempt_is_reclaimed_for_its_lender_requeued_not_failed(star
     a_job = client.submit(gate_job(gate, project="a", resources={"gpus": 1})).id
     wait_started(client, a_job)
     requeued = wait_until(
-        lambda: next((j for j in map(client.get, b_jobs) if j.state is JobState.pending), None),
-        what="a borrowed attempt of b requeued",
+        # the waiting reason is written by the scheduling pass after the requeue: wait for both
+        lambda: next((j for j in map(client.get, b_jobs)
+                      if j.state is JobState.pending and j.waiting_kind is not None), None),
+        what="a borrowed attempt of b requeued, with its waiting reason",
     )
     assert requeued.attempts[0].outcome is AttemptOutcome.preempted
     assert requeued.retries_used == 0
