@@ -267,6 +267,11 @@ class _Pass:
                 return name
         return None
 
+    def size(self, node: str) -> int:
+        """All slots of a schedulable node; 0 for one that takes no work (cordoned, quarantined)."""
+        view = self.nodes.get(node)
+        return 0 if view is None else len(view.gpus)
+
     def _spare(self, node: str) -> int:
         return len(self.avail[node]) + len(self.soon.get(node, ()))
 
@@ -470,7 +475,7 @@ def schedule(
             p.claim_soon(node, job.gpus - have)
             waiting[job.job_id] = (WaitKind.stopping, ahead, (node,))
             continue
-        reclaim = quota.reclaim_plan(job, p._spare, lambda n: len(p.nodes[n].gpus)) if quota is not None else None
+        reclaim = quota.reclaim_plan(job, p._spare, p.size) if quota is not None else None
         if reclaim is not None:
             node, victims = reclaim
             decision.preempt.extend(Preemption(v.job_id, v.attempt, node, job.job_id, job.project) for v in victims)
@@ -482,7 +487,7 @@ def schedule(
             continue
         hopeless = not job.excluded_nodes and failed_below[job.gpus] >= job.priority
         if quota is not None:  # only attempts of its own project (compute/quota.py); no global bound then
-            plan, hopeless = quota.priority_plan(job, p._spare, lambda n: len(p.nodes[n].gpus)), True
+            plan, hopeless = quota.priority_plan(job, p._spare, p.size), True
         else:
             plan = None if hopeless or p.lowest_victim_priority() >= job.priority else p.preemption_plan(job)
         if plan is not None:

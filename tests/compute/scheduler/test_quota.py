@@ -101,3 +101,13 @@ def test_with_no_projects_the_pass_is_the_single_queue():
     pending = [job(f"j{i}", "b" if i % 2 else "a", priority=10 * i, seq=i) for i in range(10)]
     full = [running(f"r{i}", "a", "n0", (i,), priority=5) for i in range(4)]
     assert schedule(pending, full, NODES, 100.0) == schedule(pending, full, NODES, 100.0, SchedulerConfig(), ())
+
+
+def test_attempts_on_a_cordoned_node_are_neither_victims_nor_a_crash():
+    cordoned = [NodeView("n0", (0, 1, 2, 3), schedulable=False, unavailable="cordoned"), NODES[1]]
+    on_cordoned = [running(f"b{i}", "b", "n0", (i,), priority=10) for i in range(4)]  # b's quota, on n0
+    borrowed = [running(f"lent{i}", "b", "n1", (i,), priority=10) for i in range(4)]
+    pending = [job("b-urgent", "b", gpus=4, priority=90), job("a0", "a", gpus=4)]
+    d = schedule(pending, on_cordoned + borrowed, cordoned, 100.0, SchedulerConfig(), AB)
+    assert {p.node for p in d.preempt} <= {"n1"}  # nothing is planned on the node that takes no work
+    assert set(d.waiting) == {"b-urgent", "a0"}
