@@ -17,7 +17,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from compute.waiting import WaitEntry, WaitKind
+from compute.waiting import WaitEntry, KIND
 
 _Pass = Any
 """The scheduler's `_Pass` (compute/scheduler.py imports this module, so it is not imported here)."""
@@ -74,18 +74,21 @@ def gang_pass(
     if fit + len(soon) >= n:
         _take_fit(p, job, fit)
         _hold(p, soon[: n - fit], g)
-        return [], [], (WaitKind.stopping, position, (", ".join(soon[: n - fit]),))
+        return [], [], (KIND.stopping, position, (", ".join(soon[: n - fit]),))
     lack = n - fit - len(soon)
     if p.lowest_victim_priority() < job.priority and not _hopeless(p, job, lack):
+        if p.plans_left <= 0:
+            return [], [], (KIND.preempt_limit, position, (p.config.preempt_max_jobs,))
         workable = _workable(p, job, set(soon), lack)
         if len(workable) < lack and not job.excluded_nodes:
             p.gang_failed.setdefault(job.gpus, []).append((job.priority, len(workable)))
         if len(workable) >= lack:
+            p.plans_left -= 1
             _take_fit(p, job, fit)
             _hold(p, soon, g)
             victims = _preempt_on(p, workable[:lack], g)
-            return [], victims, (WaitKind.preempting, position, (len(victims), ", ".join(workable[:lack])))
-    return [], [], (WaitKind.no_fit_nodes, position, (n, g, fit, _fit_names(p, job, min(fit, 3))))
+            return [], victims, (KIND.preempting, position, (len(victims), ", ".join(workable[:lack])))
+    return [], [], (KIND.no_fit_nodes, position, (n, g, fit, _fit_names(p, job, min(fit, 3))))
 
 
 def reserve_gang(p: _Pass, job: PendingJob) -> tuple[str, int] | None:
@@ -134,9 +137,7 @@ def _take_fit(p: _Pass, job: PendingJob, k: int) -> list[Member]:
 def _hold(p: _Pass, names: Sequence[str], g: int) -> None:
     """Claim `g` slots on each node, free ones first, then slots of stopping attempts."""
     for name in names:
-        have = len(p.avail[name])
-        p.claim(name, g)
-        p.claim_soon(name, g - have)
+        p.hold(name, g)
 
 
 def _hopeless(p: _Pass, job: PendingJob, lack: int) -> bool:
@@ -187,10 +188,8 @@ def _preempt_on(p: _Pass, names: list[str], g: int) -> list[RunningAttempt]:
             taken = p.victims[name][: p.steps[name][missing - 1][2]]
             victims += taken
             freed = sum(len(v.gpus) for v in taken)
-            p.take_victims(name, taken)
-        have = len(p.avail[name])
-        p.claim(name, g)
-        p.claim_soon(name, g - have - freed)
+            p.take_victims(name, taken, reindex=False)
+        p.hold(name, g, freed)
     return victims
 
 
@@ -213,8 +212,8 @@ def _unhostable(job: PendingJob, nodes: Sequence[NodeView], hostable: int, posit
     big = [v for v in nodes if len(v.gpus) >= job.gpus]
     out = [v for v in big if not v.schedulable and v.name not in job.excluded_nodes]
     if out:
-        return WaitKind.node_unavailable, position, (out[0].name, out[0].unavailable or "not taking work")
+        return KIND.node_unavailable, position, (out[0].name, out[0].unavailable or "not taking work")
     barred = sorted(v.name for v in big if v.name in job.excluded_nodes)
     if barred:
-        return WaitKind.excluded, position, (", ".join(barred[:3]),)
-    return WaitKind.too_few_nodes, position, (job.nodes, job.gpus, hostable)
+        return KIND.excluded, position, (", ".join(barred[:3]),)
+    return KIND.too_few_nodes, position, (job.nodes, job.gpus, hostable)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, Protocol, TypeVar
 
-from compute.waiting import WaitEntry, WaitKind
+from compute.waiting import WaitEntry, KIND
 
 
 class _Job(Protocol):
@@ -201,6 +201,7 @@ class QuotaPass(Generic[A]):
         for nodes in self.own.values():
             for victims in nodes.values():
                 victims.sort(key=lambda a: (a.priority, -a.started_at))
+        self._lowest_own = {name: min(vs[0].priority for vs in nodes.values()) for name, nodes in self.own.items()}
         self.idle = idle
         self.pool = idle
         """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
@@ -214,7 +215,8 @@ class QuotaPass(Generic[A]):
         # Victims and free slots only shrink within a pass: a search that failed for g GPUs (below
         # priority q) fails for every later job of at least g GPUs (at a priority of at most q).
         self._reclaim_failed = math.inf
-        self._priority_failed: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self._priority_failed: dict[str, dict[int, int]] = defaultdict(dict)
+        """project -> GPUs -> the highest priority below which a search for that many failed."""
 
     def project(self, name: str) -> ProjectView:
         return self.projects.get(name) or _unknown(name)
@@ -230,21 +232,22 @@ class QuotaPass(Generic[A]):
         held = 0  # GPUs the pool keeps back for lending projects' guaranteed jobs
         guaranteed = self.guaranteed
         for i, job in enumerate(ordered):
-            name = job.project
-            if not job.borrowed_only and demand(job) <= left[name]:
-                left[name] -= demand(job)
+            name, need = job.project, job.gpus * job.nodes  # demand(job), inlined: 10k calls
+            if need <= left[name] and not job.borrowed_only:
+                left[name] -= need
                 guaranteed.add(job.job_id)
-                held += demand(job) if share[name][2] else 0
+                if share[name][2]:
+                    held += need
                 first.append(job)
             else:
-                ahead[name] += demand(job)
+                ahead[name] += need
                 base, weight, _ = share[name]
                 later.append(((base + ahead[name]) / weight, i, job))
         for name, p in self.projects.items():
             if not p.lend:  # its whole unused quota is held back (its own guaranteed jobs included)
                 held += max(0, p.quota_gpus - self.used[name])
         self.pool = self.pool_before_borrowing = self.idle - held
-        later.sort(key=lambda t: t[:2])
+        later.sort()  # by (share, place): places are unique, so jobs are never compared
         return first + [job for _, _, job in later]
 
     def _recent(self, p: ProjectView) -> float:
@@ -252,23 +255,25 @@ class QuotaPass(Generic[A]):
 
     def hold(self, job: _Job) -> WaitEntry | None:
         """None when the job may take idle GPUs now; else why not (position filled in by the caller as 0)."""
-        if job.job_id in self.guaranteed or demand(job) == 0:
+        need = job.gpus * job.nodes
+        if not need or job.job_id in self.guaranteed:
             return None
         p = self.project(job.project)
         if not p.borrow:
-            return WaitKind.quota, 0, (p.name, p.quota_gpus, "it does not borrow (--no-borrow)")
+            return KIND.quota, 0, (p.name, p.quota_gpus, "it does not borrow (--no-borrow)")
         if not job.preemptible:
-            return WaitKind.quota, 0, (p.name, p.quota_gpus, "a job that is not preemptible cannot borrow")
-        if demand(job) <= self.pool:
+            return KIND.quota, 0, (p.name, p.quota_gpus, "a job that is not preemptible cannot borrow")
+        if need <= self.pool:
             return None
-        if demand(job) <= self.pool_before_borrowing and self.took_from_pool - {p.name}:
+        took = self.took_from_pool
+        if need <= self.pool_before_borrowing and (len(took) > 1 or (took and p.name not in took)):
             if self._took_text is None or self._took_text[0] != len(self.took_from_pool):
                 self._took_text = (len(self.took_from_pool), sorted(self.took_from_pool), {})
             texts = self._took_text[2]
             if p.name not in texts:
                 texts[p.name] = ", ".join([n for n in self._took_text[1] if n != p.name][:3])
-            return WaitKind.fair_share, 0, (self.pool_before_borrowing, texts[p.name], p.name)
-        return WaitKind.borrowing, 0, (p.name, p.quota_gpus, max(0, self.idle), self.idle - self.pool_before_borrowing)
+            return KIND.fair_share, 0, (self.pool_before_borrowing, texts[p.name], p.name)
+        return KIND.borrowing, 0, (p.name, p.quota_gpus, max(0, self.idle), self.idle - self.pool_before_borrowing)
 
     def took(self, job: _Job) -> bool:
         """Record a start; True when the job runs borrowed."""
@@ -278,6 +283,12 @@ class QuotaPass(Generic[A]):
             self.pool -= demand(job)
             self.took_from_pool.add(job.project)
         return True
+
+    def may_preempt(self, job: _Job) -> bool:
+        """Whether a reclaim or a priority plan might make room for the job (a bound from the pass's start)."""
+        if job.job_id in self.guaranteed and demand(job) and self.reclaimable:
+            return True
+        return self._lowest_own.get(job.project, 101) < job.priority
 
     def reclaim_plan(
         self, job: _Job, spare: Callable[[str], int], size: Callable[[str], int]
@@ -304,11 +315,11 @@ class QuotaPass(Generic[A]):
         (fewest victims, then lowest priority, then name), or None."""
         own = self.own.get(job.project)
         failed = self._priority_failed[job.project]
-        if not own or any(g <= job.gpus and q >= job.priority for g, q in failed):
+        if not own or any(q >= job.priority for g, q in failed.items() if g <= job.gpus):
             return None
         plan = self._plan(job, own, spare, size, lambda vs: (len(vs), max(v.priority for v in vs)), below=job.priority)
         if plan is None and not job.excluded_nodes:
-            failed.append((job.gpus, job.priority))
+            failed[job.gpus] = max(failed.get(job.gpus, -1), job.priority)
         return plan
 
     def _plan(

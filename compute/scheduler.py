@@ -44,13 +44,14 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections import Counter
+from operator import attrgetter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from compute.gangs import gang_pass, reserve_gang
 from compute.quota import ProjectView, QuotaPass, VictimOrder
 from compute.spec import DEFAULT_PROJECT
-from compute.waiting import WaitEntry, WaitKind
+from compute.waiting import WaitEntry, KIND
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +112,10 @@ class NodeView:
     """Why it is not schedulable (`cordoned`, `quarantined` ...), for waiting reasons."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Placement:
-    """Start `job_id` on `node` with these GPU indices."""
+    """Start `job_id` on `node` with these GPU indices. (Decision records are not frozen: a pass
+    builds thousands, and a frozen dataclass costs 4x as much to construct.)"""
 
     job_id: str
     node: str
@@ -124,7 +126,7 @@ class Placement:
     """It runs on idle GPUs beyond its project's quota (preemptible by any project reclaiming its quota)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Preemption:
     """Stop this attempt to make room for `for_job`."""
 
@@ -148,6 +150,11 @@ class SchedulerConfig:
     """How many workable nodes a blocked job compares when choosing whom to preempt."""
     preempt_scan: int = 256
     """How many nodes with victims a blocked job looks at, at most, per pass."""
+    preempt_max_jobs: int = 256
+    """How many blocked jobs may plan a preemption or a reclaim in one pass, at most (0: no limit).
+    Later ones wait (`preempt_limit`) for the next pass, where the attempts stopping for the jobs
+    ahead are seen as soon free: a burst of urgent work preempts in waves, a tick apart, and a pass
+    over 10k blocked jobs stays within milliseconds (Slurm bounds its passes the same way)."""
     usage_half_life_s: float = 3600.0
     """Half-life of the borrowed usage that fair share weighs (projects only)."""
     reclaim_order: VictimOrder = VictimOrder.checkpoint
@@ -179,32 +186,50 @@ class _Pass:
 
     def __init__(self, running: Sequence[RunningAttempt], nodes: Sequence[NodeView],
                  now: float, config: SchedulerConfig) -> None:
-        held: dict[str, set[int]] = {}
+        self.config = config
+        self.plans_left = config.preempt_max_jobs or 1 << 62
+        """Blocked jobs that may still plan a preemption or a reclaim in this pass."""
+        self.nodes = {n.name: n for n in nodes if n.schedulable}
+        held: dict[str, list[int]] = {}
         self.soon: dict[str, list[int]] = {}
         self.victims: dict[str, list[RunningAttempt]] = {}
-        self.nodes = {n.name: n for n in nodes if n.schedulable}
+        min_runtime = config.min_runtime_s
+        schedulable = self.nodes
         for a in running:
-            held.setdefault(a.node, set()).update(a.gpus)
-            if a.node not in self.nodes:
+            node = a.node
+            if node in held:
+                held[node].extend(a.gpus)
+            else:
+                held[node] = list(a.gpus)
+            if node not in schedulable:
                 continue
             if a.stopping:
-                self.soon.setdefault(a.node, []).extend(a.gpus)
-            elif a.preemptible and now - a.started_at >= config.min_runtime_s:
-                self.victims.setdefault(a.node, []).append(a)
+                self.soon.setdefault(node, []).extend(a.gpus)
+            elif a.preemptible and now - a.started_at >= min_runtime:
+                self.victims.setdefault(node, []).append(a)
+        # Gangs: several attempts of one job id (checked by job id first: a C-speed count).
+        many = {j for j, c in Counter(map(attrgetter("job_id"), running)).items() if c > 1}
         self.gangs: dict[tuple[str, int], list[RunningAttempt]] = {}
         for a in running:
-            self.gangs.setdefault((a.job_id, a.attempt), []).append(a)
+            if a.job_id in many:
+                self.gangs.setdefault((a.job_id, a.attempt), []).append(a)
         self.gangs = {k: ms for k, ms in self.gangs.items() if len(ms) > 1}
         self.steps: dict[str, list[tuple[int, int, int]]] = {}
+        # Victim order on a node: lowest priority, lightest (a gang weighs its total GPUs), newest.
+        key = (lambda a: (a.priority, self.weight(a), -a.started_at)) if self.gangs else \
+            (lambda a: (a.priority, -a.started_at))
         for name, vs in self.victims.items():
-            vs.sort(key=lambda a: (a.priority, self.weight(a), -a.started_at))
+            vs.sort(key=key)
             self._step(name)
         self.victim_count = Counter(a.priority for vs in self.victims.values() for a in vs)
         self._priorities = sorted(self.victim_count, reverse=True)
         self.widest_victim = max((len(a.gpus) for vs in self.victims.values() for a in vs), default=1) or 1
-        self.avail = {name: [g for g in n.gpus if g not in held.get(name, ())] for name, n in self.nodes.items()}
-        self.largest = max((len(n.gpus) for n in self.nodes.values()), default=0)
-        self.sizes = Counter(len(n.gpus) for n in self.nodes.values())
+        self.avail = {}
+        for name, n in schedulable.items():
+            taken = held.get(name)
+            self.avail[name] = list(n.gpus) if not taken else [g for g in n.gpus if g not in taken]
+        self.largest = max((len(n.gpus) for n in schedulable.values()), default=0)
+        self.sizes = Counter(len(n.gpus) for n in schedulable.values())
         self.gang_failed: dict[int, list[tuple[int, int]]] = {}
         """GPUs per node -> (priority, workable nodes found) of gang preemption searches that fell short."""
         self.buckets: list[list[str]] = [[] for _ in range(self.largest + 1)]
@@ -217,11 +242,15 @@ class _Pass:
             heapq.heapify(b)
         # The most free slots of any node; slots only shrink, so it only falls.
         self.top = max((c for c, b in enumerate(self.buckets) if b), default=0)
-        self.config = config
         self.by_spare: dict[int, list[tuple[int, str]]] = {}
         self.where: dict[str, tuple[int, tuple[int, str]]] = {}
-        for name in self.victims:
-            self._index(name)
+        for name, vs in self.victims.items():
+            if vs:
+                spare, entry = self._spare(name), (vs[0].priority, name)
+                self.where[name] = (spare, entry)
+                self.by_spare.setdefault(spare, []).append(entry)
+        for group in self.by_spare.values():
+            group.sort()
 
     def _bucket_head(self, count: int) -> str | None:
         heap = self.buckets[count]
@@ -243,7 +272,7 @@ class _Pass:
                 return name
         return None
 
-    def claim(self, node: str, n: int) -> tuple[int, ...]:
+    def claim(self, node: str, n: int, reindex: bool = True) -> tuple[int, ...]:
         taken, self.avail[node] = self.avail[node][:n], self.avail[node][n:]
         if taken:
             self.count[len(self.avail[node]) + len(taken)] -= 1
@@ -251,15 +280,20 @@ class _Pass:
             heapq.heappush(self.buckets[len(self.avail[node])], node)
             while self.top > 0 and self._bucket_head(self.top) is None:
                 self.top -= 1
-            self._reindex(node)
+            if reindex:
+                self._reindex(node)
         return tuple(taken)
 
-    def claim_soon(self, node: str, n: int) -> None:
-        if n > 0 and self.soon.get(node):
-            self.soon[node] = self.soon[node][n:]
+    def hold(self, node: str, n: int, freed: int = 0) -> None:
+        """Hold `n` slots on `node` for a job that waits: free ones first, then slots of attempts
+        stopping there (less the `freed` slots of victims just taken for it, which are its own)."""
+        rest = n - len(self.avail[node]) - freed
+        self.claim(node, n, reindex=False)
+        if rest > 0 and self.soon.get(node):
+            self.soon[node] = self.soon[node][rest:]
             if not self.soon[node]:
                 del self.soon[node]
-            self._reindex(node)
+        self._reindex(node)
 
     def covered_by_stopping(self, job: PendingJob) -> str | None:
         for name in sorted(self.soon):
@@ -349,9 +383,10 @@ class _Pass:
             self._priorities.pop()  # victims are only ever taken, so the lowest only rises
         return self._priorities[-1] if self._priorities else 101
 
-    def take_victims(self, node: str, victims: list[RunningAttempt]) -> None:
+    def take_victims(self, node: str, victims: list[RunningAttempt], reindex: bool = True) -> None:
         """Take the first victims on `node`; a gang victim's members elsewhere go with it (their
-        slots count as soon free there)."""
+        slots count as soon free there). `reindex=False`: the caller holds slots on `node` next,
+        which reindexes it."""
         for v in victims:
             self.victim_count[v.priority] -= 1
             for m in self.gangs.get((v.job_id, v.attempt), ()):
@@ -363,7 +398,8 @@ class _Pass:
                     self._reindex(m.node)
         del self.victims[node][: len(victims)]
         self._step(node)
-        self._reindex(node)
+        if reindex:
+            self._reindex(node)
 
     def drop_victims(self, node: str, gone: Sequence[RunningAttempt]) -> None:
         """Forget victims taken by a reclaim (any of the node's, not a prefix)."""
@@ -385,8 +421,7 @@ class _Pass:
             return None
         node = min(names, key=lambda n: (-(len(self.avail[n]) + len(self.soon.get(n, ()))), n))
         have = len(self.avail[node])
-        self.claim(node, job.gpus)
-        self.claim_soon(node, job.gpus - have)
+        self.hold(node, job.gpus)
         return node, have
 
     def largest_free(self) -> tuple[int, str | None]:
@@ -398,8 +433,8 @@ def _unhostable(job: PendingJob, nodes: Sequence[NodeView], largest: int, ahead:
     """Why a job no schedulable node can host waits: a big-enough node out of service, or none exists."""
     for n in nodes:
         if not n.schedulable and len(n.gpus) >= job.gpus and n.name not in job.excluded_nodes:
-            return WaitKind.node_unavailable, ahead, (n.name, n.unavailable or "not taking work")
-    return WaitKind.too_big, ahead, (job.gpus, largest)
+            return KIND.node_unavailable, ahead, (n.name, n.unavailable or "not taking work")
+    return KIND.too_big, ahead, (job.gpus, largest)
 
 
 def schedule(
@@ -414,7 +449,9 @@ def schedule(
     p = _Pass(running, nodes, now, config)
     decision = Decision()
     # Two stable sorts (FIFO, then effective priority) compare floats, not tuples: faster.
-    order = sorted(sorted(pending, key=lambda j: j.seq), key=lambda j: -effective_priority(j, now, config))
+    cap, per = float(config.aging_cap), config.aging_s  # effective_priority, inlined: 10k calls
+    order = sorted(sorted(pending, key=attrgetter("seq")),
+                   key=lambda j: -(j.priority + min(cap, max(0.0, now - j.queued_at) / per)))
     quota = QuotaPass(running, projects, sum(map(len, p.avail.values())), now, config) if projects else None
     if quota is not None:
         order = quota.order(order)
@@ -443,7 +480,7 @@ def schedule(
                 continue
             ahead += 1
             waiting[job.job_id] = entry
-            if entry[0] not in (WaitKind.stopping, WaitKind.preempting) and not head_reserved:
+            if entry[0] not in (KIND.stopping, KIND.preempting) and not head_reserved:
                 head_reserved = True
                 held = reserve_gang(p, job)
                 if held is not None:
@@ -462,42 +499,47 @@ def schedule(
             waiting[job.job_id] = _unhostable(job, nodes, p.largest, ahead)
             continue
         hold = quota.hold(job) if quota is not None else None
-        node = p.best_fit(job) if hold is None else None
+        node = p.best_fit(job) if hold is None and job.gpus <= p.top else None
         if node is not None:
             borrowed = quota is not None and quota.took(job)
             decision.start.append(Placement(job.job_id, node, p.claim(node, job.gpus), borrowed=borrowed))
             continue
         ahead += 1
-        node = p.covered_by_stopping(job) if hold is None else None
+        node = p.covered_by_stopping(job) if hold is None and p.soon else None
         if node is not None:
-            have = len(p.avail[node])
-            p.claim(node, job.gpus)
-            p.claim_soon(node, job.gpus - have)
-            waiting[job.job_id] = (WaitKind.stopping, ahead, (node,))
+            p.hold(node, job.gpus)
+            waiting[job.job_id] = (KIND.stopping, ahead, (node,))
             continue
-        reclaim = quota.reclaim_plan(job, p._spare, p.size) if quota is not None else None
+        limited = p.plans_left <= 0
+        reclaim = quota.reclaim_plan(job, p._spare, p.size) if quota is not None and not limited else None
         if reclaim is not None:
             node, victims = reclaim
-            decision.preempt.extend(Preemption(v.job_id, v.attempt, node, job.job_id, job.project) for v in victims)
+            p.plans_left -= 1
+            decision.preempt.extend([Preemption(v.job_id, v.attempt, node, job.job_id, job.project) for v in victims])
             p.drop_victims(node, victims)
-            have = len(p.avail[node])
-            p.claim(node, job.gpus)
-            p.claim_soon(node, job.gpus - have - sum(len(v.gpus) for v in victims))
-            waiting[job.job_id] = (WaitKind.reclaiming, ahead, (len(victims), node, job.project))
+            p.hold(node, job.gpus, sum(len(v.gpus) for v in victims))
+            waiting[job.job_id] = (KIND.reclaiming, ahead, (len(victims), node, job.project))
             continue
         hopeless = not job.excluded_nodes and failed_below[job.gpus] >= job.priority
         if quota is not None:  # only attempts of its own project (compute/quota.py); no global bound then
-            plan, hopeless = quota.priority_plan(job, p._spare, p.size), True
+            could = not limited or quota.may_preempt(job)
+            plan, hopeless = None if limited else quota.priority_plan(job, p._spare, p.size), True
         else:
-            plan = None if hopeless or p.lowest_victim_priority() >= job.priority else p.preemption_plan(job)
+            could = not hopeless and p.lowest_victim_priority() < job.priority
+            plan = p.preemption_plan(job) if could and not limited else None
         if plan is not None:
             node, victims = plan
-            decision.preempt.extend(Preemption(v.job_id, v.attempt, node, job.job_id) for v in victims)
-            (p.take_victims if quota is None else p.drop_victims)(node, victims)
-            have = len(p.avail[node])
-            p.claim(node, job.gpus)
-            p.claim_soon(node, job.gpus - have - sum(len(v.gpus) for v in victims))
-            waiting[job.job_id] = (WaitKind.preempting, ahead, (len(victims), node))
+            p.plans_left -= 1
+            decision.preempt.extend([Preemption(v.job_id, v.attempt, node, job.job_id) for v in victims])
+            if quota is None:
+                p.take_victims(node, victims, reindex=False)
+            else:
+                p.drop_victims(node, victims)
+            p.hold(node, job.gpus, sum(len(v.gpus) for v in victims))
+            waiting[job.job_id] = (KIND.preempting, ahead, (len(victims), node))
+            continue
+        if limited and could and hold is None:
+            waiting[job.job_id] = (KIND.preempt_limit, ahead, (config.preempt_max_jobs,))
             continue
         if not hopeless and not job.excluded_nodes and failed_below[job.gpus] < job.priority:
             for k in range(job.gpus, p.largest + 1):
@@ -506,13 +548,13 @@ def schedule(
         if hold is not None:
             waiting[job.job_id] = (hold[0], ahead, hold[2])
         elif fitting and all(n in job.excluded_nodes for n in fitting):
-            waiting[job.job_id] = (WaitKind.excluded, ahead, (", ".join(sorted(fitting)[:3]),))
+            waiting[job.job_id] = (KIND.excluded, ahead, (", ".join(sorted(fitting)[:3]),))
         elif reserved is not None and job.gpus <= reserved[2] and reserved[1] not in job.excluded_nodes:
-            waiting[job.job_id] = (WaitKind.reservation, ahead, (reserved[0],))
+            waiting[job.job_id] = (KIND.reservation, ahead, (reserved[0],))
         elif ahead > 1 and job.gpus <= initial_top:
-            waiting[job.job_id] = (WaitKind.behind, ahead, (ahead - 1,))
+            waiting[job.job_id] = (KIND.behind, ahead, (ahead - 1,))
         else:
-            waiting[job.job_id] = (WaitKind.no_fit, ahead, (job.gpus, *p.largest_free()))
+            waiting[job.job_id] = (KIND.no_fit, ahead, (job.gpus, *p.largest_free()))
         if not head_reserved and hold is None:
             head_reserved = True
             held = p.reserve_for(job)

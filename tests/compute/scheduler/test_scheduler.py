@@ -91,6 +91,26 @@ def test_preempts_fewest_lowest_priority_most_recent_attempts():
     assert all(p.for_job == "h" for p in d.preempt)
 
 
+def test_a_pass_plans_preemptions_for_at_most_preempt_max_jobs_the_rest_follow_in_the_next_pass():
+    from dataclasses import replace
+
+    from compute.waiting import WaitKind, describe
+
+    nodes = [node(f"n{i}", 1) for i in range(4)]
+    running = [run(f"low{i}", f"n{i}", [0], prio=10) for i in range(4)]
+    urgent = [job(f"u{i}", 90, seq=i) for i in range(4)]
+    capped = replace(CFG, preempt_max_jobs=2)
+    d = schedule(urgent, running, nodes, NOW, capped)
+    assert [p.for_job for p in d.preempt] == ["u0", "u1"]
+    later = [describe(d.waiting[j]) for j in ("u2", "u3")]
+    assert all(w.kind is WaitKind.preempt_limit for w in later)
+    assert "2 job(s) ahead of it planned preemptions" in later[0].text
+    stopping = [replace(r, stopping=True) if r.job_id in {p.job_id for p in d.preempt} else r for r in running]
+    d2 = schedule(urgent, stopping, nodes, NOW, capped)  # the next pass: u0, u1 covered, u2, u3 preempt
+    assert sorted(p.for_job for p in d2.preempt) == ["u2", "u3"]
+    assert len(schedule(urgent, running, nodes, NOW, replace(CFG, preempt_max_jobs=0)).preempt) == 4
+
+
 def test_minimum_runtime_and_non_preemptible_attempts_are_never_victims():
     nodes = [node("n", 2)]
     running = [run("young", "n", [0], started=NOW - 5), run("pinned", "n", [1], preemptible=False)]
