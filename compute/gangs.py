@@ -77,16 +77,16 @@ def gang_pass(
         return [], [], (KIND.stopping, position, (", ".join(soon[: n - fit]),))
     lack = n - fit - len(soon)
     if p.lowest_victim_priority() < job.priority and not _hopeless(p, job, lack):
-        if p.plans_left <= 0:
-            return [], [], (KIND.preempt_limit, position, (p.config.preempt_max_jobs,))
+        if p.stops_left <= 0:
+            return [], [], (KIND.preempt_limit, position, (p.config.preempt_max_victims - p.stops_left,))
         workable = _workable(p, job, set(soon), lack)
         if len(workable) < lack and not job.excluded_nodes:
             p.gang_failed.setdefault(job.gpus, []).append((job.priority, len(workable)))
         if len(workable) >= lack:
-            p.plans_left -= 1
             _take_fit(p, job, fit)
             _hold(p, soon, g)
             victims = _preempt_on(p, workable[:lack], g)
+            p.stops_left -= len(victims)
             return [], victims, (KIND.preempting, position, (len(victims), ", ".join(workable[:lack])))
     return [], [], (KIND.no_fit_nodes, position, (n, g, fit, _fit_names(p, job, min(fit, 3))))
 

@@ -150,11 +150,13 @@ class SchedulerConfig:
     """How many workable nodes a blocked job compares when choosing whom to preempt."""
     preempt_scan: int = 256
     """How many nodes with victims a blocked job looks at, at most, per pass."""
-    preempt_max_jobs: int = 256
-    """How many blocked jobs may plan a preemption or a reclaim in one pass, at most (0: no limit).
-    Later ones wait (`preempt_limit`) for the next pass, where the attempts stopping for the jobs
-    ahead are seen as soon free: a burst of urgent work preempts in waves, a tick apart, and a pass
-    over 10k blocked jobs stays within milliseconds (Slurm bounds its passes the same way)."""
+    preempt_max_victims: int = 512
+    """How many attempts one pass may plan to stop (preemptions and reclaims), at most (0: no limit).
+    Once reached, blocked jobs wait (`preempt_limit`) for the next pass, which sees the attempts
+    stopping for the jobs ahead as soon free: a burst of urgent work preempts in waves a tick apart,
+    no pass stops half the fleet at once, and a pass over 10k blocked jobs stays within
+    milliseconds (Slurm bounds its passes the same way). A job left waiting so holds no slots:
+    smaller jobs may backfill free ones meanwhile."""
     usage_half_life_s: float = 3600.0
     """Half-life of the borrowed usage that fair share weighs (projects only)."""
     reclaim_order: VictimOrder = VictimOrder.checkpoint
@@ -187,8 +189,8 @@ class _Pass:
     def __init__(self, running: Sequence[RunningAttempt], nodes: Sequence[NodeView],
                  now: float, config: SchedulerConfig) -> None:
         self.config = config
-        self.plans_left = config.preempt_max_jobs or 1 << 62
-        """Blocked jobs that may still plan a preemption or a reclaim in this pass."""
+        self.stops_left = config.preempt_max_victims or 1 << 62
+        """Attempts this pass may still plan to stop (`config.preempt_max_victims`)."""
         self.nodes = {n.name: n for n in nodes if n.schedulable}
         held: dict[str, list[int]] = {}
         self.soon: dict[str, list[int]] = {}
@@ -510,11 +512,11 @@ def schedule(
             p.hold(node, job.gpus)
             waiting[job.job_id] = (KIND.stopping, ahead, (node,))
             continue
-        limited = p.plans_left <= 0
+        limited = p.stops_left <= 0
         reclaim = quota.reclaim_plan(job, p._spare, p.size) if quota is not None and not limited else None
         if reclaim is not None:
             node, victims = reclaim
-            p.plans_left -= 1
+            p.stops_left -= len(victims)
             decision.preempt.extend([Preemption(v.job_id, v.attempt, node, job.job_id, job.project) for v in victims])
             p.drop_victims(node, victims)
             p.hold(node, job.gpus, sum(len(v.gpus) for v in victims))
@@ -529,7 +531,7 @@ def schedule(
             plan = p.preemption_plan(job) if could and not limited else None
         if plan is not None:
             node, victims = plan
-            p.plans_left -= 1
+            p.stops_left -= len(victims)
             decision.preempt.extend([Preemption(v.job_id, v.attempt, node, job.job_id) for v in victims])
             if quota is None:
                 p.take_victims(node, victims, reindex=False)
@@ -539,7 +541,7 @@ def schedule(
             waiting[job.job_id] = (KIND.preempting, ahead, (len(victims), node))
             continue
         if limited and could and hold is None:
-            waiting[job.job_id] = (KIND.preempt_limit, ahead, (config.preempt_max_jobs,))
+            waiting[job.job_id] = (KIND.preempt_limit, ahead, (config.preempt_max_victims - p.stops_left,))
             continue
         if not hopeless and not job.excluded_nodes and failed_below[job.gpus] < job.priority:
             for k in range(job.gpus, p.largest + 1):

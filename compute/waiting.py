@@ -51,7 +51,7 @@ class WaitKind(str, enum.Enum):
     reclaiming = "reclaiming"
     """Borrowed attempts are being stopped so that its project gets its quota back."""
     preempt_limit = "preempt_limit"
-    """The pass already planned preemptions for as many jobs as it may (`SchedulerConfig.preempt_max_jobs`)."""
+    """The pass already plans to stop as many attempts as it may (`SchedulerConfig.preempt_max_victims`)."""
 
 
 KIND = types.SimpleNamespace(**{k.name: k for k in WaitKind})
@@ -79,8 +79,8 @@ _TEXT = {
     WaitKind.fair_share: "fair share: the {0} lendable GPU(s) went first to project(s) {1}, whose weighted "
                          "borrowed usage is lower than {2}'s",
     WaitKind.reclaiming: "reclaiming {0} borrowed attempt(s) on {1} so that project {2} gets its quota back",
-    WaitKind.preempt_limit: "may preempt lower-priority work in the next pass: {0} job(s) ahead of it planned "
-                            "preemptions in this one, the most a pass plans",
+    WaitKind.preempt_limit: "may preempt lower-priority work in the next pass: this one already stops {0} "
+                            "attempt(s), the most a pass stops",
 }
 
 

@@ -91,7 +91,7 @@ def test_preempts_fewest_lowest_priority_most_recent_attempts():
     assert all(p.for_job == "h" for p in d.preempt)
 
 
-def test_a_pass_plans_preemptions_for_at_most_preempt_max_jobs_the_rest_follow_in_the_next_pass():
+def test_a_pass_stops_at_most_preempt_max_victims_attempts_the_rest_follow_in_the_next_pass():
     from dataclasses import replace
 
     from compute.waiting import WaitKind, describe
@@ -99,16 +99,16 @@ def test_a_pass_plans_preemptions_for_at_most_preempt_max_jobs_the_rest_follow_i
     nodes = [node(f"n{i}", 1) for i in range(4)]
     running = [run(f"low{i}", f"n{i}", [0], prio=10) for i in range(4)]
     urgent = [job(f"u{i}", 90, seq=i) for i in range(4)]
-    capped = replace(CFG, preempt_max_jobs=2)
+    capped = replace(CFG, preempt_max_victims=2)
     d = schedule(urgent, running, nodes, NOW, capped)
     assert [p.for_job for p in d.preempt] == ["u0", "u1"]
     later = [describe(d.waiting[j]) for j in ("u2", "u3")]
     assert all(w.kind is WaitKind.preempt_limit for w in later)
-    assert "2 job(s) ahead of it planned preemptions" in later[0].text
+    assert "this one already stops 2 attempt(s)" in later[0].text
     stopping = [replace(r, stopping=True) if r.job_id in {p.job_id for p in d.preempt} else r for r in running]
     d2 = schedule(urgent, stopping, nodes, NOW, capped)  # the next pass: u0, u1 covered, u2, u3 preempt
     assert sorted(p.for_job for p in d2.preempt) == ["u2", "u3"]
-    assert len(schedule(urgent, running, nodes, NOW, replace(CFG, preempt_max_jobs=0)).preempt) == 4
+    assert len(schedule(urgent, running, nodes, NOW, replace(CFG, preempt_max_victims=0)).preempt) == 4
 
 
 def test_minimum_runtime_and_non_preemptible_attempts_are_never_victims():
