@@ -207,8 +207,8 @@ class QuotaPass(Generic[A]):
         """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
         self.pool_before_borrowing = idle
         self.took_from_pool: set[str] = set()
-        self._took_text: tuple[int, list[str], dict[str, str]] | None = None
-        """The projects that took lendable GPUs (count, sorted, text per waiting project): fair_share reasons."""
+        self._holds: dict[tuple[str, int], WaitEntry] = {}
+        """(project, projects that took lendable GPUs so far or -1) -> its fair_share or borrowing entry."""
         self.guaranteed: set[str] = set()
         self.half_life = config.usage_half_life_s
         self.scan, self.candidates = config.preempt_scan, config.preempt_candidates
@@ -266,14 +266,17 @@ class QuotaPass(Generic[A]):
         if need <= self.pool:
             return None
         took = self.took_from_pool
-        if need <= self.pool_before_borrowing and (len(took) > 1 or (took and p.name not in took)):
-            if self._took_text is None or self._took_text[0] != len(self.took_from_pool):
-                self._took_text = (len(self.took_from_pool), sorted(self.took_from_pool), {})
-            texts = self._took_text[2]
-            if p.name not in texts:
-                texts[p.name] = ", ".join([n for n in self._took_text[1] if n != p.name][:3])
-            return KIND.fair_share, 0, (self.pool_before_borrowing, texts[p.name], p.name)
-        return KIND.borrowing, 0, (p.name, p.quota_gpus, max(0, self.idle), self.idle - self.pool_before_borrowing)
+        fair = need <= self.pool_before_borrowing and (len(took) > 1 or (took and p.name not in took))
+        key = (p.name, len(took) if fair else -1)  # `took` only grows: its size names its contents
+        entry = self._holds.get(key)
+        if entry is None:
+            if fair:
+                names = ", ".join(sorted(n for n in took if n != p.name)[:3])
+                entry = KIND.fair_share, 0, (self.pool_before_borrowing, names, p.name)
+            else:
+                entry = KIND.borrowing, 0, (p.name, p.quota_gpus, max(0, self.idle), self.idle - self.pool_before_borrowing)
+            self._holds[key] = entry
+        return entry
 
     def took(self, job: _Job) -> bool:
         """Record a start; True when the job runs borrowed."""
@@ -314,8 +317,10 @@ class QuotaPass(Generic[A]):
         """The scheduler's rule 5 within the job's own project: lower-priority attempts of its project
         (fewest victims, then lowest priority, then name), or None."""
         own = self.own.get(job.project)
+        if not own or self._lowest_own[job.project] >= job.priority:  # victims only go within a pass
+            return None
         failed = self._priority_failed[job.project]
-        if not own or any(q >= job.priority for g, q in failed.items() if g <= job.gpus):
+        if any(q >= job.priority for g, q in failed.items() if g <= job.gpus):
             return None
         plan = self._plan(job, own, spare, size, lambda vs: (len(vs), max(v.priority for v in vs)), below=job.priority)
         if plan is None and not job.excluded_nodes:
