@@ -32,6 +32,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Generic, Protocol, TypeVar
 
 from compute.waiting import WaitEntry, KIND
@@ -150,7 +151,10 @@ def borrowed_attempts(running: Iterable[_Attempt], projects: dict[str, ProjectVi
             by_project[a.project].append(a)
     for name, attempts in by_project.items():
         left = projects.get(name, _unknown(name)).quota_gpus
-        for a in sorted(attempts, key=lambda a: (-a.priority, a.started_at, a.job_id)):
+        # by priority (highest first), then started, then job id: two stable sorts on C keys
+        attempts.sort(key=attrgetter("started_at", "job_id"))
+        attempts.sort(key=attrgetter("priority"), reverse=True)
+        for a in attempts:
             if len(a.gpus) <= left:
                 left -= len(a.gpus)
             else:
@@ -186,15 +190,16 @@ class QuotaPass(Generic[A]):
         self.own: dict[str, dict[str, list[A]]] = defaultdict(lambda: defaultdict(list))
         """project -> node -> its attempts that priority preemption may stop, lowest priority then newest first."""
         self.taken: set[tuple[str, int]] = set()
+        own, used, min_runtime = self.own, self.used, config.min_runtime_s
         for a in running:
-            if a.preemptible and not a.stopping and now - a.started_at >= config.min_runtime_s:
-                self.own[a.project][a.node].append(a)
-            if (a.job_id, a.attempt) in borrowed:
+            if a.preemptible and not a.stopping and now - a.started_at >= min_runtime:
+                own[a.project][a.node].append(a)
+            if borrowed and (a.job_id, a.attempt) in borrowed:
                 self.borrowing_now[a.project] += len(a.gpus)
                 if not a.stopping:
                     self.reclaimable[a.node].append(a)
             else:
-                self.used[a.project] += len(a.gpus)
+                used[a.project] += len(a.gpus)
         self.newest = newest = config.reclaim_order is VictimOrder.newest
         for victims in self.reclaimable.values():
             victims.sort(key=(lambda a: -a.started_at) if newest else (lambda a: lost_progress(a, now)))
@@ -227,11 +232,11 @@ class QuotaPass(Generic[A]):
         left = {name: max(0, p.quota_gpus - self.used[name]) for name, p in views.items()}
         # per project: GPUs it borrows already (recent and now), its weight, whether it lends
         share = {name: (self._recent(p) + self.borrowing_now[name], p.weight, p.lend) for name, p in views.items()}
-        first, later = [], []
-        ahead: dict[str, int] = defaultdict(int)
+        first, later, keys = [], [], []
+        ahead = dict.fromkeys(views, 0)
         held = 0  # GPUs the pool keeps back for lending projects' guaranteed jobs
         guaranteed = self.guaranteed
-        for i, job in enumerate(ordered):
+        for job in ordered:
             name, need = job.project, job.gpus * job.nodes  # demand(job), inlined: 10k calls
             if need <= left[name] and not job.borrowed_only:
                 left[name] -= need
@@ -240,15 +245,16 @@ class QuotaPass(Generic[A]):
                     held += need
                 first.append(job)
             else:
-                ahead[name] += need
+                ahead[name] = behind = ahead[name] + need
                 base, weight, _ = share[name]
-                later.append(((base + ahead[name]) / weight, i, job))
+                keys.append((base + behind) / weight)
+                later.append(job)
         for name, p in self.projects.items():
             if not p.lend:  # its whole unused quota is held back (its own guaranteed jobs included)
                 held += max(0, p.quota_gpus - self.used[name])
         self.pool = self.pool_before_borrowing = self.idle - held
-        later.sort()  # by (share, place): places are unique, so jobs are never compared
-        return first + [job for _, _, job in later]
+        by_share = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties keep the given order
+        return first + [later[k] for k in by_share]
 
     def _recent(self, p: ProjectView) -> float:
         return p.usage * math.log(2) / self.half_life
