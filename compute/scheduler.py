@@ -452,6 +452,20 @@ def _unhostable(job: PendingJob, nodes: Sequence[NodeView], largest: int, ahead:
     return KIND.too_big, ahead, (job.gpus, largest)
 
 
+def _take(p: _Pass, decision: Decision, job: PendingJob, plan: tuple[str, list[RunningAttempt]],
+          quota: QuotaPass[RunningAttempt] | None, ahead: int) -> WaitEntry:
+    """Carry out a priority preemption plan for `job`: stop the victims, hold its slots there."""
+    node, victims = plan
+    p.stops_left -= len(victims)
+    decision.preempt.extend([Preemption(v.job_id, v.attempt, node, job.job_id) for v in victims])
+    if quota is None:
+        p.take_victims(node, victims, reindex=False)
+    else:
+        p.drop_victims(node, victims)
+    p.hold(node, job.gpus, sum(len(v.gpus) for v in victims))
+    return KIND.preempting, ahead, (len(victims), node)
+
+
 def schedule(
     pending: Sequence[PendingJob],
     running: Sequence[RunningAttempt],
@@ -517,14 +531,22 @@ def schedule(
             waiting[jid] = _unhostable(job, nodes, p.largest, ahead)
             continue
         hold = quota.hold(job) if quota is not None else None
-        if hold is None and gpus <= p.top:
+        if hold is not None:  # held by the quota rules: only its own project's lower-priority work may give way
+            ahead += 1
+            plan = None if p.stops_left <= 0 else quota.priority_plan(job, p._spare, p.size)  # type: ignore[union-attr]
+            if plan is None:
+                waiting[jid] = (hold[0], ahead, hold[2])
+            else:
+                waiting[jid] = _take(p, decision, job, plan, quota, ahead)
+            continue
+        if gpus <= p.top:
             node = p.best_fit(job)
             if node is not None:
                 borrowed = quota is not None and quota.took(job)
                 decision.start.append(Placement(jid, node, p.claim(node, gpus), (), borrowed))
                 continue
         ahead += 1
-        if hold is None and p.soon:
+        if p.soon:
             node = p.covered_by_stopping(job)
             if node is not None:
                 p.hold(node, gpus)
@@ -549,26 +571,16 @@ def schedule(
             could = not hopeless and p.lowest_victim_priority() < prio
             plan = p.preemption_plan(job) if could and not limited else None
         if plan is not None:
-            node, victims = plan
-            p.stops_left -= len(victims)
-            decision.preempt.extend([Preemption(v.job_id, v.attempt, node, jid) for v in victims])
-            if quota is None:
-                p.take_victims(node, victims, reindex=False)
-            else:
-                p.drop_victims(node, victims)
-            p.hold(node, gpus, sum(len(v.gpus) for v in victims))
-            waiting[jid] = (KIND.preempting, ahead, (len(victims), node))
+            waiting[jid] = _take(p, decision, job, plan, quota, ahead)
             continue
-        if limited and could and hold is None:
+        if limited and could:
             waiting[jid] = (KIND.preempt_limit, ahead, (config.preempt_max_victims - p.stops_left,))
             continue
         if not hopeless and not excluded:  # then failed_below[gpus] < prio: raise it
             for k in range(gpus, p.largest + 1):
                 failed_below[k] = max(failed_below[k], prio)
         fitting = [n for n, v in p.nodes.items() if len(v.gpus) >= gpus] if excluded else ()
-        if hold is not None:
-            waiting[jid] = (hold[0], ahead, hold[2])
-        elif fitting and all(n in excluded for n in fitting):
+        if fitting and all(n in excluded for n in fitting):
             waiting[jid] = (KIND.excluded, ahead, (", ".join(sorted(fitting)[:3]),))
         elif reserved is not None and gpus <= reserved[2] and reserved[1] not in excluded:
             waiting[jid] = (KIND.reservation, ahead, reserved_args)
@@ -576,7 +588,7 @@ def schedule(
             waiting[jid] = (KIND.behind, ahead, (ahead - 1,))
         else:
             waiting[jid] = (KIND.no_fit, ahead, (gpus, *p.largest_free()))
-        if not head_reserved and hold is None:
+        if not head_reserved:
             head_reserved = True
             held = p.reserve_for(job)
             if held is not None:
