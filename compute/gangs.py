@@ -6,50 +6,19 @@ why it waits, after trying, in order: slots of attempts already stopping, then p
 of lower-priority attempts on the nodes it still lacks. `reserve_gang` holds nodes for a
 blocked gang at the head of the queue, so later jobs backfill only around it.
 
-Pure functions over the pass's bookkeeping (`_Pass`), so a pass over 2,000 blocked gangs
-stays within milliseconds: "how many nodes have g free slots" is a sum over the pass's
-per-count histogram (O(slots per node)), and nodes are enumerated only when they are taken.
+Pure functions over the pass's bookkeeping (`compute.sched_state.PassState`), so a pass over
+2,000 blocked gangs stays within milliseconds: "how many nodes have g free slots" is a sum over
+the pass's per-count histogram (O(slots per node)), and nodes are enumerated only when taken.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any, Protocol
 
-from compute.waiting import WaitEntry, KIND
-
-_Pass = Any
-"""The scheduler's `_Pass` (compute/scheduler.py imports this module, so it is not imported here)."""
-RunningAttempt = Any
-"""A `compute.scheduler.RunningAttempt` (a victim)."""
-
-
-class PendingJob(Protocol):
-    """What a gang's placement reads of a `compute.scheduler.PendingJob`."""
-
-    @property
-    def priority(self) -> int: ...
-    @property
-    def gpus(self) -> int: ...
-    @property
-    def nodes(self) -> int: ...
-    @property
-    def excluded_nodes(self) -> frozenset[str]: ...
-
-
-class NodeView(Protocol):
-    """What a waiting reason reads of a `compute.scheduler.NodeView`."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def gpus(self) -> tuple[int, ...]: ...
-    @property
-    def schedulable(self) -> bool: ...
-    @property
-    def unavailable(self) -> str: ...
-
+from compute.sched_records import NodeView, PendingJob, RunningAttempt
+from compute.sched_state import PassState
+from compute.waiting import KIND, WaitEntry
 
 Member = tuple[str, tuple[int, ...]]
 """(node, GPU indices) of one member of a gang."""
@@ -59,7 +28,7 @@ _NAME_SCAN = 256
 
 
 def gang_pass(
-    p: _Pass, job: PendingJob, position: int, nodes: Sequence[NodeView]
+    p: PassState, job: PendingJob, position: int, nodes: Sequence[NodeView]
 ) -> tuple[list[Member], list[RunningAttempt], WaitEntry | None]:
     """(members in rank order when it starts, victims to preempt for it, why it waits or None)."""
     g, n, excluded = job.gpus, job.nodes, job.excluded_nodes
@@ -91,7 +60,7 @@ def gang_pass(
     return [], [], (KIND.no_fit_nodes, position, (n, g, fit, _fit_names(p, job, min(fit, 3))))
 
 
-def reserve_gang(p: _Pass, job: PendingJob) -> tuple[str, int] | None:
+def reserve_gang(p: PassState, job: PendingJob) -> tuple[str, int] | None:
     """Hold the `nodes` nodes with the most soon-free capacity for a blocked gang at the head of
     the queue: (its first node, that node's free slots before the hold), or None."""
     g = job.gpus
@@ -104,7 +73,7 @@ def reserve_gang(p: _Pass, job: PendingJob) -> tuple[str, int] | None:
     return chosen[0], have
 
 
-def _fit_count(p: _Pass, job: PendingJob) -> int:
+def _fit_count(p: PassState, job: PendingJob) -> int:
     """Schedulable, not excluded nodes with at least `gpus` free slots now."""
     g = job.gpus
     if g > p.top:
@@ -113,7 +82,7 @@ def _fit_count(p: _Pass, job: PendingJob) -> int:
     return count - sum(1 for x in job.excluded_nodes if x in p.avail and len(p.avail[x]) >= g)
 
 
-def _take_fit(p: _Pass, job: PendingJob, k: int) -> list[Member]:
+def _take_fit(p: PassState, job: PendingJob, k: int) -> list[Member]:
     """Claim `gpus` slots on each of `k` nodes that fit now, best fit first (then by name)."""
     chosen: list[Member] = []
     aside: list[tuple[int, str]] = []
@@ -134,13 +103,13 @@ def _take_fit(p: _Pass, job: PendingJob, k: int) -> list[Member]:
     return [(name, p.claim(name, job.gpus)) for name, _ in chosen]
 
 
-def _hold(p: _Pass, names: Sequence[str], g: int) -> None:
+def _hold(p: PassState, names: Sequence[str], g: int) -> None:
     """Claim `g` slots on each node, free ones first, then slots of stopping attempts."""
     for name in names:
         p.hold(name, g)
 
 
-def _hopeless(p: _Pass, job: PendingJob, lack: int) -> bool:
+def _hopeless(p: PassState, job: PendingJob, lack: int) -> bool:
     """Slots only shrink within a pass: a search for g slots per node below priority q that found
     w nodes finds at most w for a gang needing g' >= g below q' <= q."""
     return any(
@@ -151,9 +120,9 @@ def _hopeless(p: _Pass, job: PendingJob, lack: int) -> bool:
     )
 
 
-def _workable(p: _Pass, job: PendingJob, skip: set[str], lack: int) -> list[str]:
+def _workable(p: PassState, job: PendingJob, skip: set[str], lack: int) -> list[str]:
     """Nodes (cheapest first) where preempting attempts below the gang's priority frees `gpus`
-    slots; bounded like `_Pass.preemption_plan` by `preempt_scan` nodes looked at."""
+    slots; bounded like `PassState.preemption_plan` by `preempt_scan` nodes looked at."""
     found: list[tuple[int, int, str]] = []
     scanned, g, prio = 0, job.gpus, job.priority
     want = max(lack, p.config.preempt_candidates)
@@ -178,7 +147,7 @@ def _workable(p: _Pass, job: PendingJob, skip: set[str], lack: int) -> list[str]
     return [name for *_, name in sorted(found)]
 
 
-def _preempt_on(p: _Pass, names: list[str], g: int) -> list[RunningAttempt]:
+def _preempt_on(p: PassState, names: list[str], g: int) -> list[RunningAttempt]:
     """Take the victims each node needs (a gang victim whole, once), then hold `g` slots there."""
     victims: list[RunningAttempt] = []
     for name in names:
@@ -193,7 +162,7 @@ def _preempt_on(p: _Pass, names: list[str], g: int) -> list[RunningAttempt]:
     return victims
 
 
-def _fit_names(p: _Pass, job: PendingJob, k: int) -> str:
+def _fit_names(p: PassState, job: PendingJob, k: int) -> str:
     """Up to `k` names of nodes that fit now, for the waiting reason (a bounded look)."""
     names: list[str] = []
     budget = _NAME_SCAN
