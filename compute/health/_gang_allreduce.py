@@ -92,9 +92,6 @@ def _rendezvous(dist, args: argparse.Namespace, deadline: float):  # noqa: ANN00
 def _all_reduce(torch, dist, store, args: argparse.Namespace, deadline: float) -> str:  # noqa: ANN001
     device = "cpu"
     if args.backend == "nccl":
-        if not torch.cuda.is_available():
-            raise Failed("torch sees no CUDA device here (torch.cuda.is_available() is False) though "
-                         "nvidia-smi is present: a broken driver or CUDA install on this node", args.rank)
         torch.cuda.set_device(0)
         device = "cuda:0"
     left = timedelta(seconds=max(1.0, deadline - time.monotonic()))
@@ -130,6 +127,9 @@ def check(args: argparse.Namespace) -> int:
     except ImportError:
         return _finish(args, started, True, f"torch is not installed in {sys.executable}", skipped=True)
     try:
+        if args.backend == "nccl" and not torch.cuda.is_available():  # fail before the others wait on it
+            raise Failed("torch sees no CUDA device here (torch.cuda.is_available() is False) though "
+                         "nvidia-smi is present: a broken driver or CUDA install on this node", args.rank)
         store = _rendezvous(dist, args, deadline)
         message = _all_reduce(torch, dist, store, args, deadline)
         store.add("done", 1)
