@@ -77,7 +77,7 @@ def settle_preflight(store: Store, attempt: LiveAttempt) -> tuple[LiveAttempt, V
     node = attempt.members[found.blame].node if found.blame is not None else attempt.node
     if found.passed:
         handle["preflight"] = "passed"
-        kind = "gang_preflight_skipped" if found.reason.startswith("gang preflight skipped") else "gang_preflight_passed"
+        kind = "gang_preflight_skipped" if found.skipped else "gang_preflight_passed"
     else:
         handle.update(preflight="failed", blame=found.blame)
         kind = "gang_preflight_failed"

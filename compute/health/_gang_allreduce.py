@@ -14,9 +14,9 @@ backend (nccl on the member's first GPU, gloo on CPU), compared with N(N+1)/2. W
 host without nvidia-smi (GPU slots without an NVIDIA driver) or with torch absent, it is
 skipped on that member. `--fault` (a fault drill) fails it at once the way a broken NCCL would.
 
-Each outcome is one line in the member's log (`[autoresearch] gang preflight passed|skipped|
-failed on rank R: ...`) and one JSON result file the daemon reads: {"rank", "ok", "skipped",
-"blame" (the rank at fault), "message", "backend", "seconds"}.
+Each outcome is one JSON result file the daemon reads ({"rank", "ok", "skipped", "blame" (the
+rank at fault), "message", "backend", "seconds"}) and, unless skipped, one line in the member's
+log (`[autoresearch] gang preflight passed|failed on rank R: ...`).
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ def _first_line(exc: BaseException) -> str:
 def _finish(args: argparse.Namespace, started: float, ok: bool, message: str, blame: int | None = None,
             skipped: bool = False) -> int:
     seconds = round(time.monotonic() - started, 3)
-    word = "skipped" if skipped else "passed" if ok else "failed"
-    sys.stdout.write(f"{MARKER} {word} on rank {args.rank}: {message}\n")
-    sys.stdout.flush()
+    if not skipped:  # a skip leaves the job's log as it would be without the preflight (the events say it)
+        sys.stdout.write(f"{MARKER} {'passed' if ok else 'failed'} on rank {args.rank}: {message}\n")
+        sys.stdout.flush()
     result = {"rank": args.rank, "ok": ok, "skipped": skipped, "blame": blame, "message": message,
               "backend": args.backend, "seconds": seconds}
     tmp = f"{args.result}.tmp{os.getpid()}"

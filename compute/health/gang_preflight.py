@@ -103,6 +103,8 @@ class Verdict:
     """The rank at fault (when not passed)."""
     reason: str
     """One line for the attempt's events (`[autoresearch] ` + it goes into the blamed member's log)."""
+    skipped: bool = False
+    """Passed only because some member skipped it (no nvidia-smi or no torch on its node)."""
 
 
 def _read(path: str) -> Result | None:
@@ -131,6 +133,6 @@ def verdict(log_paths: Sequence[str], nodes: Sequence[str]) -> Verdict | None:
     skipped = [r for r in done if r.skipped]
     if skipped:
         where = ", ".join(f"rank {r.rank} ({nodes[r.rank]})" for r in skipped)
-        return Verdict(True, None, f"gang preflight skipped on {where}: {skipped[0].message}")
+        return Verdict(True, None, f"gang preflight skipped on {where}: {skipped[0].message}", skipped=True)
     slowest = max(r.seconds for r in done)
     return Verdict(True, None, f"gang preflight passed on all {len(done)} members in {slowest:.2f} s: {done[0].message}")
