@@ -101,7 +101,6 @@ def _all_reduce(torch, dist, store, args: argparse.Namespace, deadline: float) -
         value = torch.tensor([float(args.rank + 1)], device=device)
         dist.all_reduce(value)
         got = value.item()
-        dist.destroy_process_group()
     except Exception as exc:
         raise Failed(f"all-reduce ({args.backend}) failed: {_first_line(exc)}", args.rank) from None
     expected = args.world * (args.world + 1) / 2
@@ -160,8 +159,10 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args, command = parse(argv)
-    if args.check:
-        sys.exit(check(args))
+    if args.check:  # the result is written: exit without tearing down torch's C++ state (gloo may
+        code = check(args)  # abort in destroy_process_group, which must not fail a passed check)
+        sys.stdout.flush()
+        os._exit(code)
     started = time.monotonic()
     child = [sys.executable, os.path.abspath(__file__), "--check", *argv]
     try:
