@@ -40,7 +40,7 @@ smoke_checks() {
         echo "gpu_check: torchrun DDP smoke (1 node x $nproc, $backend): FAIL (exit $rc) -- ${line:-$(tail -n 5 <<<"$out")}"
         failed=1
     fi
-    port="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"  || port=29533
+    port="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" || port=29533
     local pids=() r codes=""
     for r in 0 1; do
         CUDA_VISIBLE_DEVICES="$r" "$PYTHON" "$REPO/compute/health/_gang_allreduce.py" --rank "$r" --world 2 \
