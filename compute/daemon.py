@@ -28,7 +28,10 @@ is probed before its first job and again past the TTL); a multi-GPU job also nee
 fresh NCCL check there. Every probe result is an event; a quarantined node's running
 attempts are stopped and requeued elsewhere without spending retries; failed attempts
 are classified by the monitor's rules, and infra failures count against their node.
-Fault drills armed on a virtual node kill its running attempts the fault's way.
+Fault drills armed on a virtual node kill its running attempts the fault's way. Before a
+multi-node attempt's argv, where GPUs are real, its members run the gang preflight, a cross-node
+all-reduce (compute/gang_start.py, compute/health/gang_preflight.py); a failed one is an infra
+failure blamed on the member at fault.
 """
 
 from __future__ import annotations
