@@ -34,8 +34,9 @@ MARKER = "[autoresearch] gang preflight"
 """First words of every line this script prints (the daemon's classifier matches `... failed`)."""
 NCCL_FAULT = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
               "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details)")
-KILL_MARGIN_S = 15.0
-"""Beyond --timeout, how long the wrapper waits for a check before it kills it as hung."""
+KILL_MARGIN_S = 30.0
+"""Beyond --timeout, how long the wrapper waits for a check (its torch import included) before it
+kills it as hung."""
 
 
 class Failed(Exception):
@@ -112,7 +113,6 @@ def _all_reduce(torch, dist, store, args: argparse.Namespace, deadline: float) -
 
 def check(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    deadline = started + args.timeout
     if args.fault:
         sys.stdout.write(NCCL_FAULT + "\n")
         return _finish(args, started, False, "injected fault (drill): NCCL all-reduce failed: unhandled "
@@ -125,6 +125,7 @@ def check(args: argparse.Namespace) -> int:
         import torch.distributed as dist
     except ImportError:
         return _finish(args, started, True, f"torch is not installed in {sys.executable}", skipped=True)
+    deadline = time.monotonic() + args.timeout  # from here: a slow torch import is not the network's fault
     try:
         if args.backend == "nccl" and not torch.cuda.is_available():  # fail before the others wait on it
             raise Failed("torch sees no CUDA device here (torch.cuda.is_available() is False) though "

@@ -80,3 +80,34 @@ def test_a_failed_preflight_requeues_the_gang_without_that_node_which_counts_tow
     assert "gang_preflight_passed" in kinds(client, job.id)  # the second attempt's, on local-0 and local-2
     node = next(n for n in client.nodes() if n.name == "local-1")
     assert node.state is NodeState.quarantined, node
+
+
+HANG_ON_SLOT_1 = """import os, sys, time
+# local-1's only slot is 1: its member's preflight check never reaches the rendezvous (a hung node)
+if os.environ.get("CUDA_VISIBLE_DEVICES") == "1" and "--check" in sys.argv:
+    time.sleep(600)
+"""
+
+
+@pytest.mark.torch
+def test_a_member_that_never_joins_is_blamed_by_rank_0_and_left_out_of_the_rerun(start_compute, tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(HANG_ON_SLOT_1)
+    health = HealthConfig(**{**ALWAYS, "gang_preflight_timeout_s": 20})
+    client = start_compute(gpus=None, virtual_nodes=3, gpus_per_node=1, grace_s=1.0, health=health)
+    job = client.submit(JobSpec(argv=["sh", "-c", RUN], resources={"gpus": 1, "nodes": 2},
+                                env={"PYTHONPATH": str(tmp_path / "site")}))
+    done = client.wait(job.id, timeout=240)[0]
+    assert done.state is JobState.succeeded, done.state_reason
+    first, second = done.attempts
+    assert [m.node for m in first.members] == ["local-0", "local-1"]
+    assert (first.outcome, first.failure_class) == (AttemptOutcome.infra_failed, FailureClass.infra)
+    assert "local-1" not in {m.node for m in second.members}
+    failed = next(e for e in client.events(job_id=job.id) if e.kind == "gang_preflight_failed")
+    assert failed.node == "local-1"
+    assert failed.reason.startswith("gang preflight failed on rank 1 (local-1) (rank 0 reports): rank 1 never "
+                                    "joined the rendezvous within 20 s"), failed.reason
+    # the hung member was stopped, and its log carries the line that classified the attempt
+    assert "[autoresearch] gang preflight failed on rank 1 (local-1)" in client.log_path(
+        job.id, attempt=1, rank=1).read_text()
