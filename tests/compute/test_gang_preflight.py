@@ -82,18 +82,19 @@ def test_a_failed_preflight_requeues_the_gang_without_that_node_which_counts_tow
     assert node.state is NodeState.quarantined, node
 
 
-HANG_ON_SLOT_1 = """import os, sys, time
-# local-1's only slot is 1: its member's preflight check never reaches the rendezvous (a hung node)
+ON_SLOT_1 = """import os, sys, time
+# local-1's only slot is 1: its member's preflight check never reaches the rendezvous
 if os.environ.get("CUDA_VISIBLE_DEVICES") == "1" and "--check" in sys.argv:
-    time.sleep(600)
+    {}
 """
 
 
 @pytest.mark.torch
-def test_a_member_that_never_joins_is_blamed_by_rank_0_and_left_out_of_the_rerun(start_compute, tmp_path):
+@pytest.mark.parametrize("never_joins", ["time.sleep(600)", "os._exit(0)"], ids=["hangs", "runs-its-argv-and-exits-0"])
+def test_a_member_that_never_joins_is_blamed_by_rank_0_and_left_out_of_the_rerun(start_compute, tmp_path, never_joins):
     pytest.importorskip("torch")
     (tmp_path / "site").mkdir()
-    (tmp_path / "site" / "sitecustomize.py").write_text(HANG_ON_SLOT_1)
+    (tmp_path / "site" / "sitecustomize.py").write_text(ON_SLOT_1.format(never_joins))
     health = HealthConfig(**{**ALWAYS, "gang_preflight_timeout_s": 20})
     client = start_compute(gpus=None, virtual_nodes=3, gpus_per_node=1, grace_s=1.0, health=health)
     job = client.submit(JobSpec(argv=["sh", "-c", RUN], resources={"gpus": 1, "nodes": 2},
@@ -108,6 +109,6 @@ def test_a_member_that_never_joins_is_blamed_by_rank_0_and_left_out_of_the_rerun
     assert failed.node == "local-1"
     assert failed.reason.startswith("gang preflight failed on rank 1 (local-1) (rank 0 reports): rank 1 never "
                                     "joined the rendezvous within 20 s"), failed.reason
-    # the hung member was stopped, and its log carries the line that classified the attempt
+    # the member was stopped (or had exited, even 0), and its log carries the line that classified the attempt
     assert "[autoresearch] gang preflight failed on rank 1 (local-1)" in client.log_path(
         job.id, attempt=1, rank=1).read_text()
