@@ -9,16 +9,68 @@
 #   PYTHON             interpreter with the project and torch==2.13.0 (default: python3)
 #   GPU_CHECK_BUDGET   training seconds per trial (default 30)
 #   AUTORESEARCH_HOME  state dir (default: a fresh temporary one, so the check starts clean)
+#   GPU_CHECK_ONLY     `smoke`: run only the multi-GPU smoke checks below, not the campaign
+#   GPU_CHECK_CPU_SMOKE  `1` on a machine without GPUs: run the smoke checks on 2 CPU processes
+#                      with gloo instead of saying "no GPU" (checks this script itself)
+#
+# With 2+ GPUs it first runs two smoke checks (issue 18), each printing one PASS/FAIL line:
+# a 1-node x N-GPU torchrun DDP job (benchmarks/ddp_smoke.py, nccl), and the gang preflight's
+# all-reduce (compute/health/_gang_allreduce.py, nccl) between two members on GPUs 0 and 1.
 #
 # On a machine without NVIDIA GPUs it says so and exits 0. With GPUs that torch cannot use it
-# exits 1. Otherwise it exits with the campaign's status.
+# exits 1. Otherwise it exits with the campaign's status (1 if a smoke check failed).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 BUDGET="${GPU_CHECK_BUDGET:-30}"
 
+# smoke_checks NPROC BACKEND: the torchrun DDP smoke on NPROC processes, then the gang preflight
+# between 2 members (one GPU each with nccl); prints one PASS/FAIL line each; returns 1 on a FAIL.
+smoke_checks() {
+    local nproc="$1" backend="$2" failed=0 out rc line port tmp
+    tmp="$(mktemp -d -t gpu-smoke.XXXXXX)"
+    rc=0
+    out="$(cd "$tmp" && DDP_SMOKE_BACKEND="$backend" OMP_NUM_THREADS=1 timeout 300 "$PYTHON" -m torch.distributed.run \
+        --standalone --nproc-per-node "$nproc" "$REPO/benchmarks/ddp_smoke.py" 2>&1)" || rc=$?
+    line="$(grep '^ddp_smoke:' <<<"$out" | tail -n 1 || true)"
+    if [ "$rc" -eq 0 ]; then
+        echo "gpu_check: torchrun DDP smoke (1 node x $nproc, $backend): PASS -- $line"
+    else
+        echo "gpu_check: torchrun DDP smoke (1 node x $nproc, $backend): FAIL (exit $rc) -- ${line:-$(tail -n 5 <<<"$out")}"
+        failed=1
+    fi
+    port="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" || port=29533
+    local pids=() r codes=""
+    for r in 0 1; do
+        CUDA_VISIBLE_DEVICES="$r" "$PYTHON" "$REPO/compute/health/_gang_allreduce.py" --rank "$r" --world 2 \
+            --addr 127.0.0.1 --port "$port" --backend "$backend" --timeout 60 --result "$tmp/rank$r.json" \
+            -- true >"$tmp/rank$r.log" 2>&1 &
+        pids+=("$!")
+    done
+    for r in 0 1; do
+        rc=0
+        wait "${pids[$r]}" || rc=$?
+        codes="$codes $rc"
+    done
+    if [ "$codes" = " 0 0" ] && [ "$(grep -l '"skipped": false' "$tmp"/rank[01].json 2>/dev/null | wc -l)" -eq 2 ]; then
+        echo "gpu_check: gang preflight all-reduce (2 members, $backend): PASS -- $(grep -h 'gang preflight' "$tmp/rank0.log")"
+    else
+        echo "gpu_check: gang preflight all-reduce (2 members, $backend): FAIL (exits$codes) --" \
+             "$(cat "$tmp"/rank*.json 2>/dev/null || tail -n 5 "$tmp"/rank*.log)"
+        failed=1
+    fi
+    rm -rf "$tmp"
+    return "$failed"
+}
+
 if ! command -v nvidia-smi >/dev/null 2>&1; then
+    if [ "${GPU_CHECK_CPU_SMOKE:-}" = 1 ]; then
+        echo "gpu_check: no GPU on this machine; GPU_CHECK_CPU_SMOKE=1: the smoke checks on 2 CPU processes (gloo)"
+        export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
+        smoke_checks 2 gloo
+        exit $?
+    fi
     echo "gpu_check: no GPU on this machine (nvidia-smi not found); nothing to check"
     exit 0
 fi
@@ -38,6 +90,16 @@ export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 WORK="$(mktemp -d -t gpu-check.XXXXXX)"
 NAME="gpu-check-$(date +%Y%m%d-%H%M%S)"
 echo "gpu_check: $NGPU GPU(s); campaign $NAME, $NGPU trial(s) of ${BUDGET} s; state in $AUTORESEARCH_HOME"
+
+smoke=0
+if [ "$NGPU" -ge 2 ]; then
+    smoke_checks "$NGPU" nccl || smoke=1
+else
+    echo "gpu_check: torchrun DDP smoke and gang preflight: skipped (1 GPU; they need 2 or more)"
+fi
+if [ "${GPU_CHECK_ONLY:-}" = smoke ]; then
+    exit "$smoke"
+fi
 
 # The hyperparameter config of examples/tinygpt, cut down to one round of one trial per GPU.
 cat >"$WORK/campaign.yaml" <<EOF
@@ -110,4 +172,4 @@ values = [t["value"] for t in status["trials"] if t.get("value") is not None]
 print(f"\nbest val_bpb: {min(values):.4f}" if values else "\nbest val_bpb: none (no trial completed)")
 sys.exit(0 if values else 1)
 EOF
-exit $((status != 0 ? status : report))
+exit $((status != 0 ? status : report != 0 ? report : smoke))

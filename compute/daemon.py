@@ -28,7 +28,10 @@ is probed before its first job and again past the TTL); a multi-GPU job also nee
 fresh NCCL check there. Every probe result is an event; a quarantined node's running
 attempts are stopped and requeued elsewhere without spending retries; failed attempts
 are classified by the monitor's rules, and infra failures count against their node.
-Fault drills armed on a virtual node kill its running attempts the fault's way.
+Fault drills armed on a virtual node kill its running attempts the fault's way. Before a
+multi-node attempt's argv, where GPUs are real, its members run the gang preflight, a cross-node
+all-reduce (compute/gang_start.py, compute/health/gang_preflight.py); a failed one is an infra
+failure blamed on the member at fault.
 """
 
 from __future__ import annotations
@@ -51,12 +54,13 @@ from compute.attempt_logs import append_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, AttemptStopReason, decide_ending, hang_reason
-from compute.gang_env import gang_env, member_argv
 from compute.gang_run import GangWatch
+from compute.gang_start import gang_requests, preflight_port, settle_preflight
 from compute.gpus import detect_gpus
 from compute.health import HANG_MARKER, MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
+from compute.health.gang_preflight import plan as plan_preflight
 from compute.lifecycle import (
-    LiveAttempt, Started, daemon_event, end_attempt, job_budget_row, live_attempts, mark_killed, pending_jobs,
+    LiveAttempt, Started, daemon_event, end_attempt, job_budget_row, job_event, live_attempts, mark_killed, pending_jobs,
     record_handle, request_stop, start_attempt, sync_nodes,
 )
 from compute.nodes import record_health
@@ -183,6 +187,13 @@ class Daemon:
     def _poll_gang(self, attempt: LiveAttempt) -> AttemptExit | None:
         """All members exited: the attempt's exit. A member failed first: stop the others."""
         exits = self.gangs.poll(attempt)
+        if (attempt.handle or {}).get("preflight") == "pending":
+            attempt, found = settle_preflight(self.store, attempt)
+            if found is not None and not found.passed:  # blamed on the rank at fault; finished next tick
+                if attempt.stop is None and not all(e is not None for e in exits):
+                    self._stop(attempt, AttemptStopReason.member_failed,
+                               f"{found.reason}; stopping the other members", time.time())
+                return None
         if all(e is not None for e in exits):
             return self.gangs.ended(attempt)[0]
         blamed = self.gangs.blame(attempt)
@@ -351,32 +362,31 @@ class Daemon:
         record_handle(self.store, started.job_id, started.number, handle)
 
     def _start_gang(self, started: Started) -> None:
-        """Launch every member of a gang attempt (compute/gang_env.py), or none."""
+        """Launch every member of a gang attempt (compute/gang_start.py), or none; the members
+        first run the gang preflight when the health config's `gang_preflight` says so."""
         spec, key = started.spec, f"{started.job_id}.{started.number}"
         cwd = spec.cwd or str(self.paths.home)
         Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
+        config = self.config.health
+        by_name = {n.name: n for n in self.nodes}
+        targets = [NodeTarget.of(by_name[m.node]) if m.node in by_name else NodeTarget(name=m.node)
+                   for m in started.members]
+        preflight = plan_preflight(config.gang_preflight, targets, config.gang_preflight_timeout_s)
         try:
             if not isinstance(self.backend, HostsGangs):
                 raise LaunchError(f"the {self.backend.name} backend cannot run multi-node jobs; submit with nodes=1")
             master = self.backend.master_address(started.members[0].node)
-            requests = []
-            for m in started.members:
-                env, missing = attempt_env(spec, started.job_id, started.number, m.gpus, started.checkpoint_dir)
-                if missing is not None:
-                    raise LaunchError(f"the job's secret_env names {missing}, which the compute daemon's environment "
-                                      f"lacks; set {missing} in the shell that starts the daemon")
-                env.update(gang_env(spec.resources.nodes, m.rank, spec.resources.gpus, master))
-                path = env.get("PATH") or os.environ.get("PATH")
-                argv = member_argv(spec, attempt_argv(spec, m.gpus, cwd, started.checkpoint_dir, env), m.rank, master, path)
-                requests.append(LaunchRequest(
-                    key=f"{key}.r{m.rank}", argv=argv, env=env, cwd=cwd, node=m.node, gpus=m.gpus,
-                    log_path=Path(m.log_path), cpus=spec.resources.cpus, memory_gb=spec.resources.memory_gb,
-                    labels=dict(spec.labels),
-                ))
+            port = preflight_port(self.backend, started.members[0].node, master[1]) if preflight.backend else 0
+            health = self.health
+            requests = gang_requests(started, cwd, master, preflight, port, config.gang_preflight_timeout_s,
+                                     lambda node: health is not None and health.preflight_fault(node) is not None)
             handle = self.gangs.launch(requests)
         except Exception as err:  # the attempt did not start: none of its members runs
             return self._not_started(started, key, err)
-        record_handle(self.store, started.job_id, started.number, handle)
+        record_handle(self.store, started.job_id, started.number,
+                      {**handle, "preflight": "pending"} if preflight.backend else handle)
+        kind = "gang_preflight_started" if preflight.backend else "gang_preflight_skipped"
+        job_event(self.store, kind, preflight.reason, started.job_id, started.number, started.members[0].node)
 
     def _not_started(self, started: Started, key: str, err: Exception) -> None:
         """The attempt (or none of its gang's members) could not start: say why in its log, end it as 127."""

@@ -29,11 +29,16 @@ def gang_env(nnodes: int, rank: int, gpus_per_node: int, master: tuple[str, int]
     }
 
 
+def job_python(argv: list[str], path: str | None) -> str | None:
+    """The job's interpreter: argv[0] when it is a python (found on the job's PATH), else None."""
+    first = argv[0]
+    return (shutil.which(first, path=path) or first) if Path(first).name.startswith("python") else None
+
+
 def find_torchrun(argv: list[str], path: str | None) -> str:
     """The torchrun next to the job's python (argv[0]), else the one on the job's PATH."""
     first = argv[0]
-    if Path(first).name.startswith("python"):
-        exe = shutil.which(first, path=path) or first
+    if (exe := job_python(argv, path)) is not None:
         beside = Path(exe).parent / "torchrun"
         if beside.is_file() and os.access(beside, os.X_OK):
             return str(beside)

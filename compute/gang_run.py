@@ -57,9 +57,13 @@ class GangWatch:
         return None
 
     def ended(self, attempt: LiveAttempt) -> tuple[AttemptExit, Member]:
-        """How the whole attempt ended (all members have exited): as its blamed member did, else 0."""
+        """How the whole attempt ended (all members have exited): as its blamed member did, else 0.
+        A member blamed for a failed gang preflight failed, even if its argv then exited 0."""
         member = self.blame(attempt) or attempt.members[0]
-        return self.exits[attempt.member_keys()[member.rank]], member
+        ended = self.exits[attempt.member_keys()[member.rank]]
+        if (attempt.handle or {}).get("preflight") == "failed" and ended.exit_code == 0:
+            ended = AttemptExit(1)
+        return ended, member
 
     def signal(self, attempt: LiveAttempt, signum: int, rank: int | None = None) -> None:
         """Signal every member still running (or only `rank`)."""

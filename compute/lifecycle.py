@@ -253,6 +253,12 @@ def sync_nodes(store: Store, offered: list[Node]) -> list[Node]:
     return store.nodes()
 
 
+def job_event(store: Store, kind: str, reason: str, job_id: str, attempt: int, node: str | None = None) -> None:
+    """One event of an attempt that changes no row (e.g. what its gang preflight said)."""
+    with store.transaction() as conn:
+        store.event(conn, kind, reason, job_id=job_id, attempt=attempt, node=node)
+
+
 def daemon_event(store: Store, kind: str, reason: str, data: dict[str, Any] | None = None) -> None:
     with store.transaction() as conn:
         store.event(conn, kind, reason, data=data)

@@ -7,6 +7,7 @@ from compute.health.classifier import Classification, Classifier, Rule, load_rul
 from compute.health.command import CommandProbe
 from compute.health.config import HealthConfig, load_health_config
 from compute.health.faults import MONITOR_KILL_MARKER, Fault, FaultInjector, FaultKind, FaultRefused
+from compute.health.gang_preflight import GangPreflightMode
 from compute.health.gpu import GpuProbe, GpuReading, GpuThresholds, NvidiaSmiOutput, evaluate, parse_nvidia_smi
 from compute.health.monitor import UNCORDON_REQUESTED, HealthMonitor, build_probes
 from compute.health.quarantine import (
@@ -36,6 +37,7 @@ __all__ = [
     "FaultInjector",
     "FaultKind",
     "FaultRefused",
+    "GangPreflightMode",
     "GpuProbe",
     "GpuReading",
     "GpuThresholds",

@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from compute.health.classifier import load_rules
+from compute.health.gang_preflight import GangPreflightMode
 from compute.health.gpu import GpuThresholds
 
 Seconds = Annotated[float, Field(gt=0)]
@@ -52,6 +53,11 @@ class HealthConfig(BaseModel):
     """All-reduce bus bandwidth floor (GB/s) of the nccl probe."""
     nccl_timeout_s: Seconds = 180.0
     """Timeout of the nccl probe."""
+    gang_preflight: GangPreflightMode = GangPreflightMode.auto
+    """A cross-node all-reduce every member of a multi-node attempt runs before its argv: `auto`
+    where GPUs are real (nccl; skipped on virtual nodes), `always` (gloo on virtual nodes), `off`."""
+    gang_preflight_timeout_s: Seconds = 60.0
+    """How long the gang preflight's rendezvous and all-reduce may take before it fails."""
     command: list[str] | None = None
     """A user health check (argv), healthy on exit 0, like Slurm's HealthCheckProgram."""
     command_timeout_s: Seconds = 60.0

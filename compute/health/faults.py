@@ -1,9 +1,13 @@
-"""Fault injection for tests and drills: `inject-fault NODE thermal|ecc|xid|nccl|down`.
+"""Fault injection for tests and drills: `inject-fault NODE thermal|ecc|xid|nccl|down|gang_nccl`.
 
 An injected fault makes the node's next probe report the matching critical check, and
 the node's running attempts (if the daemon finds any before that probe) fail that way:
 the daemon kills them and appends `Fault.log_lines()` to their logs, so the classifier
 sees what a real fault would leave (an NCCL error, an Xid, an ECC error ...).
+
+`gang_nccl` is different: the node's probes pass and its running attempts go on; the next gang
+preflight (compute/health/gang_preflight.py) of a member started there fails as a broken NCCL
+link would, so the gang requeues without the node (the fault is then used up).
 
 Where faults live: one JSON file per node under a directory the daemon names
 (`$AUTORESEARCH_HOME/compute/faults/<node>.json`). A file, not a map inside the daemon,
@@ -38,6 +42,8 @@ class FaultKind(str, enum.Enum):
     xid = "xid"
     nccl = "nccl"
     down = "down"
+    gang_nccl = "gang_nccl"
+    """The next gang preflight's all-reduce on the node fails; its probes and attempts are untouched."""
 
 
 class FaultRefused(ValueError):
@@ -59,6 +65,8 @@ class Fault(BaseModel):
     """How many more probes of the node it turns critical."""
     attempts_pending: bool = True
     """Whether it still has to fail the node's running attempts."""
+    preflight_pending: bool = False
+    """Whether it still has to fail the next gang preflight of a member started on the node."""
 
     def check(self, node: NodeTarget) -> Check:
         """The critical check a probe of the node reports while the fault is armed."""
@@ -70,6 +78,8 @@ class Fault(BaseModel):
             FaultKind.xid: (f"gpu{gpu}.xid", 79, None, f"Xid 79 on GPU {gpu}: GPU has fallen off the bus"),
             FaultKind.nccl: ("nccl.all_reduce", False, True, "NCCL all-reduce failed: unhandled system error"),
             FaultKind.down: ("node.reachable", False, True, "node is down and does not answer"),
+            FaultKind.gang_nccl: ("gang_preflight.all_reduce", False, True,
+                                  "the next gang preflight all-reduce on this node fails"),
         }[self.kind]
         return Check(name=name, status=HealthStatus.critical, value=value, threshold=threshold,
                      message=f"injected fault: {what}")
@@ -90,6 +100,7 @@ class Fault(BaseModel):
                 "NCCL version 2.21.5"
             ),
             FaultKind.down: f"[autoresearch] node lost: node {self.node} went down",
+            FaultKind.gang_nccl: "[autoresearch] gang preflight failed: injected fault: NCCL all-reduce failed",
         }[self.kind]
         return [f"[autoresearch] injected fault '{self.kind.value}' on node {self.node} (drill)", line]
 
@@ -122,6 +133,9 @@ class FaultInjector:
         if probes < 1:
             raise ValueError(f"probes must be 1 or more, not {probes}")
         fault = Fault(node=node.name, kind=kind, injected_at=now, probes_left=probes)
+        if kind is FaultKind.gang_nccl:
+            fault = Fault(node=node.name, kind=kind, injected_at=now, probes_left=0, attempts_pending=False,
+                          preflight_pending=True)
         with self._lock:
             self._write(fault)
         return fault
@@ -160,6 +174,15 @@ class FaultInjector:
             self._keep_or_drop(left)
             return fault
 
+    def take_preflight_fault(self, node: str) -> Fault | None:
+        """Consume the fault's gang-preflight part: call when a gang member starts on the node."""
+        with self._lock:
+            fault = self._read(node)
+            if fault is None or not fault.preflight_pending:
+                return None
+            self._keep_or_drop(fault.model_copy(update={"preflight_pending": False}))
+            return fault
+
     def clear(self, node: str) -> bool:
         """Disarm the node's fault; True if there was one."""
         with self._lock:
@@ -186,7 +209,7 @@ class FaultInjector:
                              "delete it to disarm the fault") from None
 
     def _keep_or_drop(self, fault: Fault) -> None:
-        if fault.probes_left > 0 or fault.attempts_pending:
+        if fault.probes_left > 0 or fault.attempts_pending or fault.preflight_pending:
             self._write(fault)
         else:
             self._path(fault.node).unlink(missing_ok=True)

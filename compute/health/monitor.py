@@ -278,6 +278,11 @@ class HealthMonitor:
         with running attempts; kill them and append `fault.log_lines()` to their logs."""
         return self.faults.take_attempt_fault(node) if self.faults else None
 
+    def preflight_fault(self, node: str) -> Fault | None:
+        """A `gang_nccl` fault armed on `node` (consumed): fail the gang preflight of the member
+        starting there now."""
+        return self.faults.take_preflight_fault(node) if self.faults else None
+
     def close(self, wait: bool = False) -> None:
         """Stop the pool (running probes finish on their own timeouts)."""
         self._pool.shutdown(wait=wait, cancel_futures=True)

@@ -1,7 +1,7 @@
 """The built-in failure rules: data, in the order they are tried (first match wins).
 
-Order matters. Lines the daemon appends when it stops an attempt (hung, or its node
-quarantined) come first: they say why it ended. Then hardware evidence (Xid, ECC, a lost
+Order matters. Lines the daemon appends when it stops an attempt (hung, its node
+quarantined, its gang preflight failed) come first: they say why it ended. Then hardware evidence (Xid, ECC, a lost
 GPU): it explains everything after it. Out-of-memory comes before NCCL, because one rank running out of
 memory shows up as NCCL timeouts on all the others. Python tracebacks come late:
 NCCL and CUDA errors are raised as Python exceptions too. Rules that look only at the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from compute.health.faults import MONITOR_KILL_MARKER
+from compute.health.gang_preflight import FAILED_MARKER as GANG_PREFLIGHT_MARKER
 from compute.records import FailureClass
 
 infra, user, resource = FailureClass.infra, FailureClass.user, FailureClass.resource
@@ -33,6 +34,9 @@ DEFAULT_RULES: list[dict] = [
                      "silent for long on purpose)"),
     dict(name="health_monitor_kill", failure_class=infra, pattern=re.escape(MONITOR_KILL_MARKER),
          explanation="the health monitor stopped it because its node was quarantined or faulty"),
+    dict(name="gang_preflight", failure_class=infra, pattern=re.escape(GANG_PREFLIGHT_MARKER),
+         explanation="the cross-node all-reduce before the gang's argv failed on this member's node (a rank "
+                     "that never joined, an NCCL error, a wrong sum or a hang): requeued without that node"),
     dict(name="xid", failure_class=infra, pattern=r"\bNVRM: Xid\b|\bXid \(PCI:|\bXid\b.*\b\d+\b.*GPU",
          explanation="the NVIDIA driver reported an Xid: a GPU hardware or driver fault"),
     dict(name="ecc", failure_class=infra,

@@ -53,7 +53,7 @@ def test_nodes_cordon_uncordon_and_a_fault_drill(start_compute, cli_for):
     "args, message",
     [
         (["compute", "inject-fault", "local", "ecc"], "'local' is a real node"),
-        (["compute", "inject-fault", "local", "fire"], "unknown fault kind 'fire': use one of thermal|ecc|xid|nccl|down"),
+        (["compute", "inject-fault", "local", "fire"], "unknown fault kind 'fire': use one of thermal|ecc|xid|nccl|down|gang_nccl"),
         (["compute", "inject-fault", "gpu-9", "ecc"], "unknown node 'gpu-9'"),
         (["compute", "cordon", "gpu-9"], "known nodes are local"),
         (["compute", "uncordon", "gpu-9"], "unknown node 'gpu-9'"),

@@ -44,6 +44,13 @@ def test_the_attempt_part_is_taken_once_and_the_probe_part_stays(injector):
     assert injector.pending("v1") is None
 
 
+def test_a_gang_nccl_fault_leaves_probes_and_attempts_alone_and_fails_one_gang_preflight(injector):
+    injector.inject(VIRTUAL, "gang_nccl", now=0)
+    assert injector.take_probe_fault("v1") is None and injector.take_attempt_fault("v1") is None
+    assert injector.take_preflight_fault("v1").kind is FaultKind.gang_nccl
+    assert injector.take_preflight_fault("v1") is None and injector.pending("v1") is None
+
+
 def test_a_probe_taking_the_fault_disarms_the_attempt_part(injector):
     injector.inject(VIRTUAL, "xid", now=0)
     assert injector.take_probe_fault("v1") is not None
@@ -66,7 +73,8 @@ def test_a_corrupt_fault_file_names_itself(injector, tmp_path):
 
 
 EXPECTED_RULE = {FaultKind.thermal: "health_monitor_kill", FaultKind.ecc: "ecc", FaultKind.xid: "xid",
-                 FaultKind.nccl: "nccl_error", FaultKind.down: "node_lost"}
+                 FaultKind.nccl: "nccl_error", FaultKind.down: "node_lost",
+                 FaultKind.gang_nccl: "gang_preflight"}
 
 
 @pytest.mark.parametrize("kind", list(FaultKind))
