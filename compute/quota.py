@@ -189,7 +189,8 @@ class QuotaPass(Generic[A]):
         """node -> borrowed attempts not stopping yet, least progress lost first."""
         self.own: dict[str, dict[str, list[A]]] = defaultdict(lambda: defaultdict(list))
         """project -> node -> its attempts that priority preemption may stop, lowest priority then newest first."""
-        self.taken: set[tuple[str, int]] = set()
+        self.taken: set[int] = set()
+        """`id()` of the attempts earlier plans of this pass took (the same objects as in `running`)."""
         own, used, min_runtime = self.own, self.used, config.min_runtime_s
         for a in running:
             if a.preemptible and not a.stopping and now - a.started_at >= min_runtime:
@@ -347,19 +348,20 @@ class QuotaPass(Generic[A]):
         best: tuple[float, float, str] | None = None
         plans: dict[str, list[A]] = {}
         scanned = workable = 0
+        gone, gpus, excluded = self.taken, job.gpus, job.excluded_nodes
         for node, victims in by_node.items():
-            while victims and (victims[0].job_id, victims[0].attempt) in self.taken:
+            while victims and id(victims[0]) in gone:
                 victims.pop(0)  # taken by an earlier plan of this pass
-            if not victims or victims[0].priority >= below or node in job.excluded_nodes or size(node) < job.gpus:
+            if not victims or victims[0].priority >= below or node in excluded or size(node) < gpus:
                 continue
             scanned += 1
             if scanned > self.scan or workable >= self.candidates:
                 break
-            need, taken = job.gpus - spare(node), []
+            need, taken = gpus - spare(node), []
             for v in victims:
                 if need <= 0 or v.priority >= below:
                     break
-                if (v.job_id, v.attempt) in self.taken:
+                if id(v) in gone:
                     continue
                 taken.append(v)
                 need -= len(v.gpus)
@@ -372,7 +374,7 @@ class QuotaPass(Generic[A]):
         if best is None:
             return None
         node = best[2]
-        self.taken.update((v.job_id, v.attempt) for v in plans[node])
+        gone.update(map(id, plans[node]))
         return node, plans[node]
 
 

@@ -146,7 +146,7 @@ def schedule(
             ahead += 1
             waiting[jid] = _unhostable(job, nodes, p.largest, ahead)
             continue
-        hold = quota.hold(job) if quota is not None else None
+        hold = None if quota is None or jid in quota.guaranteed else quota.hold(job)
         if hold is not None:  # held by the quota rules: only its own project's lower-priority work may give way
             ahead += 1
             plan = None if p.stops_left <= 0 else quota.priority_plan(job, p._spare, p.size)  # type: ignore[union-attr]
