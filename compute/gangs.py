@@ -32,8 +32,9 @@ def gang_pass(
 ) -> tuple[list[Member], list[RunningAttempt], WaitEntry | None]:
     """(members in rank order when it starts, victims to preempt for it, why it waits or None)."""
     g, n, excluded = job.gpus, job.nodes, job.excluded_nodes
-    hostable = sum(c for size, c in p.sizes.items() if size >= g)
-    hostable -= sum(1 for x in excluded if x in p.nodes and len(p.nodes[x].gpus) >= g)
+    hostable = p.hostable[g] if g <= p.largest else 0
+    if excluded:
+        hostable -= sum(1 for x in excluded if x in p.nodes and len(p.nodes[x].gpus) >= g)
     if hostable < n:
         return [], [], _unhostable(job, nodes, hostable, position)
     fit = _fit_count(p, job)

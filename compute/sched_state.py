@@ -85,7 +85,9 @@ class PassState:
             taken = held.get(name)
             self.avail[name] = list(n.gpus) if not taken else [g for g in n.gpus if g not in taken]
         self.largest = max((len(n.gpus) for n in schedulable.values()), default=0)
-        self.sizes = Counter(len(n.gpus) for n in schedulable.values())
+        sizes = Counter(len(n.gpus) for n in schedulable.values())
+        self.hostable = [sum(c for size, c in sizes.items() if size >= g) for g in range(self.largest + 1)]
+        """Schedulable nodes with at least g slots (free or not), per g."""
         self.gang_failed: dict[int, list[tuple[int, int]]] = {}
         """GPUs per node -> (priority, workable nodes found) of gang preemption searches that fell short."""
         self.buckets: list[list[str]] = [[] for _ in range(self.largest + 1)]
@@ -129,15 +131,22 @@ class PassState:
         return None
 
     def claim(self, node: str, n: int, reindex: bool = True) -> tuple[int, ...]:
-        taken, self.avail[node] = self.avail[node][:n], self.avail[node][n:]
-        if taken:
-            self.count[len(self.avail[node]) + len(taken)] -= 1
-            self.count[len(self.avail[node])] += 1
-            heapq.heappush(self.buckets[len(self.avail[node])], node)
-            while self.top > 0 and self._bucket_head(self.top) is None:
-                self.top -= 1
-            if reindex:
-                self._reindex(node)
+        """Take `n` (or what is left of them) free slots on `node`; the GPU indices taken."""
+        free = self.avail[node]
+        taken = free[:n]
+        if not taken:
+            return ()
+        self.avail[node] = rest = free[n:]
+        left = len(rest)
+        self.count[left + len(taken)] -= 1
+        self.count[left] += 1
+        heapq.heappush(self.buckets[left], node)
+        top = self.top
+        while top > 0 and self._bucket_head(top) is None:
+            top -= 1
+        self.top = top
+        if reindex and (node in self.where or self.victims.get(node)):
+            self._reindex(node)
         return tuple(taken)
 
     def hold(self, node: str, n: int, freed: int = 0) -> None:
