@@ -151,6 +151,8 @@ def borrowed_attempts(running: Iterable[_Attempt], projects: dict[str, ProjectVi
             by_project[a.project].append(a)
     for name, attempts in by_project.items():
         left = projects.get(name, _unknown(name)).quota_gpus
+        if sum(map(len, map(attrgetter("gpus"), attempts))) <= left:
+            continue  # all of it fits in the quota
         # by priority (highest first), then started, then job id: two stable sorts on C keys
         attempts.sort(key=attrgetter("started_at", "job_id"))
         attempts.sort(key=attrgetter("priority"), reverse=True)

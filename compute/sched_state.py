@@ -8,6 +8,7 @@ import bisect
 import heapq
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 from operator import attrgetter
 
 from compute.sched_records import NodeView, PendingJob, RunningAttempt, SchedulerConfig
@@ -77,7 +78,7 @@ class PassState:
             (lambda a: (a.priority, -a.started_at))
         for vs in self.victims.values():
             vs.sort(key=key)
-        self.victim_count = Counter(a.priority for vs in self.victims.values() for a in vs)
+        self.victim_count = Counter(map(attrgetter("priority"), chain.from_iterable(self.victims.values())))
         self._priorities = sorted(self.victim_count, reverse=True)
         self.widest_victim = max((len(a.gpus) for vs in self.victims.values() for a in vs), default=1) or 1
         self.avail = {}
@@ -106,7 +107,11 @@ class PassState:
             if vs:
                 spare, entry = self._spare(name), (vs[0].priority, name)
                 self.where[name] = (spare, entry)
-                self.by_spare.setdefault(spare, []).append(entry)
+                group = self.by_spare.get(spare)
+                if group is None:
+                    self.by_spare[spare] = [entry]
+                else:
+                    group.append(entry)
         for group in self.by_spare.values():
             group.sort()
 
