@@ -51,20 +51,24 @@ class PassState:
         held: dict[str, list[int]] = {}
         self.soon: dict[str, list[int]] = {}
         self.victims: dict[str, list[RunningAttempt]] = {}
-        min_runtime = config.min_runtime_s
-        schedulable = self.nodes
+        min_runtime, schedulable, victims = config.min_runtime_s, self.nodes, self.victims
         for a in running:
             node = a.node
-            if node in held:
-                held[node].extend(a.gpus)
-            else:
+            mine = held.get(node)
+            if mine is None:
                 held[node] = list(a.gpus)
+            else:
+                mine.extend(a.gpus)
             if node not in schedulable:
                 continue
             if a.stopping:
                 self.soon.setdefault(node, []).extend(a.gpus)
             elif a.preemptible and now - a.started_at >= min_runtime:
-                self.victims.setdefault(node, []).append(a)
+                on = victims.get(node)
+                if on is None:
+                    victims[node] = [a]
+                else:
+                    on.append(a)
         # Gangs: several attempts of one job id (checked by job id first: a C-speed count).
         many = {j for j, c in Counter(map(attrgetter("job_id"), running)).items() if c > 1}
         self.gangs: dict[tuple[str, int], list[RunningAttempt]] = {}
