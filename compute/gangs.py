@@ -127,11 +127,12 @@ def _workable(p: PassState, job: PendingJob, skip: set[str], lack: int) -> list[
     found: list[tuple[int, int, str]] = []
     scanned, g, prio = 0, job.gpus, job.priority
     want = max(lack, p.config.preempt_candidates)
-    for spare in sorted(p.by_spare, reverse=True):
+    by_spare = p.spare_index()
+    for spare in sorted(by_spare, reverse=True):
         missing = g - spare
         if missing <= 0:
             continue
-        for low, name in p.by_spare[spare]:
+        for low, name in by_spare[spare]:
             if low >= prio:
                 break
             scanned += 1

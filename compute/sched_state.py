@@ -106,7 +106,9 @@ class PassState:
         # The most free slots of any node; slots only shrink, so it only falls.
         self.top = max((c for c, b in enumerate(self.buckets) if b), default=0)
         self.by_spare: dict[int, list[tuple[int, str]]] = {}
+        """Read through `spare_index()`, which applies the changes `_reindex` noted."""
         self.where: dict[str, tuple[int, tuple[int, str]]] = {}
+        self._dirty: set[str] = set()
         for name, vs in self.victims.items():
             if vs:
                 spare, entry = self._spare(name), (vs[0].priority, name)
@@ -154,7 +156,7 @@ class PassState:
         while top > 0 and self._bucket_head(top) is None:
             top -= 1
         self.top = top
-        if reindex and (node in self.where or self.victims.get(node)):
+        if reindex:
             self._reindex(node)
         return tuple(taken)
 
@@ -199,14 +201,22 @@ class PassState:
             bisect.insort(self.by_spare.setdefault(spare, []), entry)
 
     def _reindex(self, node: str) -> None:
-        """Keep `by_spare` (nodes that have victims, by spare slots, then lowest victim priority) current."""
-        old = self.where.pop(node, None)
-        if old is not None:
-            group = self.by_spare[old[0]]
-            del group[bisect.bisect_left(group, old[1])]
-            if not group:
-                del self.by_spare[old[0]]
-        self._index(node)
+        """Note that `node`'s place in `by_spare` may have changed; `spare_index` brings it up to date
+        when a search reads it (a node claimed many times between searches is reindexed once)."""
+        self._dirty.add(node)
+
+    def spare_index(self) -> dict[int, list[tuple[int, str]]]:
+        """`by_spare` as of now: nodes that have victims, by spare slots, then lowest victim priority."""
+        for node in self._dirty:
+            old = self.where.pop(node, None)
+            if old is not None:
+                group = self.by_spare[old[0]]
+                del group[bisect.bisect_left(group, old[1])]
+                if not group:
+                    del self.by_spare[old[0]]
+            self._index(node)
+        self._dirty.clear()
+        return self.by_spare
 
     def preemption_plan(self, job: PendingJob) -> tuple[str, list[RunningAttempt]] | None:
         """Fewest victims, then lowest victim priority, then node name.
@@ -222,13 +232,14 @@ class PassState:
         best: tuple[int, int, str] | None = None
         workable = scanned = taken = 0
         candidates, scan, prio = self.config.preempt_candidates, self.config.preempt_scan, job.priority
-        for spare in sorted(self.by_spare, reverse=True):
+        by_spare = self.spare_index()
+        for spare in sorted(by_spare, reverse=True):
             missing = job.gpus - spare
             if best is not None and max(1, -(-missing // self.widest_victim)) > best[0]:
                 break
             if workable >= candidates or scanned >= scan:
                 break
-            for low, name in self.by_spare[spare]:
+            for low, name in by_spare[spare]:
                 if low >= prio:
                     break
                 scanned += 1
