@@ -83,8 +83,9 @@ class TokenGate:
 class Dashboard:
     """The routes of one server, over one compute home."""
 
-    def __init__(self, settings: UiSettings) -> None:
+    def __init__(self, settings: UiSettings, warm: bool = True) -> None:
         self.settings = settings
+        self._warm = warm
         self.home = settings.home
         self.guard = Guard(settings)
         self.client = Client(settings.home, autostart=False)
@@ -110,9 +111,13 @@ class Dashboard:
 
     def render(self, request: Request, name: str, section: str, status_code: int = 200, **context: Any) -> Response:
         partial = request.headers.get("x-partial") == "1"
-        return self.templates.TemplateResponse(
+        response = self.templates.TemplateResponse(
             request, name, {"section": section, "partial": partial, **context}, status_code=status_code
         )
+        if self._warm:  # the first page is rendered: the rest may load now, off the start-up path
+            self._warm = False
+            threading.Thread(target=_warm, name="ui-warm", daemon=True).start()
+        return response
 
     def fleet_page(self, request: Request) -> Response:
         return self.render(request, "fleet.html", "fleet", view=fleet.fleet(self.client))
@@ -232,21 +237,23 @@ class Dashboard:
 
 
 def _warm() -> None:
-    """Import the campaign machinery in the background, so the first campaign page is quick."""
-    import autoresearch.api  # noqa: F401
+    """Import, in the background once the first page is out, what the campaign pages read (the
+    campaign config and ledger reader: optuna's tables) and then what campaign actions post
+    through (chat: langgraph, mlflow), so neither the first page nor start-up waits for them."""
+    import autoresearch.campaign  # noqa: F401
+    import tracking  # noqa: F401
     import autoresearch.chat  # noqa: F401
 
 
 def create_app(settings: UiSettings, warm: bool = True) -> Starlette:
     """The dashboard app over `settings.home`'s compute store and campaigns."""
-    dashboard = Dashboard(settings)
+    dashboard = Dashboard(settings, warm)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if warm:
-            threading.Thread(target=_warm, name="ui-warm", daemon=True).start()
         yield
         dashboard.client.close()
+        dashboard.ledgers.close()
 
     async def on_error(request: Request, exc: Exception) -> Response:
         return dashboard.error_page(request, exc)
