@@ -159,6 +159,7 @@ class LedgerReader:
             try:
                 inode = path.stat().st_ino
             except FileNotFoundError:
+                self._reset()  # the folder was moved away: let go of the old file
                 raise no_campaign(self.paths.name, self.home) from None
             if self._conn is None or inode != self._inode:
                 self._reset()
