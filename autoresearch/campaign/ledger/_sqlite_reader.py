@@ -194,9 +194,9 @@ class LedgerReader:
         attrs = {key: json.loads(value) for key, value in raw.items()}
         if attrs.get("started_at") != self._started:  # a study made afresh under this name
             self._started, self._finished = attrs.get("started_at"), {}
-        campaign = self._campaign(raw[CONFIG_ATTR]) if CONFIG_ATTR in raw else None
-        if campaign is None:
+        if CONFIG_ATTR not in raw:  # a study without its config: its first run was cut off while making it
             raise study_missing(name, self.paths.ledger_db)
+        campaign = self._campaign(raw[CONFIG_ATTR])
         rows = _rows(conn, _TRIAL_ROWS, study=study_id)
         fresh = {
             t._trial_id: trial_record(t) for t in self._frozen(conn, [r for r in rows if r[0] not in self._finished])
