@@ -1,10 +1,10 @@
 """The Python API, mirroring the CLI: run, resume, status, report, and steering posts.
 
-    from autoresearch import api
-    outcome = api.run("examples/digits/campaign.yaml", max_trials=8)
-    print(api.status("digits-mlp").best_trial)
-    api.post("digits-mlp", api.Pause(reason="checking the data"))   # any `autoresearch.steering` command
-    api.report("digits-mlp")            # -> $AUTORESEARCH_HOME/campaigns/digits-mlp/report/report.md
+from autoresearch import api
+outcome = api.run("examples/digits/campaign.yaml", max_trials=8)
+print(api.status("digits-mlp").best_trial)
+api.post("digits-mlp", api.Pause(reason="checking the data"))   # any `autoresearch.steering` command
+api.report("digits-mlp")            # -> $AUTORESEARCH_HOME/campaigns/digits-mlp/report/report.md
 """
 
 from __future__ import annotations
@@ -12,17 +12,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from autoresearch.campaign import (
     Campaign,
+    CampaignOverview,
     CampaignPaths,
-    CampaignState,
     CampaignStatus,
     Ledger,
     campaign_status,
     known_campaigns,
     load_campaign,
+    overview,
 )
 from autoresearch.report import write_report
 from autoresearch.runner import (
@@ -33,7 +32,6 @@ from autoresearch.runner import (
     RunnerSettings,
     RunOutcome,
     Start,
-    holder_pid,
     run_campaign,
 )
 from autoresearch.steering import (
@@ -55,22 +53,6 @@ from autoresearch.steering import (
 )
 
 Home = str | os.PathLike[str] | None
-
-
-class CampaignOverview(BaseModel):
-    """One line of `autoresearch status` without a name."""
-
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-
-    name: str
-    state: CampaignState
-    trials: int
-    """Trials counted against the budget."""
-    max_trials: int
-    best_value: float | None
-    """The best complete trial's objective value."""
-    runner_pid: int | None
-    """The live runner's pid, if one runs the campaign now."""
 
 
 def run(
@@ -129,20 +111,8 @@ def campaigns(*, home: Home = None) -> list[CampaignOverview]:
     found = []
     for paths in known_campaigns(home):
         ledger = Ledger.load(paths.name, home)
-        found.append(overview(ledger, campaign_status(ledger), paths))
+        found.append(overview(ledger.campaign, campaign_status(ledger), paths))
     return found
-
-
-def overview(ledger: Ledger, current: CampaignStatus, paths: CampaignPaths) -> CampaignOverview:
-    """The `autoresearch status` line of the campaign whose ledger, status and folder these are."""
-    return CampaignOverview(
-        name=current.name,
-        state=current.state,
-        trials=current.budget_used.trials,
-        max_trials=ledger.campaign.budget.max_trials,
-        best_value=current.best_trial.value if current.best_trial else None,
-        runner_pid=holder_pid(paths.lock),
-    )
 
 
 def report(name: str, out: str | os.PathLike[str] | None = None, *, home: Home = None) -> Path:

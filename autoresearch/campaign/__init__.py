@@ -17,7 +17,16 @@ from autoresearch.campaign.config import (
 )
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.failfast import first_line, repeated_failure
-from autoresearch.campaign.ledger import FINAL_STATES, CampaignFacts, Ledger, LedgerError, OptunaBacked, TrialLedger
+from autoresearch.campaign.ledger import (
+    FINAL_STATES,
+    CampaignFacts,
+    Ledger,
+    LedgerError,
+    LedgerReader,
+    LedgerSnapshot,
+    OptunaBacked,
+    TrialLedger,
+)
 from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
 from autoresearch.campaign.policy_settings import (
@@ -41,12 +50,15 @@ from autoresearch.campaign.records import (
 )
 from autoresearch.campaign.status import (
     BudgetUsed,
+    CampaignOverview,
     CampaignStatus,
     CampaignStopReason,
     TrialSummary,
     active_seconds,
     campaign_status,
     free_slots,
+    overview,
+    status_of,
     stop_reason,
 )
 
@@ -58,6 +70,7 @@ __all__ = [
     "BudgetUsed",
     "Campaign",
     "CampaignFacts",
+    "CampaignOverview",
     "CampaignPaths",
     "CampaignState",
     "CampaignStatus",
@@ -71,6 +84,8 @@ __all__ = [
     "IntParam",
     "Ledger",
     "LedgerError",
+    "LedgerReader",
+    "LedgerSnapshot",
     "MetricSource",
     "Metrics",
     "Mode",
@@ -102,8 +117,10 @@ __all__ = [
     "free_slots",
     "known_campaigns",
     "load_campaign",
+    "overview",
     "ranked",
     "repeated_failure",
     "resolve_policy_kind",
+    "status_of",
     "stop_reason",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime, UTC
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -13,6 +14,7 @@ from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.ledger import CampaignFacts, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths
+from autoresearch.campaign.ranking import best_trial
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
 
@@ -91,23 +93,60 @@ class CampaignStopReason(str, enum.Enum):
 
 def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> CampaignStatus:
     """The status of the campaign whose ledger this is."""
+    return status_of(ledger.campaign, ledger.facts(), ledger.trials(), getattr(ledger, "folder", None), now)
+
+
+def status_of(
+    campaign: Campaign,
+    facts: CampaignFacts,
+    trials: list[TrialRecord],
+    folder: Path | None,
+    now: datetime | None = None,
+) -> CampaignStatus:
+    """The status of a campaign from what its ledger holds (`campaign_status` of a ledger, or of
+    a `LedgerSnapshot`'s fields); `folder`: where its runner lock is (None: not looked at)."""
     now = now or datetime.now(UTC)
-    trials = ledger.trials()
-    best = ledger.best()
-    shown = _shown_state(ledger)
+    best = best_trial(trials, campaign.objective)
+    shown = _shown_state(facts.state, folder)
     used = BudgetUsed(
         trials=sum(t.state is not TrialState.cancelled for t in trials),
         gpu_hours=sum(t.gpu_seconds for t in trials) / 3600.0,
-        llm_usd=ledger.llm_usd,
-        elapsed=active_seconds(ledger.facts(), trials, now, live=shown is not CampaignState.interrupted),
+        llm_usd=facts.llm_usd,
+        elapsed=active_seconds(facts, trials, now, live=shown is not CampaignState.interrupted),
     )
     return CampaignStatus(
-        name=ledger.campaign.name,
+        name=campaign.name,
         state=shown,
-        state_reason=ledger.state_reason,
+        state_reason=facts.state_reason,
         budget_used=used,
         best_trial=TrialSummary.of(best) if best else None,
         trials=[TrialSummary.of(t) for t in trials],
+    )
+
+
+class CampaignOverview(_Record):
+    """One line of `autoresearch status` without a name."""
+
+    name: str
+    state: CampaignState
+    trials: int
+    """Trials counted against the budget."""
+    max_trials: int
+    best_value: float | None
+    """The best complete trial's objective value."""
+    runner_pid: int | None
+    """The live runner's pid, if one runs the campaign now."""
+
+
+def overview(campaign: Campaign, current: CampaignStatus, paths: CampaignPaths) -> CampaignOverview:
+    """The `autoresearch status` line of the campaign whose config, status and folder these are."""
+    return CampaignOverview(
+        name=current.name,
+        state=current.state,
+        trials=current.budget_used.trials,
+        max_trials=campaign.budget.max_trials,
+        best_value=current.best_trial.value if current.best_trial else None,
+        runner_pid=holder_pid(paths.lock),
     )
 
 
@@ -116,7 +155,9 @@ def active_seconds(facts: CampaignFacts, trials: list[TrialRecord], now: datetim
     run whose runner was killed, until the last trial that ended in it (what it is known to have done)."""
     if facts.run_started_at is None:
         return facts.active_s
-    return facts.active_s + max(0.0, (_run_end(facts.run_started_at, trials, now, live) - facts.run_started_at).total_seconds())
+    return facts.active_s + max(
+        0.0, (_run_end(facts.run_started_at, trials, now, live) - facts.run_started_at).total_seconds()
+    )
 
 
 def _run_end(started: datetime, trials: list[TrialRecord], now: datetime, live: bool) -> datetime:
@@ -126,10 +167,8 @@ def _run_end(started: datetime, trials: list[TrialRecord], now: datetime, live: 
     return max((t.ended_at for t in trials if t.ended_at is not None and t.ended_at >= started), default=started)
 
 
-def _shown_state(ledger: TrialLedger) -> CampaignState:
+def _shown_state(state: CampaignState, folder: Path | None) -> CampaignState:
     """The ledger's state, but `interrupted` for a running campaign that no runner holds."""
-    state = ledger.state
-    folder = getattr(ledger, "folder", None)
     if state is CampaignState.running and folder is not None and holder_pid(CampaignPaths(folder).lock) is None:
         return CampaignState.interrupted
     return state

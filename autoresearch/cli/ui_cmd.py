@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from autoresearch.cli._common import fail
-
 cli = typer.Typer()
 
 
@@ -26,4 +24,6 @@ def ui(
         settings = checked_settings(host, port, token, read_only)
         serve(settings, open_browser=open_browser, say=lambda line: print(line, flush=True))
     except UiError as exc:
+        from autoresearch.cli._common import fail  # rich, only to say why it cannot start
+
         fail(str(exc))

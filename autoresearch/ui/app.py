@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compute import Client, ComputeError, JobNotFound, priority_name
-from autoresearch.ui import campaigns, controls, fleet
+from autoresearch.ui import campaigns, fleet
 from autoresearch.ui.guard import COOKIE, Guard, Refused
 from autoresearch.ui.live import ChangeFeed, changes, follow_log
 from autoresearch.ui.paging import page_args
@@ -83,8 +83,9 @@ class TokenGate:
 class Dashboard:
     """The routes of one server, over one compute home."""
 
-    def __init__(self, settings: UiSettings) -> None:
+    def __init__(self, settings: UiSettings, warm: bool = True) -> None:
         self.settings = settings
+        self._warm = warm
         self.home = settings.home
         self.guard = Guard(settings)
         self.client = Client(settings.home, autostart=False)
@@ -110,9 +111,13 @@ class Dashboard:
 
     def render(self, request: Request, name: str, section: str, status_code: int = 200, **context: Any) -> Response:
         partial = request.headers.get("x-partial") == "1"
-        return self.templates.TemplateResponse(
+        response = self.templates.TemplateResponse(
             request, name, {"section": section, "partial": partial, **context}, status_code=status_code
         )
+        if self._warm:  # the first page is rendered: the rest may load now, off the start-up path
+            self._warm = False
+            threading.Thread(target=_warm, name="ui-warm", daemon=True).start()
+        return response
 
     def fleet_page(self, request: Request) -> Response:
         return self.render(request, "fleet.html", "fleet", view=fleet.fleet(self.client))
@@ -169,6 +174,8 @@ class Dashboard:
     # -- actions ----------------------------------------------------------------------
 
     async def act(self, request: Request, model: type[BaseModel], apply: Callable[[Any], str]) -> Response:
+        from autoresearch.ui.controls import ActionError
+
         try:
             self.guard.check_action(request)
             body = await request.body()
@@ -179,27 +186,41 @@ class Dashboard:
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
             return JSONResponse({"ok": False, "error": f"bad request body: {problems}"}, 400)
-        except controls.ActionError as exc:
+        except ActionError as exc:
             return JSONResponse({"ok": False, "error": str(exc)}, exc.status)
         return JSONResponse({"ok": True, "message": message})
 
-    def job_action(
-        self, model: type[controls.CancelJob | controls.SetJobPriority]
-    ) -> Callable[[Request], Awaitable[Response]]:
+    # `controls` (its request records) is imported by the first action, not at start-up
+
+    def job_action(self, model: str) -> Callable[[Request], Awaitable[Response]]:
+        """The endpoint of `controls.<model>` (CancelJob, SetJobPriority) on the job in the path."""
+
         async def endpoint(request: Request) -> Response:
+            from autoresearch.ui import controls
+
             job_id = request.path_params["job_id"]
-            return await self.act(request, model, lambda a: controls.job_action(self.client, job_id, a))
+            return await self.act(
+                request, getattr(controls, model), lambda a: controls.job_action(self.client, job_id, a)
+            )
 
         return endpoint
 
-    def node_action(self, model: type[controls.Cordon | controls.Uncordon]) -> Callable[[Request], Awaitable[Response]]:
+    def node_action(self, model: str) -> Callable[[Request], Awaitable[Response]]:
+        """The endpoint of `controls.<model>` (Cordon, Uncordon) on the node in the path."""
+
         async def endpoint(request: Request) -> Response:
+            from autoresearch.ui import controls
+
             node = request.path_params["node"]
-            return await self.act(request, model, lambda a: controls.node_action(self.client, node, a))
+            return await self.act(
+                request, getattr(controls, model), lambda a: controls.node_action(self.client, node, a)
+            )
 
         return endpoint
 
     async def campaign_action(self, request: Request) -> Response:
+        from autoresearch.ui import controls
+
         name, kind = request.path_params["name"], request.path_params["kind"]
         if kind not in controls.CAMPAIGN_ACTIONS:
             known = ", ".join(controls.CAMPAIGN_ACTIONS)
@@ -218,10 +239,10 @@ class Dashboard:
             Route("/campaigns", self.campaigns_page),
             Route("/campaigns/{name}", self.campaign_page),
             Route("/live", self.live),
-            Route("/api/jobs/{job_id}/cancel", self.job_action(controls.CancelJob), methods=["POST"]),
-            Route("/api/jobs/{job_id}/priority", self.job_action(controls.SetJobPriority), methods=["POST"]),
-            Route("/api/nodes/{node}/cordon", self.node_action(controls.Cordon), methods=["POST"]),
-            Route("/api/nodes/{node}/uncordon", self.node_action(controls.Uncordon), methods=["POST"]),
+            Route("/api/jobs/{job_id}/cancel", self.job_action("CancelJob"), methods=["POST"]),
+            Route("/api/jobs/{job_id}/priority", self.job_action("SetJobPriority"), methods=["POST"]),
+            Route("/api/nodes/{node}/cordon", self.node_action("Cordon"), methods=["POST"]),
+            Route("/api/nodes/{node}/uncordon", self.node_action("Uncordon"), methods=["POST"]),
             Route("/api/campaigns/{name}/{kind:str}", self.campaign_action, methods=["POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ]
@@ -232,21 +253,23 @@ class Dashboard:
 
 
 def _warm() -> None:
-    """Import the campaign machinery in the background, so the first campaign page is quick."""
-    import autoresearch.api  # noqa: F401
-    import autoresearch.chat  # noqa: F401
+    """Import, in the background once the first page is out, what the campaign pages read (the
+    campaign config and its ledger reader), so neither start-up nor the first campaign page waits
+    for it. What campaign actions post through (chat: langgraph, mlflow) is imported by the first
+    campaign action: importing it here would slow every page served meanwhile, for seconds."""
+    import autoresearch.campaign  # noqa: F401
+    import tracking  # noqa: F401
 
 
 def create_app(settings: UiSettings, warm: bool = True) -> Starlette:
     """The dashboard app over `settings.home`'s compute store and campaigns."""
-    dashboard = Dashboard(settings)
+    dashboard = Dashboard(settings, warm)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if warm:
-            threading.Thread(target=_warm, name="ui-warm", daemon=True).start()
         yield
         dashboard.client.close()
+        dashboard.ledgers.close()
 
     async def on_error(request: Request, exc: Exception) -> Response:
         return dashboard.error_page(request, exc)

@@ -1,6 +1,7 @@
-"""What the Campaigns pages show, read the way `autoresearch status` reads it (the ledger through
-`campaign_status`, the overview through `api.campaigns`). The campaign machinery (Optuna, the
-runner) is imported on the first campaign request, so the server starts without it."""
+"""What the Campaigns pages show: each ledger read straight from its SQLite file (`LedgerReader`:
+plain sqlite3, read-only, the finished trials kept), and its status computed by the function
+`autoresearch status` uses (`status_of`), so a page shows what `autoresearch status NAME` prints.
+The campaign machinery is imported on the first campaign request, so the server starts without it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ from autoresearch.ui.paging import Page, slice_page
 from compute.pidlock import holder_pid
 
 if TYPE_CHECKING:
-    from autoresearch.api import CampaignOverview
-    from autoresearch.campaign import CampaignStatus, Ledger, TrialSummary
+    from autoresearch.campaign import CampaignOverview, CampaignStatus, LedgerReader, LedgerSnapshot, TrialSummary
 
 
 class CampaignNotFound(ValueError):
@@ -52,40 +52,49 @@ class CampaignView:
     """The MLflow UI page of the campaign's experiment (None: no experiment yet, or no UI for its store)."""
     run_urls: dict[str, str]
     """MLflow run id -> its MLflow UI page."""
-    optuna_storage: str | None
+    optuna_storage: str
+    """The ledger's storage URL, for `optuna-dashboard`."""
 
 
 class Ledgers:
     """The campaigns' ledgers and their status, kept while nothing about them changed.
 
-    Loading a ledger and reading its status costs seconds for 1k trials (Optuna reads every
-    trial); a page fetched again while nothing changed (live refreshes, pagination) reuses both.
-    Any write to a ledger (its SQLite file or WAL changes) or a change of its runner (the runner
-    lock's holder) reads it again, so a page shows what `autoresearch status` would print."""
+    A read goes to the ledger's SQLite file (`LedgerReader`: after the first read of a campaign,
+    only its new and unfinished trials are read again). Any write to a ledger (its SQLite file or
+    WAL changes) or a change of its runner (the runner lock's holder) reads it again; a page
+    fetched while nothing changed (live refreshes, pagination) reuses the last read."""
 
     def __init__(self, home: Path | None) -> None:
         self.home = home
         self._lock = threading.Lock()
-        self._open: dict[str, tuple[tuple[int, ...], Ledger, CampaignStatus]] = {}
+        self._readers: dict[str, LedgerReader] = {}
+        self._kept: dict[str, tuple[tuple[int, ...], LedgerSnapshot, CampaignStatus]] = {}
 
-    def get(self, name: str) -> tuple[Ledger, CampaignStatus]:
-        """The open ledger and its status; raises CampaignNotFound."""
-        from autoresearch.campaign import CampaignPaths, Ledger, LedgerError, campaign_status
+    def get(self, name: str) -> tuple[LedgerSnapshot, CampaignStatus]:
+        """The ledger as last read and its status; raises CampaignNotFound."""
+        from autoresearch.campaign import CampaignPaths, LedgerError, LedgerReader, status_of
 
         paths = CampaignPaths.of(name, self.home)
         db = paths.ledger_db
         stamp = (_stamp(db), _stamp(db.with_name(db.name + "-wal")), holder_pid(paths.lock) or 0)
         with self._lock:
-            kept = self._open.get(name)
+            kept = self._kept.get(name)
             if kept is not None and kept[0] == stamp:
                 return kept[1], kept[2]
+            reader = self._readers.setdefault(name, LedgerReader(name, self.home))
             try:
-                ledger = Ledger.load(name, self.home)
-                status = campaign_status(ledger)
+                ledger = reader.read()
             except LedgerError as exc:
                 raise CampaignNotFound(str(exc)) from None
-            self._open[name] = (stamp, ledger, status)
+            status = status_of(ledger.campaign, ledger.facts, ledger.trials, paths.root)
+            self._kept[name] = (stamp, ledger, status)
             return ledger, status
+
+    def close(self) -> None:
+        with self._lock:
+            for reader in self._readers.values():
+                reader.close()
+            self._readers.clear()
 
 
 def _stamp(path: Path) -> int:
@@ -97,11 +106,14 @@ def _stamp(path: Path) -> int:
 
 
 def overview(ledgers: Ledgers) -> list[CampaignOverview]:
-    """What `autoresearch status` lists (`api.overview` of each campaign)."""
-    from autoresearch import api
-    from autoresearch.campaign import known_campaigns
+    """What `autoresearch status` lists (`overview` of each campaign)."""
+    from autoresearch.campaign import known_campaigns, overview as line
 
-    return [api.overview(*ledgers.get(paths.name), paths) for paths in known_campaigns(ledgers.home)]
+    rows = []
+    for paths in known_campaigns(ledgers.home):
+        ledger, status = ledgers.get(paths.name)
+        rows.append(line(ledger.campaign, status, paths))
+    return rows
 
 
 def campaign(ledgers: Ledgers, name: str, number: int, per_page: int, trial_state: str | None) -> CampaignView:
@@ -113,29 +125,33 @@ def campaign(ledgers: Ledgers, name: str, number: int, per_page: int, trial_stat
 
 
 def _view(
-    ledger: Ledger, status: CampaignStatus, home: Path | None, number: int, per_page: int, trial_state: str | None
+    ledger: LedgerSnapshot,
+    status: CampaignStatus,
+    home: Path | None,
+    number: int,
+    per_page: int,
+    trial_state: str | None,
 ) -> CampaignView:
-    from autoresearch.campaign import CampaignPaths, OptunaBacked
     from tracking import mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
 
     config = ledger.campaign
     trials = [t for t in status.trials if not trial_state or t.state.value == trial_state]
     base = mlflow_ui_base(resolve_tracking(config.tracking.uri, home).tracking_uri)
-    experiment = ledger.mlflow_experiment_id if base else None
+    experiment = ledger.facts.mlflow_experiment_id if base else None
     page = slice_page(trials, number, per_page)
     return CampaignView(
         status=status,
         metric=config.objective.metric,
         mode=config.objective.mode.value,
         budget=config.budget.model_dump(mode="json", exclude_none=True),
-        runner_pid=holder_pid(CampaignPaths.of(config.name, home).lock),
+        runner_pid=holder_pid(ledger.paths.lock),
         trials=page,
         trial_state=trial_state,
         curve=best_curve(status.trials, config.objective),
         experiment_url=mlflow_experiment_url(base, experiment) if base and experiment else None,
         run_urls={t.mlflow_run_id: mlflow_run_url(base, experiment, t.mlflow_run_id)
                   for t in page.items if base and experiment and t.mlflow_run_id},
-        optuna_storage=ledger.storage_url if isinstance(ledger, OptunaBacked) else None,
+        optuna_storage=ledger.storage_url,
     )  # fmt: skip
 
 

@@ -41,6 +41,7 @@ def serve(settings: UiSettings, open_browser: bool = False, say: Callable[[str],
         app,
         host=settings.host,
         port=settings.port,
+        ws="none",  # live updates are server-sent events: no websockets library to import at start-up
         log_level="warning",
         timeout_graceful_shutdown=GRACEFUL_S,
         access_log=False,

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from compute.health.rules import DEFAULT_RULES
@@ -96,6 +95,8 @@ def load_rules(source: str | Path | Sequence[Mapping[str, Any]]) -> list[Rule]:
     """Rules from a YAML/JSON file (a list, or a mapping with a `rules:` list) or from dicts."""
     where = "rules"
     if isinstance(source, (str, Path)):
+        import yaml  # here, not at import: the dashboard's Fleet page imports this module and reads no YAML
+
         path = Path(source)
         where = str(path)
         try:

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from compute.health.classifier import load_rules
@@ -83,6 +82,8 @@ def load_health_config(path: str | Path) -> HealthConfig:
     A relative `failure_rules` path is taken relative to the file, and the rules are loaded
     once here, so a bad rule is reported at `compute up` (file, rule, field), not by the daemon.
     """
+    import yaml  # here, not at import: the dashboard's Fleet page imports this module and reads no YAML
+
     path = Path(path)
     try:
         text = path.read_text()

@@ -21,7 +21,7 @@ import optuna
 import sqlalchemy.exc
 
 from autoresearch.campaign.ledger._base import LedgerError
-from autoresearch.campaign.paths import CampaignPaths
+from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
 
 CORRUPT = ("file is not a database", "malformed", "database disk image", "file is encrypted")
 """What SQLite says about a file that is not (or no longer) a database."""
@@ -99,12 +99,26 @@ def load_attrs(name: str, storage: optuna.storages.BaseStorage, path: Path) -> d
     try:
         return optuna.load_study(study_name=name, storage=storage).user_attrs
     except KeyError:
-        if not CampaignPaths(path.parent).ran_before():
-            raise LedgerError(
-                f"campaign {name!r} was never fully started: its first run was cut off while it made the "
-                f"trial ledger {path}. Start it again with `autoresearch run CONFIG`."
-            ) from None
-        raise LedgerError(
-            f"the trial ledger {path} holds no study {name!r}: it was truncated or replaced. "
-            f"{_what_to_do(CampaignPaths(path.parent))}"
-        ) from None
+        raise study_missing(name, path) from None
+
+
+def study_missing(name: str, path: Path) -> LedgerError:
+    """The error for a ledger file `path` without the study `name`."""
+    if not CampaignPaths(path.parent).ran_before():
+        return LedgerError(
+            f"campaign {name!r} was never fully started: its first run was cut off while it made the "
+            f"trial ledger {path}. Start it again with `autoresearch run CONFIG`."
+        )
+    return LedgerError(
+        f"the trial ledger {path} holds no study {name!r}: it was truncated or replaced. "
+        f"{_what_to_do(CampaignPaths(path.parent))}"
+    )
+
+
+def no_campaign(name: str, home: str | os.PathLike[str] | None) -> LedgerError:
+    """The error for a campaign name without a ledger file."""
+    known = [p.name for p in known_campaigns(home)]
+    return LedgerError(
+        f"no campaign named {name!r} in {campaigns_root(home)}; known campaigns: {', '.join(known) or 'none'}. "
+        f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."
+    )

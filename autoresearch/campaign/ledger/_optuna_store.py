@@ -4,7 +4,7 @@ schema lock, a FrozenTrial as a `TrialRecord`, and `CampaignFacts` as study user
 from __future__ import annotations
 
 import fcntl
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -63,7 +63,7 @@ def schema_lock(folder: Path, *, exclusive: bool) -> Iterator[None]:
 def sqlite_storage(path: Path) -> optuna.storages.RDBStorage:
     """RDB storage on SQLite in WAL mode: readers (status, dashboard) never block the runner,
     and a commit survives the process being killed."""
-    storage = optuna.storages.RDBStorage(f"sqlite:///{path}", engine_kwargs={"connect_args": {"timeout": 30}})
+    storage = optuna.storages.RDBStorage(storage_url(path), engine_kwargs={"connect_args": {"timeout": 30}})
     sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
     storage.engine.dispose()  # connections made before the listener reopen with the pragmas
     return storage
@@ -74,6 +74,17 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def storage_url(path: Path) -> str:
+    """The ledger file's Optuna storage URL (`optuna-dashboard sqlite:///...`)."""
+    return f"sqlite:///{path}"
+
+
+def half_drawn(record: TrialRecord, space: Mapping[str, Any]) -> bool:
+    """A proposed trial some of whose parameters are not committed yet: a reader that comes between
+    the writer's `ask` and that commit leaves it out (it is not a trial yet)."""
+    return record.state is TrialState.proposed and any(name not in record.params for name in space)
 
 
 def _aware(value: datetime | None) -> datetime | None:

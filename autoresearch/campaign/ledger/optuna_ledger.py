@@ -25,19 +25,27 @@ from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.ledger._base import LedgerError, TrialLedger
-from autoresearch.campaign.ledger._integrity import check_not_lost, check_same_study, load_attrs, sqlite_errors
+from autoresearch.campaign.ledger._integrity import (
+    check_not_lost,
+    check_same_study,
+    load_attrs,
+    no_campaign,
+    sqlite_errors,
+)
 from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
     fact_attrs,
     facts_from_attrs,
+    half_drawn,
     schema_lock,
     sqlite_storage,
+    storage_url,
     trial_record,
 )
 from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.params import check_params
-from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
+from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import Proposal, TrialFailure, TrialRecord, TrialState
 
 _DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of")
@@ -107,12 +115,7 @@ class Ledger(TrialLedger):
         """A reader of an existing campaign's ledger, by name, with the config it last ran with."""
         path = CampaignPaths.of(name, home).ledger_db
         if not path.is_file():
-            root = campaigns_root(home)
-            known = [p.name for p in known_campaigns(home)]
-            raise LedgerError(
-                f"no campaign named {name!r} in {root}; known campaigns: {', '.join(known) or 'none'}. "
-                f"Start one with `autoresearch run campaign.yaml` (or set AUTORESEARCH_HOME)."
-            )
+            raise no_campaign(name, home)
         with schema_lock(path.parent, exclusive=False), sqlite_errors(path):  # `open` may be creating it now
             check_not_lost(CampaignPaths(path.parent), name)  # a reader must not recreate a lost schema either
             storage = sqlite_storage(path)
@@ -133,7 +136,7 @@ class Ledger(TrialLedger):
     @property
     def storage_url(self) -> str:
         """`sqlite:///...` for optuna-dashboard."""
-        return f"sqlite:///{self.path}"
+        return storage_url(self.path)
 
     def study_view(
         self, *, sampler: optuna.samplers.BaseSampler | None = None, pruner: optuna.pruners.BasePruner | None = None
@@ -165,9 +168,7 @@ class Ledger(TrialLedger):
             number = proposal.trial_number
             record = self.trial(number)
             if record.state is not TrialState.proposed:
-                raise LedgerError(
-                    f"trial {number} of {self._campaign.name!r} is {record.state.value}, not proposed"
-                )
+                raise LedgerError(f"trial {number} of {self._campaign.name!r} is {record.state.value}, not proposed")
             write_trial(self._storage, self._trial_id(number), story)
             self._amend(number, **story)
         return proposal.model_copy(update={"trial_number": number, "params": self.trial(number).params})
@@ -206,7 +207,7 @@ class Ledger(TrialLedger):
         for t in self._study.get_trials(deepcopy=False):
             self._ids[t.number] = t._trial_id
             record = trial_record(t)
-            if not self.writable and record.state is TrialState.proposed and any(p not in record.params for p in space):
+            if not self.writable and half_drawn(record, space):
                 continue  # a reader came between the writer's `ask` and its parameters' commit
             records[t.number] = record
         if self.cache:

@@ -198,3 +198,18 @@ def test_cancel_a_job_from_its_page(browser: Any, url: str, client: Client) -> N
     wait_until(lambda: client.get(job).state is JobState.cancelled, what="the store records the cancel")
     WebDriverWait(browser, 30).until(lambda d: "cancelled" in _text(d, "job-state"))
     assert "cancel requested" in _text(browser, "flash")
+
+
+def test_the_campaign_page_reads_the_ledger_as_status_does(fleet_home: tuple[Path, str]) -> None:
+    """The runner's real ledger, read straight from SQLite (the page's read) and through Optuna's storage."""
+    from autoresearch.campaign import Ledger, LedgerReader, campaign_status, status_of
+
+    home, name = fleet_home
+    snapshot = LedgerReader(name, home).read()
+    loaded = Ledger.load(name, home)
+    assert repr(snapshot.trials) == repr(loaded.trials()) and snapshot.facts == loaded.facts()
+    assert all(t.mlflow_run_id and t.job_id for t in snapshot.trials)
+    now = loaded.facts().started_at
+    assert status_of(snapshot.campaign, snapshot.facts, snapshot.trials, snapshot.paths.root, now) == campaign_status(
+        loaded, now
+    )
