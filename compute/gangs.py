@@ -46,7 +46,7 @@ def gang_pass(
         _hold(p, soon[: n - fit], g)
         return [], [], (KIND.stopping, position, (", ".join(soon[: n - fit]),))
     lack = n - fit - len(soon)
-    if p.lowest_victim_priority() < job.priority and not _hopeless(p, job, lack):
+    if p.lowest < job.priority and not _hopeless(p, job, lack):
         if p.stops_left <= 0:
             return [], [], (KIND.preempt_limit, position, (p.config.preempt_max_victims - p.stops_left,))
         workable = _workable(p, job, set(soon), lack)

@@ -84,6 +84,9 @@ class PassState:
             vs.sort(key=key)
         self.victim_count = Counter(map(attrgetter("priority"), chain.from_iterable(self.victims.values())))
         self._priorities = sorted(self.victim_count, reverse=True)
+        self.lowest = 101
+        """The lowest priority of any victim left (101: none), kept current as victims are taken."""
+        self._lowest_changed()
         self.widest_victim = max((len(a.gpus) for vs in self.victims.values() for a in vs), default=1) or 1
         self.avail = {}
         for name, n in schedulable.items():
@@ -258,10 +261,10 @@ class PassState:
                     break
         return (best[2], self.victims[best[2]][:taken]) if best else None
 
-    def lowest_victim_priority(self) -> int:
+    def _lowest_changed(self) -> None:
         while self._priorities and not self.victim_count[self._priorities[-1]]:
             self._priorities.pop()  # victims are only ever taken, so the lowest only rises
-        return self._priorities[-1] if self._priorities else 101
+        self.lowest = self._priorities[-1] if self._priorities else 101
 
     def take_victims(self, node: str, victims: list[RunningAttempt], reindex: bool = True) -> None:
         """Take the first victims on `node`; a gang victim's members elsewhere go with it (their
@@ -278,6 +281,7 @@ class PassState:
                     self._reindex(m.node)
         del self.victims[node][: len(victims)]
         self._steps_changed(node)
+        self._lowest_changed()
         if reindex:
             self._reindex(node)
 
@@ -291,6 +295,7 @@ class PassState:
                     self.victim_count[v.priority] -= 1
             self.victims[node] = kept
             self._steps_changed(node)
+            self._lowest_changed()
             self._reindex(node)
 
     def reserve_for(self, job: PendingJob) -> tuple[str, int] | None:

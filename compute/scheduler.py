@@ -184,7 +184,7 @@ def schedule(
             plan = None if limited else quota.priority_plan(job, p._spare, p.size)
         else:
             hopeless = not excluded and failed_below[gpus] >= prio
-            could = not hopeless and p.lowest_victim_priority() < prio
+            could = not hopeless and p.lowest < prio
             plan = p.preemption_plan(job) if could and not limited else None
         if plan is not None:
             waiting[jid] = _take(p, decision, job, plan, quota, ahead)
