@@ -170,6 +170,9 @@ def lost_progress(a: _Attempt, now: float) -> float:
     return max(1, len(a.gpus)) * max(0.0, now - since)
 
 
+_UNSET = object()
+
+
 class QuotaPass(Generic[A]):
     """Quota bookkeeping of one scheduling pass (the three points of the module doc)."""
 
@@ -215,6 +218,8 @@ class QuotaPass(Generic[A]):
         """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
         self.pool_before_borrowing = idle
         self.took_from_pool: set[str] = set()
+        self._memo: dict[tuple[str, int, bool], WaitEntry | None | object] = {}
+        """(project, GPUs, preemptible) -> `hold`'s answer, until the next borrowed start changes the pool."""
         self._holds: dict[tuple[str, int], WaitEntry] = {}
         """(project, projects that took lendable GPUs so far or -1) -> its fair_share or borrowing entry."""
         self.guaranteed: set[str] = set()
@@ -267,6 +272,13 @@ class QuotaPass(Generic[A]):
         need = job.gpus * job.nodes
         if not need or job.job_id in self.guaranteed:
             return None
+        memo = (job.project, need, job.preemptible)
+        entry = self._memo.get(memo, _UNSET)
+        if entry is _UNSET:
+            entry = self._memo[memo] = self._hold(job, need)
+        return entry  # type: ignore[return-value]
+
+    def _hold(self, job: _Job, need: int) -> WaitEntry | None:
         p = self.project(job.project)
         if not p.borrow:
             return KIND.quota, 0, (p.name, p.quota_gpus, "it does not borrow (--no-borrow)")
@@ -293,6 +305,7 @@ class QuotaPass(Generic[A]):
             return False
         if demand(job):
             self.pool -= demand(job)
+            self._memo.clear()
             self.took_from_pool.add(job.project)
         return True
 
