@@ -209,9 +209,11 @@ class QuotaPass(Generic[A]):
         self.newest = newest = config.reclaim_order is VictimOrder.newest
         for victims in self.reclaimable.values():
             victims.sort(key=(lambda a: -a.started_at) if newest else (lambda a: lost_progress(a, now)))
+        started, priority = attrgetter("started_at"), attrgetter("priority")
         for nodes in self.own.values():
             for victims in nodes.values():
-                victims.sort(key=lambda a: (a.priority, -a.started_at))
+                victims.sort(key=started, reverse=True)  # by priority, then newest first: two stable sorts
+                victims.sort(key=priority)
         self._lowest_own = {name: min(vs[0].priority for vs in nodes.values()) for name, nodes in self.own.items()}
         self.idle = idle
         self.pool = idle
@@ -236,7 +238,7 @@ class QuotaPass(Generic[A]):
 
     def order(self, ordered: Sequence[J]) -> list[J]:
         """Guaranteed jobs (in the given order), then borrowing jobs by fair share (see the module doc)."""
-        views = {name: self.project(name) for name in {j.project for j in ordered}}
+        views = {name: self.project(name) for name in set(map(attrgetter("project"), ordered))}
         left = {name: max(0, p.quota_gpus - self.used[name]) for name, p in views.items()}
         # per project: GPUs it borrows already (recent and now), its weight, whether it lends
         share = {name: (self._recent(p) + self.borrowing_now[name], p.weight, p.lend) for name, p in views.items()}
@@ -262,7 +264,8 @@ class QuotaPass(Generic[A]):
                 held += max(0, p.quota_gpus - self.used[name])
         self.pool = self.pool_before_borrowing = self.idle - held
         by_share = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties keep the given order
-        return first + [later[k] for k in by_share]
+        first.extend(map(later.__getitem__, by_share))
+        return first
 
     def _recent(self, p: ProjectView) -> float:
         return p.usage * math.log(2) / self.half_life

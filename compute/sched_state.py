@@ -78,16 +78,20 @@ class PassState:
         self.gangs = {k: ms for k, ms in self.gangs.items() if len(ms) > 1}
         self.steps = _Steps(self)
         # Victim order on a node: lowest priority, lightest (a gang weighs its total GPUs), newest.
-        key = (lambda a: (a.priority, self.weight(a), -a.started_at)) if self.gangs else \
-            (lambda a: (a.priority, -a.started_at))
+        started, priority = attrgetter("started_at"), attrgetter("priority")
         for vs in self.victims.values():
-            vs.sort(key=key)
+            vs.sort(key=started, reverse=True)  # newest first; stable sorts on C keys, then:
+            if self.gangs:
+                vs.sort(key=lambda a: (a.priority, self.weight(a)))
+            else:
+                vs.sort(key=priority)
         self.victim_count = Counter(map(attrgetter("priority"), chain.from_iterable(self.victims.values())))
         self._priorities = sorted(self.victim_count, reverse=True)
         self.lowest = 101
         """The lowest priority of any victim left (101: none), kept current as victims are taken."""
         self._lowest_changed()
-        self.widest_victim = max((len(a.gpus) for vs in self.victims.values() for a in vs), default=1) or 1
+        self.widest_victim = max(map(len, map(attrgetter("gpus"), chain.from_iterable(self.victims.values()))),
+                                 default=1) or 1
         self.avail = {}
         for name, n in schedulable.items():
             taken = held.get(name)
@@ -112,9 +116,10 @@ class PassState:
         """Read through `spare_index()`, which applies the changes `_reindex` noted."""
         self.where: dict[str, tuple[int, tuple[int, str]]] = {}
         self._dirty: set[str] = set()
+        avail, soon = self.avail, self.soon
         for name, vs in self.victims.items():
             if vs:
-                spare, entry = self._spare(name), (vs[0].priority, name)
+                spare, entry = len(avail[name]) + len(soon.get(name, ())), (vs[0].priority, name)  # _spare
                 self.where[name] = (spare, entry)
                 group = self.by_spare.get(spare)
                 if group is None:
