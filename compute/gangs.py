@@ -85,23 +85,24 @@ def _fit_count(p: PassState, job: PendingJob) -> int:
 
 def _take_fit(p: PassState, job: PendingJob, k: int) -> list[Member]:
     """Claim `gpus` slots on each of `k` nodes that fit now, best fit first (then by name)."""
-    chosen: list[Member] = []
-    aside: list[tuple[int, str]] = []
+    chosen: list[str] = []
+    aside: list[tuple[int, int]] = []
     for count in range(job.gpus, p.top + 1):
         heap = p.buckets[count]
         while len(chosen) < k and heap:
-            name = heapq.heappop(heap)
-            if len(p.avail[name]) != count:
+            rank = heapq.heappop(heap)
+            if p.nfree[rank] != count:
                 continue  # stale: the node moved to a smaller bucket
+            name = p.names[rank]
             if name in job.excluded_nodes:
-                aside.append((count, name))
+                aside.append((count, rank))
                 continue
-            chosen.append((name, ()))
+            chosen.append(name)
         if len(chosen) >= k:
             break
-    for count, name in aside:
-        heapq.heappush(p.buckets[count], name)
-    return [(name, p.claim(name, job.gpus)) for name, _ in chosen]
+    for count, rank in aside:
+        heapq.heappush(p.buckets[count], rank)
+    return [(name, p.claim(name, job.gpus)) for name in chosen]
 
 
 def _hold(p: PassState, names: Sequence[str], g: int) -> None:
@@ -169,11 +170,12 @@ def _fit_names(p: PassState, job: PendingJob, k: int) -> str:
     names: list[str] = []
     budget = _NAME_SCAN
     for count in range(p.top, job.gpus - 1, -1):
-        for name in p.buckets[count]:
+        for rank in p.buckets[count]:
             budget -= 1
             if len(names) >= k or budget < 0:
                 return ", ".join(sorted(names))
-            if len(p.avail[name]) == count and name not in job.excluded_nodes and name not in names:
+            name = p.names[rank]
+            if p.nfree[rank] == count and name not in job.excluded_nodes and name not in names:
                 names.append(name)
     return ", ".join(sorted(names))
 

@@ -102,14 +102,19 @@ class PassState:
         """Schedulable nodes with at least g slots (free or not), per g."""
         self.gang_failed: dict[int, list[tuple[int, int]]] = {}
         """GPUs per node -> (priority, workable nodes found) of gang preemption searches that fell short."""
-        self.buckets: list[list[str]] = [[] for _ in range(self.largest + 1)]
+        self.names = sorted(self.avail)
+        """Schedulable nodes by name; the heaps below hold places in it (ints compare faster than names)."""
+        self.rank = {name: i for i, name in enumerate(self.names)}
+        self.nfree = [len(self.avail[name]) for name in self.names]
+        """Free slots per node, by place in `names`."""
+        self.buckets: list[list[int]] = [[] for _ in range(self.largest + 1)]
+        """Per count of free slots, a heap of the places of nodes that had that many when pushed
+        (entries of nodes that moved since are stale, dropped when met)."""
         self.count = [0] * (self.largest + 1)
         """Nodes per count of free slots (exact), for gang fit checks in O(slots)."""
-        for name, free in self.avail.items():
-            self.buckets[len(free)].append(name)
-            self.count[len(free)] += 1
-        for b in self.buckets:
-            heapq.heapify(b)
+        for i, free in enumerate(self.nfree):
+            self.buckets[free].append(i)  # ascending: already a heap
+            self.count[free] += 1
         # The most free slots of any node; slots only shrink, so it only falls.
         self.top = max((c for c, b in enumerate(self.buckets) if b), default=0)
         self.by_spare: dict[int, list[tuple[int, str]]] = {}
@@ -130,10 +135,10 @@ class PassState:
             group.sort()
 
     def _bucket_head(self, count: int) -> str | None:
-        heap = self.buckets[count]
-        while heap and len(self.avail[heap[0]]) != count:
+        heap, nfree = self.buckets[count], self.nfree
+        while heap and nfree[heap[0]] != count:
             heapq.heappop(heap)  # stale entry: the node moved to a smaller bucket
-        return heap[0] if heap else None
+        return self.names[heap[0]] if heap else None
 
     def best_fit(self, job: PendingJob) -> str | None:
         """The node whose free slots fit the job with the least left over (then by name)."""
@@ -159,7 +164,9 @@ class PassState:
         left = len(rest)
         self.count[left + len(taken)] -= 1
         self.count[left] += 1
-        heapq.heappush(self.buckets[left], node)
+        rank = self.rank[node]
+        self.nfree[rank] = left
+        heapq.heappush(self.buckets[left], rank)
         top = self.top
         while top > 0 and self._bucket_head(top) is None:
             top -= 1
