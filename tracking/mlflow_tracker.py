@@ -115,7 +115,7 @@ class MlflowTracker:
         from mlflow.entities import Metric, Param, RunTag
 
         now = int(time.time() * 1000)
-        entries = [Metric(p.key, p.value, now, p.step) for p in metrics]
+        entries = [Metric(p.key, p.value, now if p.timestamp is None else p.timestamp, p.step) for p in metrics]
         first: dict[str, Any] = {
             "params": [Param(k, str(v)) for k, v in (params or {}).items()],
             "tags": [RunTag(k, v) for k, v in (tags or {}).items()],
