@@ -63,6 +63,7 @@ from tracking.outbox import (
     log_payload,
     pending_writes,
     spawn_writer,
+    wait_drained,
     writer_pid,
     writer_turn,
 )
@@ -153,6 +154,7 @@ __all__ = [
     "log_payload",
     "pending_writes",
     "writer_turn",
+    "wait_drained",
     "spawn_writer",
     "writer_pid",
     "RunBinding",

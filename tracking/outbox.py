@@ -165,13 +165,19 @@ def _call(tracker: Tracker, run_id: str, kind: WriteKind, payload: dict[str, Any
 
 
 @contextmanager
-def writer_turn(outbox: Outbox, stop: Callable[[], bool] = lambda: False) -> Iterator[bool]:
+def writer_turn(outbox: Outbox, stop: Callable[[], bool] = lambda: False, *, held_fd: int | None = None
+                ) -> Iterator[bool]:  # fmt: skip
     """Hold the outbox's writer lock (waiting for another writer to finish); yields False when
-    `stop()` turned true first. An in-memory outbox has no other writer."""
+    `stop()` turned true first. `held_fd`: the lock, taken already (by `spawn_writer`). An
+    in-memory outbox has no other writer."""
     if outbox.lock_path is None:
         yield True
         return
-    while (fd := try_lock(outbox.lock_path)) is None:
+    fd = held_fd
+    if fd is not None:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+    while fd is None and (fd := try_lock(outbox.lock_path)) is None:
         if stop():
             yield False
             return
@@ -210,33 +216,50 @@ def pending_writes(path: Path) -> int:
         db.close()
 
 
-def spawn_writer(path: Path, tracking_uri: str) -> int:
+def wait_drained(path: Path, timeout_s: float | None = None) -> int:
+    """Wait until the outbox at `path` is empty, or no writer is applying it (then the next one
+    applies the rest), or `timeout_s` passed; returns the writes still pending."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while (left := pending_writes(path)) and writer_pid(path) is not None:
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        time.sleep(0.02)
+    return left
+
+
+def spawn_writer(path: Path, tracking_uri: str) -> int | None:
     """Start a detached writer that applies what is pending at `path` to `tracking_uri` and exits
-    once the outbox is empty (its errors go to `<outbox>.log`); returns its pid."""
+    once the outbox is empty (its output goes to `<outbox>.log`); returns its pid. The writer's lock
+    is taken here and handed to it, so the outbox is never without a writer in between. None: a
+    writer holds the outbox already (it applies these writes too)."""
+    fd = try_lock(path.with_name(path.name + ".lock"))
+    if fd is None:
+        return None
     log = open(path.with_name(path.name + ".log"), "ab")  # noqa: SIM115 - handed to the child
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", "tracking.outbox", str(path), tracking_uri],
+            [sys.executable, "-m", "tracking.outbox", str(path), tracking_uri, str(fd)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            env=os.environ.copy(),
+            env=os.environ.copy(), pass_fds=(fd,),
         )  # fmt: skip
     finally:
         log.close()
+        os.close(fd)  # the child's copy holds the lock now
     return child.pid
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    """`python -m tracking.outbox OUTBOX TRACKING_URI`: apply every pending write, then exit."""
+    """`python -m tracking.outbox OUTBOX TRACKING_URI [LOCK_FD]`: apply every pending write, then exit."""
     from tracking.config import resolve_tracking
     from tracking.mlflow_tracker import MlflowTracker
 
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 2:
-        print("usage: python -m tracking.outbox OUTBOX.db TRACKING_URI", file=sys.stderr)
+    if len(args) not in (2, 3):
+        print("usage: python -m tracking.outbox OUTBOX.db TRACKING_URI [LOCK_FD]", file=sys.stderr)
         return 2
     outbox = Outbox(Path(args[0]))
     try:
-        with writer_turn(outbox):
+        with writer_turn(outbox, held_fd=int(args[2]) if len(args) == 3 else None):
             if not outbox.pending():
                 return 0
             tracker = MlflowTracker(resolve_tracking(args[1]))

@@ -30,7 +30,7 @@ from tracking.base import LoggedMetric, RunStatus, RunView, Tracker
 from tracking.config import TrackingConfig
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
-from tracking.outbox import Outbox, WriteKind, apply_writes, log_payload, spawn_writer, writer_turn
+from tracking.outbox import Outbox, WriteKind, apply_writes, log_payload, spawn_writer, writer_pid, writer_turn
 
 
 class QueuedTracker:
@@ -147,7 +147,7 @@ class QueuedTracker:
         self._thread.join()
         writer = None
         if self.outbox.path is not None and self.outbox.pending():  # a detached writer applies them
-            writer = spawn_writer(self.outbox.path, self.inner.config.tracking_uri)
+            writer = spawn_writer(self.outbox.path, self.inner.config.tracking_uri) or writer_pid(self.outbox.path)
         self.pending_at_close = self.outbox.pending()
         self.outbox.close()
         return writer

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tracking import (
     MetricPoint, MlflowTracker, Outbox, QueuedTracker, RunStatus, TrackingConfig, WriteKind, apply_writes,
-    drain_outbox, log_payload, pending_writes, writer_pid, writer_turn,
+    drain_outbox, log_payload, pending_writes, wait_drained, writer_pid, writer_turn,
 )  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[2]
@@ -110,10 +110,10 @@ def test_closing_with_detach_leaves_the_backlog_to_a_writer_that_outlives_the_tr
         queued.set_status(run_id, RunStatus.FINISHED)
     pid = queued.close(detach=True)
     assert pid is not None and queued.pending_at_close == 2 * (STEPS + 2)
-    deadline = time.monotonic() + 120
-    while (pending_writes(outbox) or writer_pid(outbox) is not None) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert pending_writes(outbox) == 0, (outbox.with_name("outbox.db.log")).read_text()
+    assert writer_pid(outbox) is not None  # handed over with the lock: never a moment without a writer
+    assert wait_drained(outbox, timeout_s=120) == 0, outbox.with_name("outbox.db.log").read_text()
+    while writer_pid(outbox) is not None:  # it exits once the outbox is empty
+        time.sleep(0.05)
     _assert_each_point_once(tracker, run_ids)
     assert "applied 84 writes" in outbox.with_name("outbox.db.log").read_text()
 
