@@ -39,6 +39,8 @@ from compute.pidlock import holder_pid, release, try_lock
 from tracking.base import RunStatus, Tracker
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
+from tracking.mlflow_tracker import MlflowTracker
+from tracking.sqlite_bulk import SqliteBulk
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, " \
           "kind TEXT NOT NULL, payload TEXT NOT NULL)"  # fmt: skip
@@ -120,16 +122,37 @@ def log_payload(metrics: Sequence[MetricPoint], params: dict[str, str] | None, t
 
 def apply_writes(tracker: Tracker, writes: Sequence[Write], on_error: Callable[[str], None]) -> None:
     """Apply `writes` to `tracker`, run by run in their order, adjacent `log` rows of a run merged
-    into one batch (a run's whole backlog is then a `log_batch` and a status update)."""
+    into one batch (a run's whole backlog is then a `log_batch` and a status update). On a local
+    MLflow SQLite store the `log` and `set_status` calls of every run go in one transaction
+    (`SqliteBulk`), before the other calls of the batch."""
     by_run: dict[str, list[Write]] = {}
     for write in writes:
         by_run.setdefault(write.run_id, []).append(write)
-    for run_id, run_writes in by_run.items():
-        for kind, payload in _merged(run_writes):
-            try:
-                _call(tracker, run_id, kind, payload)
-            except Exception as exc:  # noqa: BLE001 - reported, never fatal to the campaign
-                on_error(f"tracking write {kind.value} to run {run_id} failed (dropped): {exc}")
+    calls = [(run_id, kind, payload) for run_id, run_writes in by_run.items() for kind, payload in _merged(run_writes)]
+    bulk = _bulk_for(tracker)
+    if bulk is not None:
+        ops = [(run_id, kind.value, payload) for run_id, kind, payload in calls if kind in _BULK]
+        try:
+            for error in bulk.apply(ops):
+                on_error(f"tracking write {error} (dropped)")
+            calls = [call for call in calls if call[1] not in _BULK]
+        except Exception as exc:  # noqa: BLE001 - one call at a time through MLflow, as without it
+            on_error(f"tracking: one transaction for {len(ops)} writes failed ({exc}); applying them one by one")
+    for run_id, kind, payload in calls:
+        try:
+            _call(tracker, run_id, kind, payload)
+        except Exception as exc:  # noqa: BLE001 - reported, never fatal to the campaign
+            on_error(f"tracking write {kind.value} to run {run_id} failed (dropped): {exc}")
+
+
+_BULK = (WriteKind.log, WriteKind.set_status)
+
+
+def _bulk_for(tracker: Tracker) -> SqliteBulk | None:
+    uri = tracker.config.tracking_uri
+    if isinstance(tracker, MlflowTracker) and uri.startswith("sqlite:///"):
+        return SqliteBulk(Path(uri.removeprefix("sqlite:///")))
+    return None
 
 
 def _merged(writes: Sequence[Write]) -> Iterator[tuple[WriteKind, dict[str, Any]]]:
@@ -251,7 +274,6 @@ def spawn_writer(path: Path, tracking_uri: str) -> int | None:
 def _main(argv: Sequence[str] | None = None) -> int:
     """`python -m tracking.outbox OUTBOX TRACKING_URI [LOCK_FD]`: apply every pending write, then exit."""
     from tracking.config import resolve_tracking
-    from tracking.mlflow_tracker import MlflowTracker
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) not in (2, 3):
