@@ -3,7 +3,7 @@
 The runner's MLflow writes go here first (one small WAL commit, no fsync, well under a
 millisecond) and are applied to the store by one writer: the runner's own writer thread while it
 runs (`QueuedTracker`), then, for what is still pending when it ends, a detached writer process
-(`spawn_writer`, `python -m tracking.outbox`) that outlives it. A runner killed with SIGKILL
+(`spawn_writer`, `python -m tracking.outbox_writer`) that outlives it. A runner killed with SIGKILL
 loses nothing: its writes are committed rows, applied by the next writer.
 
 Rules:
@@ -261,7 +261,7 @@ def spawn_writer(path: Path, tracking_uri: str) -> int | None:
     log = open(path.with_name(path.name + ".log"), "ab")  # noqa: SIM115 - handed to the child
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", "tracking.outbox", str(path), tracking_uri, str(fd)],
+            [sys.executable, "-m", "tracking.outbox_writer", str(path), tracking_uri, str(fd)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             env=os.environ.copy(), pass_fds=(fd,),
         )  # fmt: skip
@@ -269,28 +269,3 @@ def spawn_writer(path: Path, tracking_uri: str) -> int | None:
         log.close()
         os.close(fd)  # the child's copy holds the lock now
     return child.pid
-
-
-def _main(argv: Sequence[str] | None = None) -> int:
-    """`python -m tracking.outbox OUTBOX TRACKING_URI [LOCK_FD]`: apply every pending write, then exit."""
-    from tracking.config import resolve_tracking
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) not in (2, 3):
-        print("usage: python -m tracking.outbox OUTBOX.db TRACKING_URI [LOCK_FD]", file=sys.stderr)
-        return 2
-    outbox = Outbox(Path(args[0]))
-    try:
-        with writer_turn(outbox, held_fd=int(args[2]) if len(args) == 3 else None):
-            if not outbox.pending():
-                return 0
-            tracker = MlflowTracker(resolve_tracking(args[1]))
-            applied = drain_outbox(outbox, tracker, lambda line: print(line, file=sys.stderr, flush=True))
-            print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} applied {applied} writes from {args[0]}", flush=True)
-    finally:
-        outbox.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

@@ -15,8 +15,9 @@ its verdict -> the next proposal -> its submit), so MLflow's store and this proc
 the runner's then, and the writes run while it waits for jobs. `wait_released` lets other
 background work (spare runs) yield the same way.
 
-`close(detach=True)` (the runner's end) leaves what is still pending to a detached writer process
-(`tracking.outbox.spawn_writer`) instead of waiting for it; `close()` applies everything first.
+`close(detach=True)` (the runner's end) applies writes for at most `detach_after_s` more, then
+leaves what is still pending to a detached writer process (`tracking.outbox.spawn_writer`)
+instead of waiting for it; `close()` applies everything first.
 """
 
 from __future__ import annotations
@@ -38,12 +39,15 @@ class QueuedTracker:
     applied on one thread, first in, first out."""
 
     def __init__(self, inner: Tracker, on_error: Callable[[str], None], *, max_hold_s: float = 1.0,
-                 outbox: Path | None = None) -> None:  # fmt: skip
+                 outbox: Path | None = None, detach_after_s: float = 1.0) -> None:  # fmt: skip
         self.inner = inner
         self.on_error = on_error
         self.max_hold_s = max_hold_s
         """Longest a `hold` keeps writes waiting (a holder that never releases only slows them)."""
         self.outbox = Outbox(outbox)
+        self.detach_after_s = detach_after_s
+        """`close(detach=True)`: how long writes go on being applied here before the rest is left to
+        a detached writer (whose start costs seconds: it imports mlflow)."""
         self._held_until = 0.0
         self._gate = threading.Condition()
         self._wake = threading.Condition()
@@ -124,22 +128,30 @@ class QueuedTracker:
         """Writes queued and not applied yet."""
         return self.outbox.pending()
 
-    def flush(self) -> None:
+    def flush(self, timeout_s: float | None = None) -> bool:
         """Wait until every queued write is applied (releasing a hold), by this tracker's thread or
-        by another writer of the same outbox (a detached one left by an earlier runner)."""
+        by another writer of the same outbox (a detached one left by an earlier runner), or until
+        `timeout_s` passed; returns whether none is pending."""
         self.release()
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while self.outbox.pending():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
             self._idle.clear()
             with self._wake:
                 self._wake.notify_all()
             self._idle.wait(0.05)
+        return True
 
     def close(self, *, detach: bool = False) -> int | None:
-        """Stop the thread. `detach` (a file outbox only): the batch being applied finishes and
-        what is still pending goes to a detached writer, whose pid is returned (None when nothing
-        was pending); else every write is applied first."""
+        """Stop the thread. `detach` (a file outbox only): writes go on being applied here for at
+        most `detach_after_s`, then the batch being applied finishes and what is still pending
+        goes to a detached writer, whose pid is returned (None when nothing was left); else every
+        write is applied first."""
         if not detach or self.outbox.path is None:
             self.flush()
+        elif self.detach_after_s > 0:
+            self.flush(self.detach_after_s)
         with self._wake:
             self._stopping = True
             self._wake.notify_all()

@@ -100,7 +100,7 @@ def test_closing_with_detach_leaves_the_backlog_to_a_writer_that_outlives_the_tr
     tracker = MlflowTracker(tracking)
     run_ids = _runs(tracker, experiment_name, 2)
     outbox = tmp_path / "outbox.db"
-    queued = QueuedTracker(tracker, on_error=print, max_hold_s=600.0, outbox=outbox)
+    queued = QueuedTracker(tracker, on_error=print, max_hold_s=600.0, outbox=outbox, detach_after_s=0.0)
     queued.hold()
     for run_id in run_ids:
         for step in range(STEPS):
