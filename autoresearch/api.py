@@ -24,6 +24,7 @@ from autoresearch.campaign import (
     overview,
 )
 from autoresearch.report import write_report
+from tracking import wait_drained
 from autoresearch.runner import (
     Display,
     PolicyFactory,
@@ -99,6 +100,13 @@ def resume(
 def status(name: str, *, home: Home = None) -> CampaignStatus:
     """Where campaign `name` stands (what `autoresearch status NAME --json` prints)."""
     return campaign_status(Ledger.load(name, home))
+
+
+def wait_for_tracking(name: str, *, timeout_s: float | None = None, home: Home = None) -> int:
+    """Wait until campaign `name`'s MLflow writes are all applied (a runner returns before that and
+    leaves them to a detached writer), or until no writer is applying them, or `timeout_s` passed.
+    Returns the writes still pending: 0 means MLflow has every run and metric of the campaign."""
+    return wait_drained(CampaignPaths.of(name, home).tracking_outbox, timeout_s)
 
 
 def campaign_max_trials(name: str, *, home: Home = None) -> int:

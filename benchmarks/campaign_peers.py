@@ -55,6 +55,9 @@ class ArmRun:
     """Trials that ended with a value."""
     spans: tuple[Span, ...]
     """Every job's start and end (see campaign_timing)."""
+    drained_s: float | None = None
+    """Our stack only: first proposal -> the last MLflow write applied (the runner returns
+    before that and leaves its pending writes to a detached writer). The peers write no MLflow."""
 
 
 def tpe(seed: int | None) -> optuna.samplers.TPESampler:

@@ -3,7 +3,7 @@ sources, tag names, LLM usage logging, and the one tracking-URI resolver.
 
 Layers: compute <- tracking <- skills <- autoresearch. Everything here works on a `Tracker`:
 `MlflowTracker` (any MLflow store), `InMemoryTracker` (tests, throwaway runs) and
-`QueuedTracker` (writes on a background thread). `tracking.testing.tracker_suite` is the
+`QueuedTracker` (writes queued in a durable `Outbox`, applied on a background thread). `tracking.testing.tracker_suite` is the
 conformance suite every implementation passes. Nothing here knows campaigns.
 """
 
@@ -54,6 +54,19 @@ from tracking.logsync import (
 )
 from tracking.memory import InMemoryTracker
 from tracking.mlflow_tracker import BATCH, MlflowTracker, mlflow_client
+from tracking.outbox import (
+    Outbox,
+    Write,
+    WriteKind,
+    apply_writes,
+    drain_outbox,
+    log_payload,
+    pending_writes,
+    spawn_writer,
+    wait_drained,
+    writer_pid,
+    writer_turn,
+)
 from tracking.queued import QueuedTracker
 from tracking.sources import (
     AutoSource,
@@ -132,7 +145,18 @@ __all__ = [
     "ObjectiveSource",
     "ParseResult",
     "ParserState",
+    "Outbox",
     "QueuedTracker",
+    "Write",
+    "WriteKind",
+    "apply_writes",
+    "drain_outbox",
+    "log_payload",
+    "pending_writes",
+    "writer_turn",
+    "wait_drained",
+    "spawn_writer",
+    "writer_pid",
     "RunBinding",
     "RunNotFound",
     "RunStatus",

@@ -92,7 +92,9 @@ class Tracker(Protocol):
       several clients race); `create_run` always makes a new RUNNING run.
     - `log` is one batch: its metrics (any number, in order), params and tags are all applied or the
       call raises. Tags overwrite; a param may be logged again only with the same value.
-      Metric history keeps every point logged, duplicates included, in the order logged.
+      Metric history keeps every point logged, duplicates included, in the order logged; but a
+      point given with its `timestamp` is kept once per (key, step, timestamp, value), so a
+      write applied again (`tracking.outbox`) adds nothing.
     - A read reflects every write that returned before it (wrappers that queue writes, like
       `QueuedTracker`, say so).
     - `set_status` ends a run with a final status; `delete_run` removes it from `find_runs`.

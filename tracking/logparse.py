@@ -69,6 +69,9 @@ class MetricPoint(BaseModel):
     """The value; NaN and infinities are kept."""
     step: int
     """The step it was logged at."""
+    timestamp: int | None = None
+    """When it was recorded, in ms since the epoch (None: when it is logged). A queued point keeps
+    the time it was queued, so applying it again stores nothing new (`tracking.outbox`)."""
 
 
 class ParserState(BaseModel):

@@ -86,8 +86,11 @@ class InMemoryTracker:
             latest = dict(run.metrics)
             now = int(time.time() * 1000)
             for point in metrics:
-                entry = LoggedMetric(key=point.key, value=point.value, step=point.step, timestamp=now)
+                stamp = now if point.timestamp is None else point.timestamp
+                entry = LoggedMetric(key=point.key, value=point.value, step=point.step, timestamp=stamp)
                 history = self._history.setdefault((run_id, point.key), [])
+                if point.timestamp is not None and entry in history:
+                    continue  # the same stamped point again (a replayed write): kept once, as MLflow does
                 history.append(entry)
                 latest[point.key] = max(history, key=lambda m: (m.step, m.timestamp)).value
             self._runs[run_id] = run.model_copy(update={

@@ -43,10 +43,17 @@ def mlflow_client(config: TrackingConfig) -> MlflowClient:
 class MlflowTracker:
     """A `Tracker` on an MLflow store; MLflow's errors come out as `TrackingError` / `RunNotFound`."""
 
-    def __init__(self, config: TrackingConfig, client: MlflowClient | None = None) -> None:
+    def __init__(self, config: TrackingConfig, client: MlflowClient | None = None, *, lazy: bool = False) -> None:
         self._config = config
-        self.client = client or mlflow_client(config)
-        """The underlying MlflowClient (for what the protocol does not cover)."""
+        self._client = client if client is not None or lazy else mlflow_client(config)
+
+    @property
+    def client(self) -> MlflowClient:
+        """The underlying MlflowClient (for what the protocol does not cover); with `lazy`, made
+        at first use (importing mlflow and opening the store cost seconds)."""
+        if self._client is None:
+            self._client = mlflow_client(self._config)
+        return self._client
 
     def __repr__(self) -> str:
         return f"MlflowTracker({self._config.tracking_uri!r})"
@@ -115,7 +122,7 @@ class MlflowTracker:
         from mlflow.entities import Metric, Param, RunTag
 
         now = int(time.time() * 1000)
-        entries = [Metric(p.key, p.value, now, p.step) for p in metrics]
+        entries = [Metric(p.key, p.value, now if p.timestamp is None else p.timestamp, p.step) for p in metrics]
         first: dict[str, Any] = {
             "params": [Param(k, str(v)) for k, v in (params or {}).items()],
             "tags": [RunTag(k, v) for k, v in (tags or {}).items()],

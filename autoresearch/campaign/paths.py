@@ -67,6 +67,11 @@ class CampaignPaths:
         return self.root / "inbox.db"
 
     @property
+    def tracking_outbox(self) -> Path:
+        """The runner's MLflow writes not applied yet (`tracking.outbox`; SQLite, WAL)."""
+        return self.root / "tracking-outbox.db"
+
+    @property
     def overrides(self) -> Path:
         """The search space, budget and priority changed from chat (JSON)."""
         return self.root / "steering.json"

@@ -17,6 +17,7 @@ from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.ranking import best_trial
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
+from tracking.outbox import pending_writes, writer_pid
 
 
 class _Record(BaseModel):
@@ -79,6 +80,12 @@ class CampaignStatus(_Record):
     """The best complete trial, or None before one completes."""
     trials: list[TrialSummary]
     """Every trial, by number."""
+    tracking_pending: int = 0
+    """MLflow writes of the campaign not applied yet (its runs and metrics in MLflow are complete
+    once this is 0; the campaign's result, in the ledger, is complete already)."""
+    tracking_writer_pid: int | None = None
+    """The live process applying them (a runner, or the writer a runner left); None: none is
+    running, and the next `autoresearch resume NAME` applies them first."""
 
 
 class CampaignStopReason(str, enum.Enum):
@@ -114,7 +121,10 @@ def status_of(
         llm_usd=facts.llm_usd,
         elapsed=active_seconds(facts, trials, now, live=shown is not CampaignState.interrupted),
     )
+    outbox = CampaignPaths(folder).tracking_outbox if folder else None
     return CampaignStatus(
+        tracking_pending=pending_writes(outbox) if outbox else 0,
+        tracking_writer_pid=writer_pid(outbox) if outbox else None,
         name=campaign.name,
         state=shown,
         state_reason=facts.state_reason,

@@ -19,7 +19,7 @@ from autoresearch import api
 from autoresearch.campaign import CampaignState, ConfigError, LedgerError
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
-from autoresearch.runner.display import render_status
+from autoresearch.runner.display import render_status, tracking_line
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No live view or progress lines; only the final summary.")
 _EXIT = {CampaignState.completed: 0, CampaignState.stopped: 0, CampaignState.paused: 0, CampaignState.failed: 1}
@@ -127,6 +127,8 @@ def _print_outcome(outcome: RunOutcome) -> None:
     if best is not None and best.value is not None:
         params = ", ".join(f"{k}={v}" for k, v in best.params.items())
         console.print(f"best: trial {best.number} value {best.value:.6g} ({escape(params)})", highlight=False)
+    if outcome.tracking_pending:
+        console.print(escape(tracking_line(outcome.status)), highlight=False, soft_wrap=True)
     if outcome.status.trials:
         console.print(
             f"next: `autoresearch status {outcome.name}`, `autoresearch report {outcome.name}`",

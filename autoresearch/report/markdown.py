@@ -11,6 +11,7 @@ from pathlib import Path
 import optuna
 
 from autoresearch.campaign import (
+    CampaignPaths,
     CampaignStatus,
     OptunaBacked,
     TrialLedger,
@@ -20,7 +21,7 @@ from autoresearch.campaign import (
 )
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
-from tracking import LOCAL_MLFLOW_UI, mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
+from tracking import LOCAL_MLFLOW_UI, mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, pending_writes, resolve_tracking
 from tracking.datasets import describe_datasets
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
@@ -220,6 +221,11 @@ def _mlflow_section(ledger: TrialLedger, trials: list[TrialRecord], home: str | 
     experiment_id = ledger.mlflow_experiment_id
     experiment = f"- Experiment: `{campaign.experiment}`" + (f" (id {experiment_id})" if experiment_id else "")
     lines = ["## MLflow", "", f"- Tracking URI: `{uri}`", experiment]
+    folder = getattr(ledger, "folder", None)
+    pending = pending_writes(CampaignPaths(folder).tracking_outbox) if folder is not None else 0
+    if pending:
+        lines.append(f"- {pending} writes not applied yet when this report was written (a writer is applying them; "
+                     f"`autoresearch status {campaign.name}` shows when MLflow has every run)")  # fmt: skip
     base = mlflow_ui_base(uri)
     if uri.startswith("sqlite:"):
         lines.append(f"- Open it: `mlflow ui --backend-store-uri {uri}`, then {LOCAL_MLFLOW_UI}")

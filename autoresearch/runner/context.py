@@ -34,6 +34,10 @@ class RunnerSettings:
     """Longest wait between two reads of running trials' metrics (job state changes wake it at once)."""
     heartbeat_s: float = 10.0
     """Longest time evaluate waits before a replan (which reads the inbox and the deadline)."""
+    wait_for_tracking: bool = False
+    """Return only once every MLflow write is applied. Default: the campaign ends when its ledger
+    has every verdict, and the writes still pending are applied by a detached writer (`autoresearch
+    status` shows `tracking: N writes pending` until it is done)."""
 
 
 @dataclass

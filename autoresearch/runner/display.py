@@ -98,6 +98,13 @@ def summary_line(status: CampaignStatus, max_trials: int) -> str:
     )
 
 
+def tracking_line(status: CampaignStatus) -> str:
+    """`tracking: 12 writes pending ...`: MLflow writes not applied yet, and who applies them."""
+    who = (f"writer pid {status.tracking_writer_pid} is applying them" if status.tracking_writer_pid
+           else f"no writer is running: `autoresearch resume {status.name}` applies them first")  # fmt: skip
+    return f"tracking: {status.tracking_pending} writes pending ({who}); MLflow has every run once it is 0"
+
+
 def render_status(status: CampaignStatus, max_trials: int) -> Group:
     """The live view: a summary line and a table of active and recent trials."""
     table = Table(show_edge=False, pad_edge=False, expand=False)
@@ -117,6 +124,8 @@ def render_status(status: CampaignStatus, max_trials: int) -> Group:
     parts: list[Text | Table] = [Text(summary_line(status, max_trials), style="bold")]
     if status.state_reason and status.state is not CampaignState.running:
         parts.append(Text(f"{status.state.value}: {status.state_reason}"))
+    if status.tracking_pending:
+        parts.append(Text(tracking_line(status)))
     parts.append(table)
     shown = len(recent) + len(active)
     if shown < len(status.trials):

@@ -80,6 +80,10 @@ class RunOutcome(BaseModel):
     live_runner_pid: int | None = None
     """Set when another live runner holds the campaign and was asked (inbox) to resume instead."""
     status: CampaignStatus
+    tracking_pending: int = 0
+    """MLflow writes not applied when the runner returned (a detached writer applies them)."""
+    tracking_writer_pid: int | None = None
+    """The pid of that writer (None when nothing was pending)."""
 
 
 def run_campaign(
@@ -124,10 +128,13 @@ def run_campaign(
         inbox, connection = _open_state(paths)
         if ended_at is not None:
             _expire_steering(inbox, ledger, ended_state, ended_at, display)
-        tracker = _open_tracker(campaign, home, display, connection)
+        settings = settings or RunnerSettings()
+        tracker = _open_tracker(campaign, home, display, connection, paths.tracking_outbox)
         launcher: Launcher | None = None
+        writer: int | None = None
         _begin_run(ledger)
         try:
+            tracker.flush()  # an earlier runner's writes still pending: applied before anything reads MLflow
             launcher = Launcher(ledger, client, tracker, on_error=display.event)
             evaluator = Evaluator(ledger, client, policy, tracker, new_runs_after=launcher.known_at_start)
             evaluator.reconcile(launcher.experiment_id)
@@ -135,7 +142,7 @@ def run_campaign(
                 paths=paths, ledger=ledger, policy=policy, kind=kind, policy_factory=factory, environ=environ,
                 client=client, tracker=tracker, launcher=launcher,
                 evaluator=evaluator, inbox=inbox, book=ApprovalBook(paths), window=Window(until), display=display,
-                settings=settings or RunnerSettings(),
+                settings=settings,
             )  # fmt: skip
             display.event(
                 f"campaign {campaign.name}: {kind.value} policy, up to {campaign.budget.max_trials} trials, "
@@ -163,15 +170,24 @@ def run_campaign(
             _end_run(ledger)
             if launcher is not None:
                 launcher.close()  # its unused spare runs, deleted through the tracker
-            tracker.close()
+            writer = tracker.close(detach=not settings.wait_for_tracking)
+            if writer is not None:
+                display.event(f"tracking: {tracker.pending_at_close} MLflow writes pending, applied by writer pid {writer}; "
+                              f"`autoresearch status {campaign.name}` shows when they are done")  # fmt: skip
             display.close()
             connection.close()
             inbox.close()
             client.close()
         return RunOutcome(
             name=campaign.name, state=ledger.state, reason=ledger.state_reason, policy=kind,
-            status=campaign_status(ledger),
+            status=_status_after(ledger, tracker.pending_at_close, writer), tracking_pending=tracker.pending_at_close,
+            tracking_writer_pid=writer,
         )  # fmt: skip
+
+
+def _status_after(ledger: Ledger, pending: int, writer: int | None) -> CampaignStatus:
+    """The status as the runner leaves it (its writer may not have taken the outbox's lock yet)."""
+    return campaign_status(ledger).model_copy(update={"tracking_pending": pending, "tracking_writer_pid": writer})
 
 
 def _begin_run(ledger: Ledger) -> None:
@@ -229,10 +245,12 @@ def _open_state(paths: CampaignPaths) -> tuple[Inbox, sqlite3.Connection]:
 
 
 def _open_tracker(campaign: Campaign, home: str | os.PathLike[str] | None, display: Display,
-                  connection: sqlite3.Connection) -> QueuedTracker:
-    """The run's tracker, or RunnerError naming `tracking.uri` when its store cannot be opened."""
+                  connection: sqlite3.Connection, outbox: Path) -> QueuedTracker:
+    """The run's tracker (its writes queued in `outbox`), or RunnerError naming `tracking.uri`
+    when its store cannot be opened."""
     try:
-        return QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event)
+        return QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event,
+                             outbox=outbox)  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - MLflow raises many kinds; each means the same to the user
         connection.close()
         raise RunnerError(

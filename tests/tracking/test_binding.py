@@ -67,7 +67,7 @@ def test_finish_run_ends_only_a_running_run_with_the_jobs_state(tracking: Tracki
 
 def test_public_names_are_exported() -> None:
     modules = [getattr(tracking_pkg, name) for name in ("base", "binding", "config", "logparse", "logsync", "memory",
-                                                         "mlflow_tracker", "queued", "sources", "tags", "usage")]  # fmt: skip
+                                                         "mlflow_tracker", "outbox", "queued", "sources", "tags", "usage")]  # fmt: skip
     public = {
         name
         for module in modules

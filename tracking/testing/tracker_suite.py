@@ -76,6 +76,14 @@ class TrackerSuite:
         assert len(history) == 3 and all(m.key == "x" and m.timestamp > 0 for m in history)
         assert sum(math.isnan(m.value) for m in history) == 1
 
+    def test_a_stamped_point_logged_again_is_kept_once(self, tracker: Tracker) -> None:
+        run_id = tracker.create_run(_experiment(tracker))
+        points = [MetricPoint(key="x", value=1.5, step=s, timestamp=1_700_000_000_000 + s) for s in range(3)]
+        tracker.log(run_id, metrics=points)
+        tracker.log(run_id, metrics=points[1:])  # a replay of part of it
+        history = tracker.metric_history(run_id, "x")
+        assert sorted((m.step, m.timestamp) for m in history) == [(p.step, p.timestamp) for p in points]
+
     def test_a_param_may_be_logged_again_only_with_the_same_value(self, tracker: Tracker) -> None:
         run_id = tracker.create_run(_experiment(tracker))
         tracker.log(run_id, params={"lr": "0.1"})

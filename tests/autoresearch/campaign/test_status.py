@@ -43,7 +43,17 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
     with CampaignLock(CampaignPaths(ledger.folder)):  # a live runner holds it (else: interrupted)
         data = json.loads(campaign_status(ledger).model_dump_json())
 
-    assert set(data) == {"name", "state", "state_reason", "budget_used", "best_trial", "trials"}
+    assert set(data) == {
+        "name",
+        "state",
+        "state_reason",
+        "budget_used",
+        "best_trial",
+        "trials",
+        "tracking_pending",
+        "tracking_writer_pid",
+    }
+    assert (data["tracking_pending"], data["tracking_writer_pid"]) == (0, None)  # no MLflow write waits
     assert set(data["budget_used"]) == {"trials", "gpu_hours", "llm_usd", "elapsed"}
     fields = {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason"}
     assert all(set(t) == fields for t in data["trials"])

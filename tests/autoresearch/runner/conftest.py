@@ -19,7 +19,8 @@ from tracking import TrackingConfig
 
 REPO = Path(__file__).resolve().parents[3]
 SYNTHETIC = REPO / "examples" / "synthetic"
-FAST = RunnerSettings(poll_s=0.2, heartbeat_s=1.0)
+FAST = RunnerSettings(poll_s=0.2, heartbeat_s=1.0, wait_for_tracking=True)
+"""Polls fast; returns once MLflow has every write (the tests read it right after a run)."""
 
 
 def synthetic_config(tracking: TrackingConfig, *, steps: int = 5, step_seconds: float = 0.02,

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from autoresearch import api
 from autoresearch.campaign import Ledger, TrialState
 from autoresearch.runner.crash import ENV
 from tracking import mlflow_client
@@ -31,6 +32,7 @@ def start_runner(config: Path, crash_at: str | None = None) -> subprocess.Popen:
 
 
 def assert_exactly_once(name: str, max_trials: int, client, tracking) -> None:
+    assert api.wait_for_tracking(name, timeout_s=120) == 0  # the last runner left its MLflow writes to a writer
     trials = Ledger.load(name).trials()
     counted = [t for t in trials if t.state is not TrialState.cancelled]
     assert len(counted) == max_trials, [(t.number, t.state, t.log_excerpt) for t in trials]
