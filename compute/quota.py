@@ -170,9 +170,6 @@ def lost_progress(a: _Attempt, now: float) -> float:
     return max(1, len(a.gpus)) * max(0.0, now - since)
 
 
-_UNSET = object()
-
-
 class QuotaPass(Generic[A]):
     """Quota bookkeeping of one scheduling pass (the three points of the module doc)."""
 
@@ -220,7 +217,7 @@ class QuotaPass(Generic[A]):
         """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
         self.pool_before_borrowing = idle
         self.took_from_pool: set[str] = set()
-        self._memo: dict[tuple[str, int, bool], WaitEntry | None | object] = {}
+        self._memo: dict[tuple[str, int, bool], WaitEntry | None] = {}
         """(project, GPUs, preemptible) -> `hold`'s answer, until the next borrowed start changes the pool."""
         self._holds: dict[tuple[str, int], WaitEntry] = {}
         """(project, projects that took lendable GPUs so far or -1) -> its fair_share or borrowing entry."""
@@ -276,10 +273,9 @@ class QuotaPass(Generic[A]):
         if not need or job.job_id in self.guaranteed:
             return None
         memo = (job.project, need, job.preemptible)
-        entry = self._memo.get(memo, _UNSET)
-        if entry is _UNSET:
-            entry = self._memo[memo] = self._hold(job, need)
-        return entry  # type: ignore[return-value]
+        if memo not in self._memo:
+            self._memo[memo] = self._hold(job, need)
+        return self._memo[memo]
 
     def _hold(self, job: _Job, need: int) -> WaitEntry | None:
         p = self.project(job.project)

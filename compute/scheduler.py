@@ -146,10 +146,10 @@ def schedule(
             ahead += 1
             waiting[jid] = _unhostable(job, nodes, p.largest, ahead)
             continue
-        hold = None if quota is None or jid in quota.guaranteed else quota.hold(job)
-        if hold is not None:  # held by the quota rules: only its own project's lower-priority work may give way
+        # held by the quota rules: only its own project's lower-priority work may give way
+        if quota is not None and jid not in quota.guaranteed and (hold := quota.hold(job)) is not None:
             ahead += 1
-            plan = None if p.stops_left <= 0 else quota.priority_plan(job, p._spare, p.size)  # type: ignore[union-attr]
+            plan = None if p.stops_left <= 0 else quota.priority_plan(job, p._spare, p.size)
             if plan is None:
                 waiting[jid] = (hold[0], ahead, hold[2])
             else:

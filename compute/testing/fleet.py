@@ -96,6 +96,11 @@ class FleetSim:
         at = self._checkpoint_at(a, now)
         return a.job.done_s + (0.0 if at is None else at - a.started_at)
 
+    def pending_view(self, j: SimJob) -> PendingJob:
+        """The scheduler's view of a job that waits (or just started), queued since it last entered the queue."""
+        return PendingJob(j.job_id, j.priority, j.gpus, j.seq, self.queued_at[j.job_id], project=j.project,
+                          preemptible=j.preemptible, borrowed_only=j.borrowed_only)
+
     def running_views(self, now: float) -> list[RunningAttempt]:
         return [
             RunningAttempt(
@@ -135,19 +140,7 @@ class FleetSim:
                 del self.live[key]
                 self.done.append(a.job)
         running = self.running_views(now)
-        pending = [
-            PendingJob(
-                j.job_id,
-                j.priority,
-                j.gpus,
-                j.seq,
-                self.queued_at[j.job_id],
-                project=j.project,
-                preemptible=j.preemptible,
-                borrowed_only=j.borrowed_only,
-            )
-            for j in self.pending.values()
-        ]
+        pending = [self.pending_view(j) for j in self.pending.values()]
         projects = self.projects
         if projects:
             self.meter = self.meter or UsageMeter(self.config.usage_half_life_s)

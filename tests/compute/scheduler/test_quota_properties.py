@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compute.quota import ProjectView, QuotaPass, borrowed_attempts
-from compute.scheduler import NodeView, PendingJob, SchedulerConfig, effective_priority
+from compute.scheduler import NodeView, SchedulerConfig, effective_priority
 from compute.testing.fleet import FleetSim, SimJob
 
 PROPERTY = settings(max_examples=40, deadline=None)
@@ -111,15 +111,7 @@ def test_quota_borrowing_and_reclaim_invariants_hold_at_every_tick(jobs, shape, 
             sim.submit(arrivals.pop(0)[1], now)
         decision = sim.step(now)
         pending_views = [
-            PendingJob(
-                j.job_id,
-                j.priority,
-                j.gpus,
-                j.seq,
-                sim.queued_at[j.job_id],
-                project=j.project,
-                borrowed_only=j.borrowed_only,
-            )
+            sim.pending_view(j)
             for j in queued.values()
             if j.job_id in sim.pending or any(p.job_id == j.job_id for p in decision.start)
         ]
