@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from compute.quota import ProjectView, QuotaPass, borrowed_attempts
@@ -158,6 +158,9 @@ def test_quota_borrowing_and_reclaim_invariants_hold_at_every_tick(jobs, shape, 
     quota=st.integers(0, 1),
 )
 def test_no_project_starves_at_equal_weight(n_projects, gpus, works, quota):
+    # Quotas the fleet can honour: with more guaranteed GPUs than GPUs (3 x 1 on 2), guaranteed
+    # jobs start in priority-then-FIFO order, not by fair share (docs/projects.md, known limits).
+    assume(n_projects * quota <= gpus)
     names = "abc"[:n_projects]
     projects = [ProjectView(n, quota) for n in names]
     half_life = 60.0  # usage decays within the run, so the share it weighs is recent
