@@ -1,66 +1,108 @@
 """Campaigns: the config, the trial ledger (the `TrialLedger` seam; an Optuna study), trial records
-and status."""
+and status. Names are imported on first use (PEP 562): `from autoresearch.campaign import CampaignPaths`
+loads the paths, not the config models, Optuna or SQLAlchemy, so a reader that needs little (the
+dashboard, `autoresearch status`) pays for little."""
 
-from autoresearch.campaign.config import (
-    BUILTIN_PLACEHOLDERS,
-    Approvals,
-    Budget,
-    Campaign,
-    CodeSettings,
-    ComputeSettings,
-    MetricSource,
-    Metrics,
-    Mode,
-    Objective,
-    ParamSpec,
-    Tracking,
-)
-from autoresearch.campaign.datasets import Dataset
-from autoresearch.campaign.failfast import first_line, repeated_failure
-from autoresearch.campaign.ledger import (
-    FINAL_STATES,
-    CampaignFacts,
-    Ledger,
-    LedgerError,
-    LedgerReader,
-    LedgerSnapshot,
-    OptunaBacked,
-    TrialLedger,
-)
-from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
-from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
-from autoresearch.campaign.policy_settings import (
-    PolicyKind,
-    FallbackKind,
-    PolicySettings,
-    ProviderKind,
-    PrunerKind,
-    SamplerKind,
-    resolve_policy_kind,
-)
-from autoresearch.campaign.ranking import best_trial, ranked
-from autoresearch.campaign.paths import CampaignPaths, campaign_dir, campaigns_root, known_campaigns
-from autoresearch.campaign.records import (
-    CampaignState,
-    Note,
-    Proposal,
-    TrialFailure,
-    TrialRecord,
-    TrialState,
-)
-from autoresearch.campaign.status import (
-    BudgetUsed,
-    CampaignOverview,
-    CampaignStatus,
-    CampaignStopReason,
-    TrialSummary,
-    active_seconds,
-    campaign_status,
-    free_slots,
-    overview,
-    status_of,
-    stop_reason,
-)
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from autoresearch.campaign.config import (
+        BUILTIN_PLACEHOLDERS, Approvals, Budget, Campaign, CodeSettings, ComputeSettings, MetricSource, Metrics,
+        Mode, Objective, ParamSpec, Tracking,
+    )
+    from autoresearch.campaign.datasets import Dataset
+    from autoresearch.campaign.failfast import first_line, repeated_failure
+    from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
+    from autoresearch.campaign.ledger.optuna_ledger import Ledger
+    from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
+    from autoresearch.campaign.ledger._sqlite_reader import LedgerReader, LedgerSnapshot
+    from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
+    from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
+    from autoresearch.campaign.policy_settings import (
+        PolicyKind, FallbackKind, PolicySettings, ProviderKind, PrunerKind, SamplerKind, resolve_policy_kind,
+    )
+    from autoresearch.campaign.ranking import best_trial, ranked
+    from autoresearch.campaign.paths import CampaignPaths, campaign_dir, campaigns_root, known_campaigns
+    from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
+    from autoresearch.campaign.status import (
+        BudgetUsed, CampaignOverview, CampaignStatus, CampaignStopReason, TrialSummary, active_seconds,
+        campaign_status, free_slots, overview, status_of, stop_reason,
+    )
+
+_WHERE = {
+    "BUILTIN_PLACEHOLDERS": "autoresearch.campaign.config",
+    "Approvals": "autoresearch.campaign.config",
+    "Budget": "autoresearch.campaign.config",
+    "Campaign": "autoresearch.campaign.config",
+    "CodeSettings": "autoresearch.campaign.config",
+    "ComputeSettings": "autoresearch.campaign.config",
+    "MetricSource": "autoresearch.campaign.config",
+    "Metrics": "autoresearch.campaign.config",
+    "Mode": "autoresearch.campaign.config",
+    "Objective": "autoresearch.campaign.config",
+    "ParamSpec": "autoresearch.campaign.config",
+    "Tracking": "autoresearch.campaign.config",
+    "Dataset": "autoresearch.campaign.datasets",
+    "first_line": "autoresearch.campaign.failfast",
+    "repeated_failure": "autoresearch.campaign.failfast",
+    "FINAL_STATES": "autoresearch.campaign.ledger.facts",
+    "CampaignFacts": "autoresearch.campaign.ledger.facts",
+    "Ledger": "autoresearch.campaign.ledger.optuna_ledger",
+    "LedgerError": "autoresearch.campaign.ledger._base",
+    "LedgerReader": "autoresearch.campaign.ledger._sqlite_reader",
+    "LedgerSnapshot": "autoresearch.campaign.ledger._sqlite_reader",
+    "OptunaBacked": "autoresearch.campaign.ledger._base",
+    "TrialLedger": "autoresearch.campaign.ledger._base",
+    "ConfigError": "autoresearch.campaign.loader",
+    "ConfigProblem": "autoresearch.campaign.loader",
+    "load_campaign": "autoresearch.campaign.loader",
+    "CategoricalParam": "autoresearch.campaign.params",
+    "FloatParam": "autoresearch.campaign.params",
+    "IntParam": "autoresearch.campaign.params",
+    "check_params": "autoresearch.campaign.params",
+    "PolicyKind": "autoresearch.campaign.policy_settings",
+    "FallbackKind": "autoresearch.campaign.policy_settings",
+    "PolicySettings": "autoresearch.campaign.policy_settings",
+    "ProviderKind": "autoresearch.campaign.policy_settings",
+    "PrunerKind": "autoresearch.campaign.policy_settings",
+    "SamplerKind": "autoresearch.campaign.policy_settings",
+    "resolve_policy_kind": "autoresearch.campaign.policy_settings",
+    "best_trial": "autoresearch.campaign.ranking",
+    "ranked": "autoresearch.campaign.ranking",
+    "CampaignPaths": "autoresearch.campaign.paths",
+    "campaign_dir": "autoresearch.campaign.paths",
+    "campaigns_root": "autoresearch.campaign.paths",
+    "known_campaigns": "autoresearch.campaign.paths",
+    "CampaignState": "autoresearch.campaign.records",
+    "Note": "autoresearch.campaign.records",
+    "Proposal": "autoresearch.campaign.records",
+    "TrialFailure": "autoresearch.campaign.records",
+    "TrialRecord": "autoresearch.campaign.records",
+    "TrialState": "autoresearch.campaign.records",
+    "BudgetUsed": "autoresearch.campaign.status",
+    "CampaignOverview": "autoresearch.campaign.status",
+    "CampaignStatus": "autoresearch.campaign.status",
+    "CampaignStopReason": "autoresearch.campaign.status",
+    "TrialSummary": "autoresearch.campaign.status",
+    "active_seconds": "autoresearch.campaign.status",
+    "campaign_status": "autoresearch.campaign.status",
+    "free_slots": "autoresearch.campaign.status",
+    "overview": "autoresearch.campaign.status",
+    "status_of": "autoresearch.campaign.status",
+    "stop_reason": "autoresearch.campaign.status",
+}
+"""Public name -> the module that defines it."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autoresearch.campaign' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BUILTIN_PLACEHOLDERS",

@@ -8,11 +8,13 @@ import math
 import types
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import optuna
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
+
+if TYPE_CHECKING:  # Optuna is imported by `distribution()` only: reading a config does not need it
+    import optuna
 
 Choice = str | int | float | bool | None
 
@@ -104,7 +106,9 @@ class FloatParam(_Param):
         return self
 
     def distribution(self) -> optuna.distributions.BaseDistribution:
-        return optuna.distributions.FloatDistribution(self.low, self.high, log=self.log, step=self.step)
+        from optuna import distributions
+
+        return distributions.FloatDistribution(self.low, self.high, log=self.log, step=self.step)
 
     def suggest(self, trial: optuna.Trial, name: str) -> float:
         return trial.suggest_float(name, self.low, self.high, log=self.log, step=self.step)
@@ -140,7 +144,9 @@ class IntParam(_Param):
         return self
 
     def distribution(self) -> optuna.distributions.BaseDistribution:
-        return optuna.distributions.IntDistribution(self.low, self.high, log=self.log, step=self.step)
+        from optuna import distributions
+
+        return distributions.IntDistribution(self.low, self.high, log=self.log, step=self.step)
 
     def suggest(self, trial: optuna.Trial, name: str) -> int:
         return trial.suggest_int(name, self.low, self.high, log=self.log, step=self.step)
@@ -173,7 +179,9 @@ class CategoricalParam(_Param):
         return self
 
     def distribution(self) -> optuna.distributions.BaseDistribution:
-        return optuna.distributions.CategoricalDistribution(self.choices)
+        from optuna import distributions
+
+        return distributions.CategoricalDistribution(self.choices)
 
     def suggest(self, trial: optuna.Trial, name: str) -> Choice:
         return trial.suggest_categorical(name, self.choices)

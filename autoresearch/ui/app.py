@@ -257,8 +257,8 @@ def _warm() -> None:
     campaign config and its ledger reader), so neither start-up nor the first campaign page waits
     for it. What campaign actions post through (chat: langgraph, mlflow) is imported by the first
     campaign action: importing it here would slow every page served meanwhile, for seconds."""
-    import autoresearch.campaign  # noqa: F401
-    import tracking  # noqa: F401
+    import autoresearch.campaign.ledger._sqlite_reader  # noqa: F401  (the config models, the reader)
+    import autoresearch.campaign.status  # noqa: F401
 
 
 def create_app(settings: UiSettings, warm: bool = True) -> Starlette:

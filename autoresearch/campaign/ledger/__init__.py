@@ -1,10 +1,37 @@
 """The trial ledger: the `TrialLedger` seam, its `CampaignFacts`, the Optuna-backed `Ledger`, and
-`LedgerReader` (its SQLite file read with plain sqlite3, for the dashboard)."""
+`LedgerReader` (its SQLite file read with plain sqlite3, for the dashboard). Names are imported on
+first use (PEP 562): `LedgerReader` loads neither Optuna nor SQLAlchemy, `Ledger` loads both."""
 
-from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
-from autoresearch.campaign.ledger._sqlite_reader import LedgerReader, LedgerSnapshot
-from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
-from autoresearch.campaign.ledger.optuna_ledger import Ledger
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
+    from autoresearch.campaign.ledger._sqlite_reader import LedgerReader, LedgerSnapshot
+    from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
+    from autoresearch.campaign.ledger.optuna_ledger import Ledger
+
+_WHERE = {
+    "LedgerError": "autoresearch.campaign.ledger._base",
+    "OptunaBacked": "autoresearch.campaign.ledger._base",
+    "TrialLedger": "autoresearch.campaign.ledger._base",
+    "LedgerReader": "autoresearch.campaign.ledger._sqlite_reader",
+    "LedgerSnapshot": "autoresearch.campaign.ledger._sqlite_reader",
+    "FINAL_STATES": "autoresearch.campaign.ledger.facts",
+    "CampaignFacts": "autoresearch.campaign.ledger.facts",
+    "Ledger": "autoresearch.campaign.ledger.optuna_ledger",
+}
+"""Public name -> the module that defines it."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autoresearch.campaign.ledger' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FINAL_STATES",

@@ -15,13 +15,13 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import optuna
-import sqlalchemy.exc
+from typing import TYPE_CHECKING, Any
 
 from autoresearch.campaign.ledger._base import LedgerError
 from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
+
+if TYPE_CHECKING:  # imported where used: the dashboard's `LedgerReader` needs neither
+    import optuna
 
 CORRUPT = ("file is not a database", "malformed", "database disk image", "file is encrypted")
 """What SQLite says about a file that is not (or no longer) a database."""
@@ -84,10 +84,11 @@ def sqlite_errors(path: Path) -> Iterator[None]:
     """Turn 'file is not a database' / 'malformed' from SQLite or SQLAlchemy into a LedgerError."""
     try:
         yield
-    except (sqlite3.DatabaseError, sqlalchemy.exc.DatabaseError) as exc:
-        text = str(getattr(exc, "orig", None) or exc)
-        if not any(mark in text for mark in CORRUPT):
+    except Exception as exc:  # sqlite3's own, or SQLAlchemy's wrapping it (its `orig`)
+        cause = exc if isinstance(exc, sqlite3.DatabaseError) else getattr(exc, "orig", None)
+        if not isinstance(cause, sqlite3.DatabaseError) or not any(mark in str(cause) for mark in CORRUPT):
             raise
+        text = str(cause)
         raise LedgerError(
             f"{path} is not a usable SQLite database ({text}): the campaign's trial ledger is corrupt. "
             f"{_what_to_do(CampaignPaths(path.parent))}"
@@ -96,6 +97,8 @@ def sqlite_errors(path: Path) -> Iterator[None]:
 
 def load_attrs(name: str, storage: optuna.storages.BaseStorage, path: Path) -> dict[str, Any]:
     """The study's user attributes, or LedgerError when the file lost the study."""
+    import optuna
+
     try:
         return optuna.load_study(study_name=name, storage=storage).user_attrs
     except KeyError:

@@ -1,5 +1,8 @@
 """How the Optuna ledger keeps things in an Optuna RDB study: the SQLite storage and its
-schema lock, a FrozenTrial as a `TrialRecord`, and `CampaignFacts` as study user attributes."""
+schema lock, a stored trial as a `TrialRecord` (`record_of`, the one mapping, which both the
+ledger's `FrozenTrial`s and `LedgerReader`'s rows go through), and `CampaignFacts` as study user
+attributes. Optuna and SQLAlchemy are imported only to open the storage, so the dashboard's
+reader, which needs this module, loads neither."""
 
 from __future__ import annotations
 
@@ -8,16 +11,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import optuna
-import sqlalchemy
-from optuna.trial import FrozenTrial
-from optuna.trial import TrialState as OptunaState
+from typing import TYPE_CHECKING, Any
 
 from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import TrialRecord, TrialState
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.trial import FrozenTrial
 
 FACT_ATTRS = {
     "started_at": "started_at",
@@ -63,6 +65,9 @@ def schema_lock(folder: Path, *, exclusive: bool) -> Iterator[None]:
 def sqlite_storage(path: Path) -> optuna.storages.RDBStorage:
     """RDB storage on SQLite in WAL mode: readers (status, dashboard) never block the runner,
     and a commit survives the process being killed."""
+    import optuna
+    import sqlalchemy
+
     storage = optuna.storages.RDBStorage(storage_url(path), engine_kwargs={"connect_args": {"timeout": 30}})
     sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
     storage.engine.dispose()  # connections made before the listener reopen with the pragmas
@@ -91,24 +96,51 @@ def _aware(value: datetime | None) -> datetime | None:
     return value.astimezone() if value is not None else None
 
 
+STATES = {
+    "WAITING": TrialState.proposed,
+    "RUNNING": TrialState.running,
+    "COMPLETE": TrialState.complete,
+    "PRUNED": TrialState.pruned,
+    "FAIL": TrialState.failed,
+}
+"""An Optuna `TrialState` name (as the trials table stores it) -> our state, before the user
+attributes refine it (a RUNNING trial without a job is still proposed; a FAIL that was cancelled)."""
+
+
 def trial_record(t: FrozenTrial) -> TrialRecord:
-    """Optuna's trial as the ledger's record (our metadata are its user attributes)."""
-    attrs = t.user_attrs
-    state = {
-        OptunaState.WAITING: TrialState.proposed,
-        OptunaState.RUNNING: TrialState.running if attrs.get("job_id") else TrialState.proposed,
-        OptunaState.COMPLETE: TrialState.complete,
-        OptunaState.PRUNED: TrialState.pruned,
-        OptunaState.FAIL: TrialState.cancelled if attrs.get("cancelled") else TrialState.failed,
-    }[t.state]
+    """Optuna's trial as the ledger's record."""
+    return record_of(t.number, t.state.name, t.params, t.values, t.intermediate_values, t.user_attrs,
+                     t.system_attrs, t.datetime_start, t.datetime_complete)  # fmt: skip
+
+
+def record_of(
+    number: int,
+    state_name: str,
+    params: Mapping[str, Any],
+    values: list[float] | None,
+    intermediate_values: Mapping[int, float],
+    user_attrs: Mapping[str, Any],
+    system_attrs: Mapping[str, Any],
+    datetime_start: datetime | None,
+    datetime_complete: datetime | None,
+) -> TrialRecord:
+    """A stored trial as the ledger's record (our metadata are its user attributes); the datetimes
+    are naive local time, as `RDBStorage` hands them out."""
+    attrs = user_attrs
+    state = STATES[state_name]
+    if state is TrialState.running and not attrs.get("job_id"):
+        state = TrialState.proposed
+    elif state is TrialState.failed and attrs.get("cancelled"):
+        state = TrialState.cancelled
     started = attrs.get("started_at")
-    params = t.system_attrs.get("fixed_params", {}) if t.state is OptunaState.WAITING else t.params
+    if state_name == "WAITING":
+        params = system_attrs.get("fixed_params", {})
     return TrialRecord(
-        number=t.number,
+        number=number,
         state=state,
         params=dict(params),
-        value=t.value if t.state in (OptunaState.COMPLETE, OptunaState.PRUNED) else None,
-        intermediate_values=dict(t.intermediate_values),
+        value=values[0] if values and state_name in ("COMPLETE", "PRUNED") else None,
+        intermediate_values=dict(intermediate_values),
         job_id=attrs.get("job_id"),
         mlflow_run_id=attrs.get("mlflow_run_id"),
         failure_class=attrs.get("failure_class"),
@@ -120,8 +152,8 @@ def trial_record(t: FrozenTrial) -> TrialRecord:
         rationale=attrs.get("rationale", ""),
         hypothesis=attrs.get("hypothesis", ""),
         expected_effect=attrs.get("expected_effect", ""),
-        created_at=_aware(t.datetime_start),
+        created_at=_aware(datetime_start),
         started_at=datetime.fromisoformat(started) if started else None,
-        ended_at=_aware(t.datetime_complete),
+        ended_at=_aware(datetime_complete),
         gpu_seconds=float(attrs.get("gpu_seconds", 0.0)),
     )

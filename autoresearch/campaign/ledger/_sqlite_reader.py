@@ -2,11 +2,16 @@
 (read-only), for readers that must answer quickly (the dashboard).
 
 `Ledger.load(...).trials()` goes through Optuna's `RDBStorage` (an engine, a schema check, ORM
-objects per row): about a second for 1k trials. This reads the same rows with a handful of
-queries and builds the same `FrozenTrial`s as `RDBStorage` does, then the same `TrialRecord`s
-(`trial_record`, the ledger's one mapping). The SQL is optuna's own tables (its SQLAlchemy
-models, as `_mirror.py` writes them), compiled once for SQLite and run through sqlite3, and
-each column is decoded by its SQLAlchemy type (`TrialState` names, `DATETIME` text).
+objects per row): about a second for 1k trials, after a second of importing Optuna and
+SQLAlchemy. This reads the same rows with a handful of queries, imports neither, and builds the
+same `TrialRecord`s through the ledger's one mapping (`record_of`, which `trial_record` uses for
+Optuna's `FrozenTrial`s).
+
+The SQL below is what SQLAlchemy compiles for SQLite from Optuna's own table models (as
+`_mirror.py` writes them), and each column is decoded as those models' types decode it
+(`TrialState` names, `DATETIME` text, the value-type enums, distribution JSON);
+`tests/autoresearch/campaign/test_ledger_reader.py` checks both against the pinned Optuna, so a
+schema change fails a test instead of a page.
 
 Rules:
 
@@ -25,20 +30,14 @@ Rules:
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any
-
-import sqlalchemy
-from optuna.distributions import BaseDistribution, json_to_distribution
-from optuna.storages._rdb import models
-from optuna.trial import FrozenTrial
-from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.ledger._integrity import check_not_lost, no_campaign, sqlite_errors, study_missing
@@ -46,80 +45,74 @@ from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
     facts_from_attrs,
     half_drawn,
+    record_of,
     schema_lock,
     storage_url,
-    trial_record,
 )
 from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import TrialRecord
 
-_DIALECT = sqlite_dialect.dialect()
-_STUDIES, _STUDY_ATTRS = models.StudyModel.__table__, models.StudyUserAttributeModel.__table__
-_TRIALS, _VALUES = models.TrialModel.__table__, models.TrialValueModel.__table__
-_PARAMS, _STEPS = models.TrialParamModel.__table__, models.TrialIntermediateValueModel.__table__
-_USER, _SYSTEM = models.TrialUserAttributeModel.__table__, models.TrialSystemAttributeModel.__table__
+_IN_IDS = "IN (SELECT value \nFROM json_each(?))"
+"""`trial_id IN` the JSON array of ids bound as the one parameter (one statement for any number of ids)."""
+QUERIES = {
+    "study": "SELECT studies.study_id \nFROM studies \nWHERE studies.study_name = ?",
+    "study_attrs": 'SELECT study_user_attributes."key", study_user_attributes.value_json \n'
+                   "FROM study_user_attributes \nWHERE study_user_attributes.study_id = ?",
+    "trials": "SELECT trials.trial_id, trials.number, trials.state, trials.datetime_start, trials.datetime_complete "
+              "\nFROM trials \nWHERE trials.study_id = ? ORDER BY trials.trial_id",
+    "values": "SELECT trial_values.trial_id, trial_values.objective, trial_values.value, trial_values.value_type "
+              f"\nFROM trial_values \nWHERE trial_values.trial_id {_IN_IDS}",
+    "params": "SELECT trial_params.trial_id, trial_params.param_name, trial_params.param_value, "
+              f"trial_params.distribution_json \nFROM trial_params \nWHERE trial_params.trial_id {_IN_IDS} "
+              "ORDER BY trial_params.param_id",
+    "steps": "SELECT trial_intermediate_values.trial_id, trial_intermediate_values.step, "
+             "trial_intermediate_values.intermediate_value, trial_intermediate_values.intermediate_value_type "
+             f"\nFROM trial_intermediate_values \nWHERE trial_intermediate_values.trial_id {_IN_IDS}",
+    "user_attrs": 'SELECT trial_user_attributes.trial_id, trial_user_attributes."key", '
+                  "trial_user_attributes.value_json \nFROM trial_user_attributes \n"
+                  f"WHERE trial_user_attributes.trial_id {_IN_IDS}",
+    "system_attrs": 'SELECT trial_system_attributes.trial_id, trial_system_attributes."key", '
+                    "trial_system_attributes.value_json \nFROM trial_system_attributes \n"
+                    f"WHERE trial_system_attributes.trial_id {_IN_IDS}",
+}  # fmt: skip
+"""Each query's SQL, as SQLAlchemy compiles the select on Optuna's models for SQLite (the test
+compiles them again and compares)."""
+
+_SPECIAL = {"INF_POS": math.inf, "INF_NEG": -math.inf, "NAN": math.nan}
+"""A stored value type (`TrialValueModel.TrialValueType`, `TrialIntermediateValueModel.
+TrialIntermediateValueType`: SQLAlchemy stores the member's name) whose value column is NULL ->
+the float it stands for; FINITE is the column's value."""
 
 
-def _of_trials(table: Any) -> Any:
-    """`table.trial_id IN` the JSON array bound as `ids` (one statement for any number of ids)."""
-    ids: Any = sqlalchemy.select(sqlalchemy.column("value"))
-    return table.c.trial_id.in_(ids.select_from(sqlalchemy.func.json_each(sqlalchemy.bindparam("ids"))))
+def stored_float(value: float | None, kind: str) -> float:
+    """A value or intermediate value as `stored_repr_to_value` / `stored_repr_to_intermediate_value` give it."""
+    return _SPECIAL[kind] if kind in _SPECIAL else float(value)  # type: ignore[arg-type]
 
 
-_STUDY = sqlalchemy.select(_STUDIES.c.study_id).where(_STUDIES.c.study_name == sqlalchemy.bindparam("name"))
-_ATTRS = sqlalchemy.select(_STUDY_ATTRS.c.key, _STUDY_ATTRS.c.value_json).where(
-    _STUDY_ATTRS.c.study_id == sqlalchemy.bindparam("study")
-)
-_TRIAL_ROWS = (
-    sqlalchemy.select(_TRIALS.c.trial_id, _TRIALS.c.number, _TRIALS.c.state, _TRIALS.c.datetime_start,
-                      _TRIALS.c.datetime_complete)
-    .where(_TRIALS.c.study_id == sqlalchemy.bindparam("study")).order_by(_TRIALS.c.trial_id)
-)  # fmt: skip
-_TRIAL_VALUES = sqlalchemy.select(_VALUES.c.trial_id, _VALUES.c.objective, _VALUES.c.value, _VALUES.c.value_type).where(
-    _of_trials(_VALUES)
-)
-_TRIAL_PARAMS = (
-    sqlalchemy.select(_PARAMS.c.trial_id, _PARAMS.c.param_name, _PARAMS.c.param_value, _PARAMS.c.distribution_json)
-    .where(_of_trials(_PARAMS)).order_by(_PARAMS.c.param_id)
-)  # fmt: skip
-_TRIAL_STEPS = sqlalchemy.select(
-    _STEPS.c.trial_id, _STEPS.c.step, _STEPS.c.intermediate_value, _STEPS.c.intermediate_value_type
-).where(_of_trials(_STEPS))
-_TRIAL_USER = sqlalchemy.select(_USER.c.trial_id, _USER.c.key, _USER.c.value_json).where(_of_trials(_USER))
-_TRIAL_SYSTEM = sqlalchemy.select(_SYSTEM.c.trial_id, _SYSTEM.c.key, _SYSTEM.c.value_json).where(_of_trials(_SYSTEM))
+def stored_time(text: str | None) -> datetime | None:
+    """A trial's `DATETIME` column (naive UTC text) as `RDBStorage` hands it out: naive local time."""
+    if text is None:
+        return None
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).astimezone().replace(tzinfo=None)
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    sql: str
-    names: tuple[str, ...]
-    """The bound parameters' names, in their `?` order."""
-    decoders: tuple[Callable[[Any], Any] | None, ...]
-    """Each column's SQLAlchemy result processor for SQLite (None: taken as sqlite3 returns it)."""
+def external_value(distribution_json: str) -> Callable[[float], Any]:
+    """How a parameter's stored (internal) value becomes the value the trial saw, for its stored
+    distribution, as `json_to_distribution(...).to_external_repr` does: ints for an int
+    distribution, the choice for a categorical, the float itself otherwise."""
+    spec = json.loads(distribution_json)
+    name = spec.get("name")
+    if name in ("FloatDistribution", "UniformDistribution", "LogUniformDistribution", "DiscreteUniformDistribution"):
+        return float
+    if name in ("IntDistribution", "IntUniformDistribution", "IntLogUniformDistribution"):
+        return int
+    if name == "CategoricalDistribution":
+        choices = spec["attributes"]["choices"]
+        return lambda internal: choices[int(internal)]
+    from optuna.distributions import json_to_distribution  # a form this ledger never writes
 
-
-@cache
-def _compiled(statement: Any) -> _Compiled:
-    compiled = statement.compile(dialect=_DIALECT)
-    decoders = tuple(c.type.dialect_impl(_DIALECT).result_processor(_DIALECT, None) for c in statement.selected_columns)
-    return _Compiled(str(compiled), tuple(compiled.positiontup or ()), decoders)
-
-
-def _rows(conn: sqlite3.Connection, statement: Any, **params: Any) -> list[tuple[Any, ...]]:
-    """The rows of an SQLAlchemy Core select on optuna's tables, run through sqlite3 and decoded
-    as SQLAlchemy would decode them."""
-    query = _compiled(statement)
-    rows = conn.execute(query.sql, [params[name] for name in query.names]).fetchall()
-    if not any(query.decoders):
-        return rows
-    return [tuple(v if d is None or v is None else d(v) for d, v in zip(query.decoders, row)) for row in rows]
-
-
-def _local(utc: datetime | None) -> datetime | None:
-    """A stored naive-UTC trial datetime as `RDBStorage` hands it out (naive local time, see
-    `models.TrialModel.datetime_start`)."""
-    return None if utc is None else utc.replace(tzinfo=UTC).astimezone().replace(tzinfo=None)
+    return json_to_distribution(distribution_json).to_external_repr
 
 
 @dataclass(frozen=True)
@@ -150,7 +143,8 @@ class LedgerReader:
         self._finished: dict[int, TrialRecord] = {}
         """trial id -> the record of a trial that ended (it never changes)."""
         self._config: tuple[str, Campaign] | None = None
-        self._distributions: dict[str, BaseDistribution] = {}
+        self._decoders: dict[str, Callable[[float], Any]] = {}
+        """A stored distribution's JSON -> how its stored values become parameter values."""
 
     def read(self) -> LedgerSnapshot:
         """The ledger now; LedgerError when there is none, or it is lost or corrupt."""
@@ -186,21 +180,19 @@ class LedgerReader:
 
     def _read(self, conn: sqlite3.Connection) -> LedgerSnapshot:
         name = self.paths.name
-        found = _rows(conn, _STUDY, name=name)
+        found = conn.execute(QUERIES["study"], (name,)).fetchall()
         if not found:
             raise study_missing(name, self.paths.ledger_db)
         study_id = found[0][0]
-        raw = dict(_rows(conn, _ATTRS, study=study_id))
+        raw = dict(conn.execute(QUERIES["study_attrs"], (study_id,)).fetchall())
         attrs = {key: json.loads(value) for key, value in raw.items()}
         if attrs.get("started_at") != self._started:  # a study made afresh under this name
             self._started, self._finished = attrs.get("started_at"), {}
         if CONFIG_ATTR not in raw:  # a study without its config: its first run was cut off while making it
             raise study_missing(name, self.paths.ledger_db)
         campaign = self._campaign(raw[CONFIG_ATTR])
-        rows = _rows(conn, _TRIAL_ROWS, study=study_id)
-        fresh = {
-            t._trial_id: trial_record(t) for t in self._frozen(conn, [r for r in rows if r[0] not in self._finished])
-        }
+        rows = conn.execute(QUERIES["trials"], (study_id,)).fetchall()
+        fresh = self._records(conn, [r for r in rows if r[0] not in self._finished])
         self._finished.update({tid: record for tid, record in fresh.items() if record.state.final})
         space = campaign.search_space
         records = [self._finished.get(tid) or fresh[tid] for tid, *_ in rows]
@@ -218,46 +210,43 @@ class LedgerReader:
             self._config = (config_json, campaign)
         return self._config[1]
 
-    def _distribution(self, text: str) -> BaseDistribution:
-        if text not in self._distributions:
-            self._distributions[text] = json_to_distribution(text)
-        return self._distributions[text]
+    def _external(self, distribution_json: str) -> Callable[[float], Any]:
+        if distribution_json not in self._decoders:
+            self._decoders[distribution_json] = external_value(distribution_json)
+        return self._decoders[distribution_json]
 
-    def _frozen(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> list[FrozenTrial]:
-        """The trials of `rows` (trials table rows) as `RDBStorage._build_frozen_trial_from_trial_model` builds them."""
+    def _records(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> dict[int, TrialRecord]:
+        """trial id -> the record of each trial of `rows` (trials table rows), from the same columns
+        `RDBStorage._build_frozen_trial_from_trial_model` reads."""
         if not rows:
-            return []
+            return {}
         ids = json.dumps([row[0] for row in rows])
         values: dict[int, dict[int, float]] = {}
-        for tid, objective, value, kind in _rows(conn, _TRIAL_VALUES, ids=ids):
-            values.setdefault(tid, {})[objective] = models.TrialValueModel.stored_repr_to_value(value, kind)
+        for tid, objective, value, kind in conn.execute(QUERIES["values"], (ids,)):
+            values.setdefault(tid, {})[objective] = stored_float(value, kind)
         params: dict[int, dict[str, Any]] = {}
-        distributions: dict[int, dict[str, BaseDistribution]] = {}
-        for tid, param, internal, text in _rows(conn, _TRIAL_PARAMS, ids=ids):
-            distribution = self._distribution(text)
-            params.setdefault(tid, {})[param] = distribution.to_external_repr(internal)
-            distributions.setdefault(tid, {})[param] = distribution
+        for tid, param, internal, text in conn.execute(QUERIES["params"], (ids,)):
+            params.setdefault(tid, {})[param] = self._external(text)(internal)
         steps: dict[int, dict[int, float]] = {}
-        for tid, step, value, kind in _rows(conn, _TRIAL_STEPS, ids=ids):
-            steps.setdefault(tid, {})[step] = models.TrialIntermediateValueModel.stored_repr_to_intermediate_value(
-                value, kind
-            )
-        user, system = _attrs(_rows(conn, _TRIAL_USER, ids=ids)), _attrs(_rows(conn, _TRIAL_SYSTEM, ids=ids))
-        return [
-            FrozenTrial(
-                number=number, state=state, value=None,
-                values=[values[tid][o] for o in sorted(values[tid])] if tid in values else None,
-                datetime_start=_local(started), datetime_complete=_local(completed),
-                params=params.get(tid, {}), distributions=distributions.get(tid, {}),
-                user_attrs=user.get(tid, {}), system_attrs=system.get(tid, {}),
-                intermediate_values=steps.get(tid, {}), trial_id=tid,
+        for tid, step, value, kind in conn.execute(QUERIES["steps"], (ids,)):
+            steps.setdefault(tid, {})[step] = stored_float(value, kind)
+        user = _attrs(conn.execute(QUERIES["user_attrs"], (ids,)))
+        system = _attrs(conn.execute(QUERIES["system_attrs"], (ids,)))
+        return {
+            tid: record_of(
+                number, state, params.get(tid, {}),
+                [values[tid][o] for o in sorted(values[tid])] if tid in values else None,
+                steps.get(tid, {}), user.get(tid, {}), system.get(tid, {}),
+                stored_time(started), stored_time(completed),
             )
             for tid, number, state, started, completed in rows
-        ]  # fmt: skip
+        }  # fmt: skip
 
 
 def _attrs(rows: Iterable[tuple[Any, ...]]) -> dict[int, dict[str, Any]]:
+    rows = list(rows)
+    decoded = json.loads("[" + ",".join(value for _, _, value in rows) + "]")  # one parse, not one per attribute
     out: dict[int, dict[str, Any]] = {}
-    for tid, key, value in rows:
-        out.setdefault(tid, {})[key] = json.loads(value)
+    for (tid, key, _), value in zip(rows, decoded):
+        out.setdefault(tid, {})[key] = value
     return out

@@ -4,6 +4,8 @@ reader `Ledger.load` gives, for every kind of trial, after more writes, and afte
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -106,3 +108,106 @@ def test_a_campaign_started_over_is_read_afresh(home: Path, tmp_path: Path) -> N
     again.fail(0, TrialFailure.user, log_excerpt="boom")
     _same_as_optuna(reader, "toy")  # not the old trial 0 it kept
     assert [t.state for t in reader.read().trials] == [TrialState.failed]
+
+
+def test_the_sql_is_what_sqlalchemy_compiles_from_optunas_models() -> None:
+    """The reader's SQL is kept as text (so reading imports no SQLAlchemy); it must stay what the
+    select on the pinned Optuna's table models compiles to for SQLite."""
+    import sqlalchemy
+    from optuna.storages._rdb import models
+    from sqlalchemy.dialects import sqlite
+
+    from autoresearch.campaign.ledger._sqlite_reader import QUERIES
+
+    def of_ids(table: sqlalchemy.Table) -> sqlalchemy.ColumnElement[bool]:
+        ids = sqlalchemy.select(sqlalchemy.column("value")).select_from(sqlalchemy.func.json_each(sqlalchemy.bindparam("ids")))
+        return table.c.trial_id.in_(ids)
+
+    studies, attrs = models.StudyModel.__table__, models.StudyUserAttributeModel.__table__
+    trials, values = models.TrialModel.__table__, models.TrialValueModel.__table__
+    params, steps = models.TrialParamModel.__table__, models.TrialIntermediateValueModel.__table__
+    user, system = models.TrialUserAttributeModel.__table__, models.TrialSystemAttributeModel.__table__
+    c = sqlalchemy.select
+    expected = {
+        "study": c(studies.c.study_id).where(studies.c.study_name == sqlalchemy.bindparam("name")),
+        "study_attrs": c(attrs.c.key, attrs.c.value_json).where(attrs.c.study_id == sqlalchemy.bindparam("study")),
+        "trials": c(trials.c.trial_id, trials.c.number, trials.c.state, trials.c.datetime_start,
+                    trials.c.datetime_complete).where(trials.c.study_id == sqlalchemy.bindparam("study"))
+                  .order_by(trials.c.trial_id),
+        "values": c(values.c.trial_id, values.c.objective, values.c.value, values.c.value_type).where(of_ids(values)),
+        "params": c(params.c.trial_id, params.c.param_name, params.c.param_value, params.c.distribution_json)
+                  .where(of_ids(params)).order_by(params.c.param_id),
+        "steps": c(steps.c.trial_id, steps.c.step, steps.c.intermediate_value, steps.c.intermediate_value_type)
+                 .where(of_ids(steps)),
+        "user_attrs": c(user.c.trial_id, user.c.key, user.c.value_json).where(of_ids(user)),
+        "system_attrs": c(system.c.trial_id, system.c.key, system.c.value_json).where(of_ids(system)),
+    }  # fmt: skip
+    assert set(QUERIES) == set(expected)
+    for name, statement in expected.items():
+        compiled = statement.compile(dialect=sqlite.dialect())
+        assert QUERIES[name] == str(compiled), name
+        assert len(compiled.positiontup or ()) == 1, name  # each binds one parameter
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # the legacy IntUniformDistribution, decoded on purpose
+def test_stored_values_decode_as_optuna_decodes_them(far_zone: None) -> None:
+    from optuna.distributions import (
+        CategoricalDistribution, FloatDistribution, IntDistribution, distribution_to_json, json_to_distribution,
+    )  # fmt: skip
+    from optuna.storages._rdb import models
+    from sqlalchemy.dialects import sqlite
+
+    from autoresearch.campaign.ledger._sqlite_reader import external_value, stored_float, stored_time
+
+    kinds = [
+        (FloatDistribution(1e-4, 1e-1, log=True), 0.003),
+        (FloatDistribution(0.0, 1.0, step=0.25), 0.75),
+        (IntDistribution(16, 256), 17.0),
+        (IntDistribution(1, 1024, log=True), 64.0),
+        (CategoricalDistribution(("relu", None, True, 3, 2.5)), 1.0),
+        (CategoricalDistribution(("relu", None, True, 3, 2.5)), 2.0),
+        (CategoricalDistribution(("relu", None, True, 3, 2.5)), 4.0),
+    ]
+    for distribution, internal in kinds:
+        text = distribution_to_json(distribution)
+        assert repr(external_value(text)(internal)) == repr(distribution.to_external_repr(internal)), text
+    legacy = '{"name": "IntUniformDistribution", "attributes": {"low": 1, "high": 9, "step": 1}}'
+    abbreviated = '{"type": "categorical", "choices": ["a", "b"]}'  # a form the ledger never writes: Optuna decodes it
+    for text, internal in [(legacy, 3.0), (abbreviated, 1.0)]:
+        assert repr(external_value(text)(internal)) == repr(json_to_distribution(text).to_external_repr(internal))
+
+    value_types = models.TrialValueModel.TrialValueType
+    for value, kind in [(1.5, value_types.FINITE), (None, value_types.INF_POS), (None, value_types.INF_NEG)]:
+        assert stored_float(value, kind.name) == models.TrialValueModel.stored_repr_to_value(value, kind)
+    step_types = models.TrialIntermediateValueModel.TrialIntermediateValueType
+    for value, step_kind in [(2.0, step_types.FINITE), (None, step_types.INF_POS), (None, step_types.NAN)]:
+        expected = models.TrialIntermediateValueModel.stored_repr_to_intermediate_value(value, step_kind)
+        assert repr(stored_float(value, step_kind.name)) == repr(expected)
+
+    decode = models.TrialModel.__table__.c.datetime_start.type.dialect_impl(sqlite.dialect()).result_processor(
+        sqlite.dialect(), None
+    )
+    text = "2030-01-01 08:30:15.250000"
+    utc = decode(text)
+    assert stored_time(text) == utc.replace(tzinfo=UTC).astimezone().replace(tzinfo=None)
+    assert stored_time(text).hour == 17  # Asia/Tokyo: what RDBStorage hands out, in local time
+    assert stored_time(None) is None
+
+
+def test_reading_a_ledger_imports_neither_optuna_nor_sqlalchemy(home: Path, tmp_path: Path) -> None:
+    """What the dashboard's campaign pages import: a cold page pays for the config and the read, not
+    for Optuna (numpy) or SQLAlchemy."""
+    writer = Ledger.open(make_campaign(tmp_path))
+    writer.admit(Proposal(params={"x": 1.0, "y": 3, "kind": "b"}))
+    writer.mark_launched(0, "job-0000000000")
+    writer.complete(0, 9.5)
+    script = (
+        "import sys\n"
+        "from autoresearch.campaign import LedgerReader, status_of\n"
+        "snap = LedgerReader('toy').read()\n"
+        "status_of(snap.campaign, snap.facts, snap.trials, snap.paths.root)\n"
+        "assert [t.value for t in snap.trials] == [9.5], snap.trials\n"
+        "print(sorted(m for m in ('optuna', 'sqlalchemy', 'numpy', 'mlflow', 'langgraph') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stderr

@@ -1,5 +1,6 @@
-"""Serving: `--open` hands the browser the served URL (with the token), and the Fleet page is
-served without the campaign machinery (no optuna, mlflow or langgraph imported for it)."""
+"""Serving: `--open` hands the browser the served URL (with the token), the Fleet page is served
+without the campaign machinery, and a campaign page without Optuna, SQLAlchemy, mlflow or langgraph
+(what it reads is the ledger's SQLite file and the config models)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,28 @@ print(json.dumps({"status": status, "imported": [m for m in heavy if m in sys.mo
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "home")], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
     assert json.loads(done.stdout.splitlines()[-1]) == {"status": 200, "imported": []}
+
+
+def test_a_campaign_page_imports_neither_optuna_nor_sqlalchemy(tmp_path: Path) -> None:
+    from autoresearch.campaign import Ledger, Proposal
+    from autoresearch.testing._checks import suite_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(suite_campaign(tmp_path, "light"), home=home)
+    number = ledger.admit(Proposal(params={"x": 0.5, "y": 2, "kind": "b"})).trial_number
+    ledger.mark_launched(number, "job-0000000001")
+    ledger.complete(number, 4.25)
+    script = """
+import json, sys
+from pathlib import Path
+from starlette.testclient import TestClient
+from autoresearch.ui import UiSettings, create_app
+with TestClient(create_app(UiSettings(home=Path(sys.argv[1])), warm=False)) as web:
+    page = web.get("/campaigns/light")
+heavy = ("optuna", "sqlalchemy", "numpy", "mlflow", "langgraph", "matplotlib")
+print(json.dumps({"status": page.status_code, "shows": "4.25" in page.text, "imported": [m for m in heavy if m in sys.modules]}))
+"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script, str(home)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    assert json.loads(done.stdout.splitlines()[-1]) == {"status": 200, "shows": True, "imported": []}
