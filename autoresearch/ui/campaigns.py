@@ -1,7 +1,8 @@
 """What the Campaigns pages show: each ledger read straight from its SQLite file (`LedgerReader`:
 plain sqlite3, read-only, the finished trials kept), and its status computed by the function
 `autoresearch status` uses (`status_of`), so a page shows what `autoresearch status NAME` prints.
-The campaign machinery is imported on the first campaign request, so the server starts without it."""
+What a campaign page needs (the config models, the reader, `status_of`: neither Optuna nor
+SQLAlchemy) is imported on the first campaign request, so the server starts without it."""
 
 from __future__ import annotations
 
