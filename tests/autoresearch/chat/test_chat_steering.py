@@ -15,7 +15,8 @@ def _inside(params: dict, x1: tuple[float, float], x2: tuple[float, float]) -> b
 
 
 def test_chat_narrows_the_space_tries_a_trial_pauses_resumes_and_stops(compute_home, tracking, start_runner):
-    data = synthetic_config(tracking, steps=4, step_seconds=0.1, budget={"max_trials": 60, "max_parallel": 2})
+    # max_trials: never used up before /stop, however slow the machine (60 ran out under load once)
+    data = synthetic_config(tracking, steps=4, step_seconds=0.1, budget={"max_trials": 400, "max_parallel": 2})
     name = data["name"]
     runner = start_runner(data)
     wait_until(lambda: any(t.state is TrialState.running for t in trials(name)), what="a running trial")
