@@ -19,9 +19,10 @@ from autoresearch.campaign import (
     CampaignStatus,
     Ledger,
     campaign_status,
-    known_campaigns,
     load_campaign,
     overview,
+    read_overviews,
+    read_status,
 )
 from autoresearch.report import write_report
 from tracking import wait_drained
@@ -99,7 +100,7 @@ def resume(
 
 def status(name: str, *, home: Home = None) -> CampaignStatus:
     """Where campaign `name` stands (what `autoresearch status NAME --json` prints)."""
-    return campaign_status(Ledger.load(name, home))
+    return read_status(name, home)[1]
 
 
 def wait_for_tracking(name: str, *, timeout_s: float | None = None, home: Home = None) -> int:
@@ -111,16 +112,12 @@ def wait_for_tracking(name: str, *, timeout_s: float | None = None, home: Home =
 
 def campaign_max_trials(name: str, *, home: Home = None) -> int:
     """The budget.max_trials campaign `name` last ran with."""
-    return Ledger.load(name, home).campaign.budget.max_trials
+    return read_status(name, home)[0].budget.max_trials
 
 
 def campaigns(*, home: Home = None) -> list[CampaignOverview]:
     """Every campaign under $AUTORESEARCH_HOME/campaigns, by name."""
-    found = []
-    for paths in known_campaigns(home):
-        ledger = Ledger.load(paths.name, home)
-        found.append(overview(ledger.campaign, campaign_status(ledger), paths))
-    return found
+    return read_overviews(home)
 
 
 def report(name: str, out: str | os.PathLike[str] | None = None, *, home: Home = None) -> Path:

@@ -27,7 +27,7 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
     from autoresearch.campaign.status import (
         BudgetUsed, CampaignOverview, CampaignStatus, CampaignStopReason, TrialSummary, active_seconds,
-        campaign_status, free_slots, overview, status_of, stop_reason,
+        campaign_status, free_slots, overview, read_overviews, read_status, status_of, stop_reason,
     )
 
 _WHERE = {
@@ -89,6 +89,8 @@ _WHERE = {
     "campaign_status": "autoresearch.campaign.status",
     "free_slots": "autoresearch.campaign.status",
     "overview": "autoresearch.campaign.status",
+    "read_overviews": "autoresearch.campaign.status",
+    "read_status": "autoresearch.campaign.status",
     "status_of": "autoresearch.campaign.status",
     "stop_reason": "autoresearch.campaign.status",
 }
@@ -161,6 +163,8 @@ __all__ = [
     "load_campaign",
     "overview",
     "ranked",
+    "read_overviews",
+    "read_status",
     "repeated_failure",
     "resolve_policy_kind",
     "status_of",

@@ -4,6 +4,7 @@ the budget check that decides when it ends."""
 from __future__ import annotations
 
 import enum
+import os
 from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
-from autoresearch.campaign.ledger import CampaignFacts, TrialLedger
-from autoresearch.campaign.paths import CampaignPaths
+from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
+from autoresearch.campaign.paths import CampaignPaths, known_campaigns
 from autoresearch.campaign.ranking import best_trial
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
@@ -132,6 +133,29 @@ def status_of(
         best_trial=TrialSummary.of(best) if best else None,
         trials=[TrialSummary.of(t) for t in trials],
     )
+
+
+def read_status(
+    name: str, home: str | os.PathLike[str] | None = None, now: datetime | None = None
+) -> tuple[Campaign, CampaignStatus]:
+    """Campaign `name`'s config (as it last ran) and status, read straight from its ledger file
+    (`LedgerReader`: no Optuna, no SQLAlchemy): what `campaign_status(Ledger.load(name))` gives, in a
+    fraction of the time. LedgerError when there is no such campaign or its ledger is lost."""
+    reader = LedgerReader(name, home)
+    try:
+        snapshot = reader.read()
+    finally:
+        reader.close()
+    return snapshot.campaign, status_of(snapshot.campaign, snapshot.facts, snapshot.trials, snapshot.paths.root, now)
+
+
+def read_overviews(home: str | os.PathLike[str] | None = None) -> list[CampaignOverview]:
+    """The `autoresearch status` line of every campaign under `home`, by name (`read_status` each)."""
+    lines = []
+    for paths in known_campaigns(home):
+        campaign, current = read_status(paths.name, home)
+        lines.append(overview(campaign, current, paths))
+    return lines
 
 
 class CampaignOverview(_Record):

@@ -27,7 +27,7 @@ class Entry(NamedTuple):
 COMMANDS: dict[str, Entry] = {
     "run": Entry("campaign_cmds", "Run a campaign until its budget or target ends it."),
     "resume": Entry("campaign_cmds", "Continue a campaign with the config it last ran with."),
-    "status": Entry("campaign_cmds", "Where a campaign stands; without NAME, every campaign."),
+    "status": Entry("status_cmd", "Where a campaign stands; without NAME, every campaign."),
     "report": Entry("campaign_cmds", "Write the campaign's Markdown report with plots."),
     "chat": Entry("chat_cmds", "Steer a running or paused campaign (slash commands on stdin)."),
     "nightly": Entry("nightly_cmds", "Run campaigns unattended inside a window; morning report."),

@@ -1,4 +1,4 @@
-"""`autoresearch run | resume | status | report`: running and watching campaigns."""
+"""`autoresearch run | resume | report`: running campaigns and reporting on them (`status`: status_cmd.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ from types import FrameType
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, ConfigError, LedgerError
-from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json
+from autoresearch.cli._common import console, err_console, fail
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
-from autoresearch.runner.display import render_status, tracking_line
+from autoresearch.runner.display import tracking_line
 
 QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No live view or progress lines; only the final summary.")
 _EXIT = {CampaignState.completed: 0, CampaignState.stopped: 0, CampaignState.paused: 0, CampaignState.failed: 1}
@@ -47,30 +46,6 @@ def resume(
     """Continue a campaign (killed, paused or stopped) with the config it last ran with."""
     _quiet_libraries()
     _run_guarded(lambda display: api.resume(name, display=display), quiet)
-
-
-@cli.command("status")
-def status(
-    name: str | None = typer.Argument(None, help="A campaign name; without it, list campaigns."),
-    as_json: bool = JSON_OPTION,
-) -> None:
-    """Where a campaign stands: state, budget used, best trial, trials. No NAME: every campaign."""
-    try:
-        if name is None:
-            overview = api.campaigns()
-            if as_json:
-                print_json(overview)
-                return
-            _print_overview(overview)
-            return
-        current = api.status(name)
-    except LedgerError as exc:
-        fail(str(exc))
-    if as_json:
-        print_json(current)
-        return
-    ledger_max = api.campaign_max_trials(name)
-    console.print(render_status(current, ledger_max))
 
 
 @cli.command("report")
@@ -134,20 +109,6 @@ def _print_outcome(outcome: RunOutcome) -> None:
             f"next: `autoresearch status {outcome.name}`, `autoresearch report {outcome.name}`",
             highlight=False, soft_wrap=True,
         )  # fmt: skip
-
-
-def _print_overview(overview: list[api.CampaignOverview]) -> None:
-    if not overview:
-        console.print("no campaigns yet: start one with `autoresearch run campaign.yaml`", highlight=False)
-        return
-    table = Table(show_edge=False)
-    for column in ("name", "state", "trials", "best", "runner"):
-        table.add_column(column)
-    for c in overview:
-        best = "" if c.best_value is None else f"{c.best_value:.6g}"
-        runner = f"pid {c.runner_pid}" if c.runner_pid else ""
-        table.add_row(c.name, c.state.value, f"{c.trials}/{c.max_trials}", best, runner)
-    console.print(table)
 
 
 def _quiet_libraries() -> None:
