@@ -176,7 +176,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
 
-    from autoresearch import api
+    from autoresearch.campaign import CampaignPaths, Ledger, campaign_status, known_campaigns, overview
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
@@ -198,8 +198,13 @@ def main() -> None:
                 def jobs(**query: object) -> Callable[[], object]:
                     return lambda: json.dumps([j.model_dump(mode="json") for j in client.list(**query)])  # type: ignore[arg-type]
 
-                old_status = lambda: api.status(CAMPAIGN, home=home).model_dump_json()  # noqa: E731
-                old_list = lambda: json.dumps([c.model_dump(mode="json") for c in api.campaigns(home=home)])  # noqa: E731
+                def old_overview(paths: CampaignPaths) -> Any:
+                    ledger = Ledger.load(paths.name, home)
+                    return overview(ledger.campaign, campaign_status(ledger), paths).model_dump(mode="json")
+
+                # the old path: through Optuna's storage (what `autoresearch status` read before it read the file too)
+                old_status = lambda: campaign_status(Ledger.load(CAMPAIGN, home)).model_dump_json()  # noqa: E731
+                old_list = lambda: json.dumps([old_overview(p) for p in known_campaigns(home)])  # noqa: E731
                 deep = {"states": ["pending"], "limit": 50, "offset": 7450}
                 cases: list[tuple[str, str, Callable[[], object]]] = [
                     ("/fleet", "compute nodes --json", lambda: json.dumps([n.model_dump(mode="json") for n in client.node_status()])),
