@@ -7,6 +7,11 @@ Starts a compute daemon on a temporary home, then runs each job and compute comm
 import main; main()" ARGS`), and prints each command's median wall time beside a bare
 `python -c pass` as a ratio. Targets (issue 15, on the 2-core reference machine, daemon up):
 `jobs status ID --json` <= 0.15 s, `jobs submit` <= 0.2 s.
+
+`--trials N` (default 500) also makes a campaign whose ledger holds N complete trials and times
+`status NAME [--json]` and `status --json` on it, beside the read `autoresearch status` made
+before it read the ledger file itself (`campaign_status(Ledger.load(NAME))` through Optuna's
+storage, in a fresh process: the "old status path" row).
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from compute import Client, DaemonConfig, JobSpec, start_daemon, stop_daemon  # 
 
 CLI = [sys.executable, "-c", "from autoresearch.cli import main; main()"]
 TARGETS = {"jobs status ID --json": 0.15, "jobs submit -- true": 0.2}
+OLD_STATUS = ("import sys; from autoresearch.campaign import Ledger, campaign_status; "
+              "print(campaign_status(Ledger.load(sys.argv[1])).model_dump_json())")
+"""What `autoresearch status NAME --json` read before it read the ledger file itself (Optuna's storage)."""
 
 
 def wall_s(argv: list[str], env: dict[str, str]) -> float:
@@ -48,7 +56,9 @@ def medians(commands: dict[str, list[str]], env: dict[str, str], runs: int) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    runs = parser.parse_args().runs
+    parser.add_argument("--trials", type=int, default=500, help="Trials in the campaign `status` reads (0: none).")
+    args = parser.parse_args()
+    runs = args.runs
     with tempfile.TemporaryDirectory(prefix="cli-bench-") as tmp:
         home = Path(tmp) / "home"
         env = {**os.environ, "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT)}
@@ -73,7 +83,15 @@ def main() -> None:
                 "compute nodes --json": ["compute", "nodes", "--json"],
                 "skills list": ["skills", "list"],
             }
+            if args.trials:
+                from benchmarks.ui_bench import fill_campaign
+
+                fill_campaign(home, args.trials, "bench-status")
+                commands |= {"status NAME --json": ["status", "bench-status", "--json"],
+                             "status NAME": ["status", "bench-status"], "status --json": ["status", "--json"]}
             argvs = {"python -c pass": [sys.executable, "-c", "pass"]} | {n: CLI + a for n, a in commands.items()}
+            if args.trials:
+                argvs["(old status path) NAME --json"] = [sys.executable, "-c", OLD_STATUS, "bench-status"]
             times = medians(argvs, env, runs)
             times["jobs cancel ID"] = medians({"cancel": CLI + ["jobs", "cancel", sleeper.id]}, env, 1)["cancel"]
             bare = times.pop("python -c pass")
@@ -86,7 +104,8 @@ def main() -> None:
     print("| --- | --- | --- | --- |")
     for name, t in rows:
         target = f"<= {TARGETS[name]:.2f} s" if name in TARGETS else ""
-        print(f"| autoresearch {name} | {t * 1000:.0f} ms | {t / bare:.1f}x | {target} |")
+        shown = name if name.startswith("(") else f"autoresearch {name}"
+        print(f"| {shown} | {t * 1000:.0f} ms | {t / bare:.1f}x | {target} |")
 
 
 if __name__ == "__main__":
