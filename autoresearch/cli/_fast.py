@@ -10,6 +10,9 @@
   daemon to validate, resolve and queue the spec (compute/submissions.py), which answers with
   the job id or the error message the typer command prints;
 
+- `ui [--host H] [--port P] [--open] [--token T] [--read-only]` by serving the dashboard without
+  typer (its start-up is a target: under a second to the first page);
+
 and returns None for anything else: another command, `--help`, a flag or value it does not
 read exactly as click would, the human-readable tables, no daemon to submit to, a store that is
 missing or needs upgrading. The typer app then runs the same command line, so behaviour and
@@ -188,9 +191,28 @@ def submit(values: dict[str, Any], args: list[str]) -> int:
     return 0
 
 
+def ui(values: dict[str, Any], args: list[str]) -> int:
+    if args:
+        raise Fallback("an argument: typer says it is unexpected")
+    from autoresearch.ui import UiError, checked_settings, serve
+
+    try:
+        settings = checked_settings(values["host"], values["port"], values["token"], values["read_only"])
+        serve(settings, open_browser=values["open_browser"], say=lambda line: print(line, flush=True))
+    except UiError as exc:
+        write_error(str(exc))
+        return 2
+    return 0
+
+
 _JSON = Option("as_json", bool, False)
 
-COMMANDS: dict[tuple[str, str], Command] = {
+COMMANDS: dict[tuple[str, ...], Command] = {
+    ("ui",): Command(ui, {
+        "--host": Option("host", str, "127.0.0.1"), "--port": Option("port", int, 8765),
+        "--open": Option("open_browser", bool, False), "--token": Option("token", str),
+        "--read-only": Option("read_only", bool, False),
+    }),
     ("jobs", "status"): Command(status, {"--json": _JSON}),
     ("jobs", "list"): Command(list_jobs, {
         "--state": Option("state", list, []), "--label": Option("label", list, []),
@@ -219,11 +241,12 @@ COMMANDS: dict[tuple[str, str], Command] = {
 def run(argv: list[str]) -> int | None:
     """The exit code of the command line `argv` (without the program name) when the fast path
     answered it; None when the typer app must run it (nothing was printed then)."""
-    command = COMMANDS.get((argv[0], argv[1])) if len(argv) >= 2 else None
+    path = tuple(argv[:2]) if tuple(argv[:2]) in COMMANDS else tuple(argv[:1])
+    command = COMMANDS.get(path)
     if command is None:
         return None
     try:
-        values, args = parse(command, argv[2:])
+        values, args = parse(command, argv[len(path):])
         return command.handler(values, args)
     except Fallback:
         return None

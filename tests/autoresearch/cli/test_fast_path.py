@@ -22,12 +22,15 @@ from compute.submitter import Submitter
 from tests.autoresearch.cli.climodules import FAST_FORBIDDEN, run_cli, run_typer
 
 
-def _typer_command(group: str, name: str) -> Any:
-    return load(group).commands[name]  # type: ignore[attr-defined]
+def _typer_command(*path: str) -> Any:
+    """The typer command at `path`: a group's command (`jobs status`) or a top-level one (`ui`)."""
+    if len(path) == 1:
+        return load(path[0])
+    return load(path[0]).commands[path[1]]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("path", list(_fast.COMMANDS))
-def test_the_fast_path_reads_exactly_the_options_the_typer_command_declares(path: tuple[str, str]) -> None:
+def test_the_fast_path_reads_exactly_the_options_the_typer_command_declares(path: tuple[str, ...]) -> None:
     fast = _fast.COMMANDS[path]
     command = _typer_command(*path)
     declared = {name: param for param in command.params if param.param_type_name == "option" for name in param.opts}
@@ -181,3 +184,18 @@ def test_the_daemon_answers_a_request_it_cannot_read_with_a_fallback_not_a_job(t
         assert "KeyError" in replies[0]["fallback"]
         assert [j.id for j in store.list_jobs()] == [replies[1]["job_id"]]
         assert store.get_job(replies[1]["job_id"]).spec.cwd == str(Path.cwd())
+
+
+@pytest.mark.parametrize("args", [
+    ["ui", "--host", "0.0.0.0"],           # not loopback, no token
+    ["ui", "--port", "70000"],
+    ["ui", "--token", "short"],
+])  # fmt: skip
+def test_ui_refuses_what_typer_refuses_without_importing_typer(tmp_path: Path, args: list[str]) -> None:
+    """`autoresearch ui` starts on the fast path (its start-up is a target); a refusal is typer's, word for word."""
+    env_home = tmp_path / "home"
+    fast, imported = run_cli(env_home, *args, dump=tmp_path / "modules.json", forbidden=("typer",))  # (uvicorn imports click itself)
+    assert imported == [], f"{args}: imported {imported}"
+    slow = run_typer(env_home, *args)
+    assert fast.returncode == slow.returncode == 2
+    assert fast.stderr == slow.stderr and fast.stderr.startswith("error: --"), fast.stderr
