@@ -1,6 +1,6 @@
 """Check that the scheduling pass decides exactly as it does at another git revision.
 
-    python benchmarks/sched_equivalence.py [--against main] [--random 300] [--seed 0] [--sim-days 1]
+    python benchmarks/sched_equivalence.py [--against main] [--random 500] [--seed 0] [--sim-days 1]
 
 A rewrite of `compute.scheduler.schedule` for speed must not change one decision. This tool runs
 the same inputs through this tree's pass and through the pass of `--against` (checked out with
@@ -73,7 +73,7 @@ def random_case(seed: int) -> Case:
         unavailable = "" if schedulable else rng.choice(["cordoned", "quarantined", ""])
         nodes.append(NodeView(f"n{i:02d}", tuple(range(size)), schedulable, unavailable))
     with_projects = rng.random() < 0.75
-    names = [f"p{i}" for i in range(rng.randint(1, 6))] if with_projects else ["default"]
+    names = [f"p{i}" for i in range(rng.choice([1, 1, 2, 3, 6]))] if with_projects else ["default"]
     job_projects = names + (["stray"] if with_projects and rng.random() < 0.3 else [])
     projects = [
         ProjectView(n, rng.randint(0, 3 * len(nodes)), rng.choice([0.5, 1.0, 1.0, 2.0, 3.0]),
@@ -81,8 +81,11 @@ def random_case(seed: int) -> Case:
         for n in names
     ] if with_projects else []
 
+    levels = rng.sample(range(100), 3)
+    palette = [0, 100, *levels, *(q + 1 for q in levels)]  # few levels and their neighbours: ties and off-by-ones
+
     def priority() -> int:
-        return rng.choice([0, 10, 25, 50, 50, 75, 90, 100, rng.randint(0, 100)])
+        return rng.choice(palette)
 
     running = []
     fill = rng.random()
@@ -111,19 +114,19 @@ def random_case(seed: int) -> Case:
                 project=first.project, borrowed_only=first.borrowed_only, checkpoint_at=first.checkpoint_at)
     node_names = [n.name for n in nodes]
     pending = []
-    for k in range(rng.randint(0, 160)):
+    for k in range(rng.randint(0, rng.choice([40, 300]))):
         gang = rng.random() < 0.1
         excluded = frozenset(rng.sample(node_names, rng.randint(1, max(1, len(node_names) // 2)))) \
             if rng.random() < 0.1 else frozenset()
         pending.append(PendingJob(
-            f"j{k}", priority(), rng.choice([0, 1, 1, 1, 2, 2, 3, 4, 8, 16]) if not gang else rng.choice([1, 2, 4]),
+            f"j{k}", priority(), rng.choice([0, 1, 1, 1, 1, 2, 2, 3, 4, 4, 8, 8, 16]) if not gang else rng.choice([1, 2, 4]),
             rng.randint(0, 10_000), now - rng.choice([0.0, rng.uniform(0, 10_000)]), excluded,
             nodes=rng.randint(2, 4) if gang else 1, project=rng.choice(job_projects),
             preemptible=rng.random() < 0.85, borrowed_only=rng.random() < 0.1))
     config = SchedulerConfig(
         min_runtime_s=rng.choice([0.0, 10.0, 600.0]), aging_s=rng.choice([60.0, 600.0]),
         aging_cap=rng.choice([0, 25]), preempt_candidates=rng.choice([1, 2, 8]),
-        preempt_scan=rng.choice([2, 8, 256]), preempt_max_victims=rng.choice([0, 1, 3, 512]),
+        preempt_scan=rng.choice([2, 8, 256]), preempt_max_victims=rng.choice([0, 2, 512, 512]),
         usage_half_life_s=rng.choice([600.0, 3600.0]), reclaim_order=rng.choice(list(VictimOrder)))
     return f"random seed {seed}", (pending, running, nodes, now, config), {"projects": projects}
 
@@ -201,7 +204,7 @@ def compare(against: str, args: argparse.Namespace) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", default="main", help="The git revision to compare with (default main).")
-    parser.add_argument("--random", type=int, default=300, help="How many random states (default 300).")
+    parser.add_argument("--random", type=int, default=500, help="How many random states (default 500).")
     parser.add_argument("--seed", type=int, default=0, help="The first random state's seed.")
     parser.add_argument("--sim-days", type=int, default=1, help="Simulated days of fleet_sim passes (default 1).")
     parser.add_argument("--dump", type=Path, help=argparse.SUPPRESS)  # internal: one revision's decisions

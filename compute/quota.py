@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Generic, Protocol, TypeVar
 
-from compute.waiting import WaitEntry, KIND
+from compute.waiting import KIND, WaitEntry, WaitKind
 
 
 class _Job(Protocol):
@@ -217,8 +217,12 @@ class QuotaPass(Generic[A]):
         """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
         self.pool_before_borrowing = idle
         self.took_from_pool: set[str] = set()
-        self._memo: dict[tuple[str, int, bool], WaitEntry | None] = {}
-        """(project, GPUs, preemptible) -> `hold`'s answer, until the next borrowed start changes the pool."""
+        self.known: dict[tuple[str, int, int, bool], tuple[WaitKind, tuple[object, ...], int]] = {}
+        """(project, gpus, nodes, preemptible) of a job `hold` held -> (its entry's kind and arguments, the
+        highest priority at which such a job has none of its own project's work to preempt either, or 100
+        for a gang): the scheduler answers the next such jobs from here, without the rules, until the next
+        borrowed start changes the pool (`took` clears it). `hold` fills it; the scheduler calls it only
+        for jobs it would hold (a single-node job that some node can host, or a gang)."""
         self._holds: dict[tuple[str, int], WaitEntry] = {}
         """(project, projects that took lendable GPUs so far or -1) -> its fair_share or borrowing entry."""
         self.guaranteed: set[str] = set()
@@ -272,10 +276,11 @@ class QuotaPass(Generic[A]):
         need = job.gpus * job.nodes
         if not need or job.job_id in self.guaranteed:
             return None
-        memo = (job.project, need, job.preemptible)
-        if memo not in self._memo:
-            self._memo[memo] = self._hold(job, need)
-        return self._memo[memo]
+        entry = self._hold(job, need)
+        if entry is not None:
+            below = 101 if job.nodes > 1 else self._lowest_own.get(job.project, 101)
+            self.known[job.project, job.gpus, job.nodes, job.preemptible] = (entry[0], entry[2], below)
+        return entry
 
     def _hold(self, job: _Job, need: int) -> WaitEntry | None:
         p = self.project(job.project)
@@ -304,7 +309,7 @@ class QuotaPass(Generic[A]):
             return False
         if demand(job):
             self.pool -= demand(job)
-            self._memo.clear()
+            self.known.clear()
             self.took_from_pool.add(job.project)
         return True
 

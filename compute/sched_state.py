@@ -148,10 +148,13 @@ class PassState:
             fits = [(len(f) - job.gpus, n) for n, f in self.avail.items()
                     if len(f) >= job.gpus and n not in job.excluded_nodes]
             return min(fits)[1] if fits else None
+        buckets, nfree = self.buckets, self.nfree
         for count in range(job.gpus, self.top + 1):
-            name = self._bucket_head(count)
-            if name is not None:
-                return name
+            heap = buckets[count]
+            while heap and nfree[heap[0]] != count:  # _bucket_head, inlined
+                heapq.heappop(heap)
+            if heap:
+                return self.names[heap[0]]
         return None
 
     def claim(self, node: str, n: int, reindex: bool = True) -> tuple[int, ...]:
@@ -167,12 +170,17 @@ class PassState:
         rank = self.rank[node]
         self.nfree[rank] = left
         heapq.heappush(self.buckets[left], rank)
-        top = self.top
-        while top > 0 and self._bucket_head(top) is None:
+        top, buckets, nfree = self.top, self.buckets, self.nfree
+        while top > 0:
+            heap = buckets[top]
+            while heap and nfree[heap[0]] != top:  # _bucket_head, inlined
+                heapq.heappop(heap)
+            if heap:
+                break
             top -= 1
         self.top = top
         if reindex:
-            self._reindex(node)
+            self._dirty.add(node)  # _reindex, inlined
         return tuple(taken)
 
     def hold(self, node: str, n: int, freed: int = 0) -> None:
