@@ -240,25 +240,25 @@ class QuotaPass(Generic[A]):
     def order(self, ordered: Sequence[J]) -> list[J]:
         """Guaranteed jobs (in the given order), then borrowing jobs by fair share (see the module doc)."""
         views = {name: self.project(name) for name in set(map(attrgetter("project"), ordered))}
-        left = {name: max(0, p.quota_gpus - self.used[name]) for name, p in views.items()}
-        # per project: GPUs it borrows already (recent and now), its weight, whether it lends
-        share = {name: (self._recent(p) + self.borrowing_now[name], p.weight, p.lend) for name, p in views.items()}
+        # per project: [quota left, GPUs of its borrowing jobs so far, GPUs it borrows already (recent
+        # and now), its weight, whether it lends]
+        states = {name: [max(0, p.quota_gpus - self.used[name]), 0, self._recent(p) + self.borrowing_now[name],
+                         p.weight, p.lend] for name, p in views.items()}
         first, later, keys = [], [], []
-        ahead = dict.fromkeys(views, 0)
         held = 0  # GPUs the pool keeps back for lending projects' guaranteed jobs
         guaranteed = self.guaranteed
         for job in ordered:
-            name, need = job.project, job.gpus * job.nodes  # demand(job), inlined: 10k calls
-            if need <= left[name] and not job.borrowed_only:
-                left[name] -= need
+            need = job.gpus * job.nodes  # demand(job), inlined: 10k calls
+            state = states[job.project]
+            if need <= state[0] and not job.borrowed_only:
+                state[0] -= need
                 guaranteed.add(job.job_id)
-                if share[name][2]:
+                if state[4]:
                     held += need
                 first.append(job)
             else:
-                ahead[name] = behind = ahead[name] + need
-                base, weight, _ = share[name]
-                keys.append((base + behind) / weight)
+                state[1] += need
+                keys.append((state[2] + state[1]) / state[3])
                 later.append(job)
         for name, p in self.projects.items():
             if not p.lend:  # its whole unused quota is held back (its own guaranteed jobs included)
@@ -348,7 +348,8 @@ class QuotaPass(Generic[A]):
         failed = self._priority_failed[job.project]
         if any(q >= job.priority for g, q in failed.items() if g <= job.gpus):
             return None
-        plan = self._plan(job, own, spare, size, lambda vs: (len(vs), max(v.priority for v in vs)), below=job.priority)
+        # victims go by priority on each node, so the last one taken has the highest
+        plan = self._plan(job, own, spare, size, lambda vs: (len(vs), vs[-1].priority), below=job.priority)
         if plan is None and not job.excluded_nodes:
             failed[job.gpus] = max(failed.get(job.gpus, -1), job.priority)
         return plan
