@@ -8,7 +8,7 @@ import bisect
 import heapq
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, filterfalse
 from operator import attrgetter
 
 from compute.sched_records import NodeView, PendingJob, RunningAttempt, SchedulerConfig
@@ -70,9 +70,10 @@ class PassState:
                 else:
                     on.append(a)
         # Gangs: several attempts of one job id (checked by job id first: a C-speed count).
-        many = {j for j, c in Counter(map(attrgetter("job_id"), running)).items() if c > 1}
+        ids = Counter(map(attrgetter("job_id"), running))
+        many = {j for j, c in ids.items() if c > 1} if len(ids) < len(running) else set()
         self.gangs: dict[tuple[str, int], list[RunningAttempt]] = {}
-        for a in running:
+        for a in running if many else ():
             if a.job_id in many:
                 self.gangs.setdefault((a.job_id, a.attempt), []).append(a)
         self.gangs = {k: ms for k, ms in self.gangs.items() if len(ms) > 1}
@@ -95,7 +96,7 @@ class PassState:
         self.avail = {}
         for name, n in schedulable.items():
             taken = held.get(name)
-            self.avail[name] = list(n.gpus) if not taken else [g for g in n.gpus if g not in taken]
+            self.avail[name] = list(n.gpus) if not taken else list(filterfalse(set(taken).__contains__, n.gpus))
         self.largest = max((len(n.gpus) for n in schedulable.values()), default=0)
         sizes = Counter(len(n.gpus) for n in schedulable.values())
         self.hostable = [sum(c for size, c in sizes.items() if size >= g) for g in range(self.largest + 1)]
