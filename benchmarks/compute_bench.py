@@ -18,8 +18,10 @@ Ray one after the other and prints them side by side.
   preemptible), where blocked jobs search for victims; the baseline column is the same pass
   without the bound on attempts stopped per pass (`preempt_max_victims=0`, 2,500 preemptions).
 - gang pass: the same over 2,000 pending gangs of 2-8 nodes (1-8 GPUs per node) and 1,000
-  nodes of 8 GPUs, idle and with 4,000 running attempts. `--passes-only` prints only the
-  scheduling-pass rows (no daemon is started).
+  nodes of 8 GPUs, idle and with 4,000 running attempts.
+- 50 projects: the scheduling pass again, its jobs and attempts spread over 50 projects whose
+  quotas cover 80% of the fleet (quotas, borrowing, fair share; with attempts running, reclaim).
+`--passes-only` prints only the scheduling-pass rows (no daemon is started).
 """
 
 from __future__ import annotations
@@ -67,12 +69,12 @@ def makespan(client: Client, n: int, slots: int) -> tuple[float, float]:
     return max(j.attempts[-1].ended_at for j in jobs) - t0, ideal
 
 
-def scheduling_pass_ms(pending_n: int = 10_000, nodes_n: int = 1_000, gpus_per_node: int = 8,
-                       running_n: int = 4_000, gangs: bool = False, projects_n: int = 0,
-                       config: SchedulerConfig = SchedulerConfig()) -> float:
-    """Median of 5 passes; `gangs`: the pending jobs span 2-8 nodes each; with `projects_n`, jobs
-    and attempts spread over that many projects whose quotas cover 80% of the fleet (random weights
-    and usage; every 5th does not lend)."""
+def pass_inputs(pending_n: int = 10_000, nodes_n: int = 1_000, gpus_per_node: int = 8, running_n: int = 4_000,
+                gangs: bool = False, projects_n: int = 0) -> tuple[list[PendingJob], list[RunningAttempt],
+                                                                   list[NodeView], float, list[ProjectView]]:
+    """One benchmark state: (pending, running, nodes, now, projects); `gangs`: the pending jobs span 2-8
+    nodes each; with `projects_n`, jobs and attempts spread over that many projects whose quotas cover
+    80% of the fleet (random weights and usage; every 5th does not lend)."""
     rng = random.Random(7)
     names = [f"proj{i:02d}" for i in range(projects_n)]
     quota = int(0.8 * nodes_n * gpus_per_node / projects_n) if projects_n else 0
@@ -94,6 +96,12 @@ def scheduling_pass_ms(pending_n: int = 10_000, nodes_n: int = 1_000, gpus_per_n
     pending = [PendingJob(f"p{k}", rng.randint(0, 100), rng.choice([1, 1, 2, 4, 8]), k, now - rng.uniform(0, 3600),
                           nodes=rng.randint(2, 8) if gangs else 1, project=project(k))
                for k in range(pending_n)]
+    return pending, running, nodes, now, projects
+
+
+def scheduling_pass_ms(config: SchedulerConfig = SchedulerConfig(), **case: Any) -> float:
+    """Median of 5 passes over `pass_inputs(**case)`."""
+    pending, running, nodes, now, projects = pass_inputs(**case)
     times = []
     for _ in range(5):
         t0 = time.perf_counter()
@@ -180,17 +188,23 @@ def main() -> None:
     print_table(("metric", *results, "baseline", "target"), rows)
 
 
+PASS_CASES: list[tuple[str, dict[str, Any]]] = [
+    ("scheduling pass 10k pending, 1k idle nodes", {"running_n": 0}),
+    ("same, 4k attempts running", {"running_n": 4_000}),
+    ("gang pass 2k gangs of 2-8 nodes, 1k idle nodes", {"pending_n": 2_000, "running_n": 0, "gangs": True}),
+    ("same, 4k attempts running", {"pending_n": 2_000, "running_n": 4_000, "gangs": True}),
+    ("10k pending, 1k idle nodes, 50 projects (quotas, borrowing, fair share)", {"running_n": 0, "projects_n": 50}),
+    ("same, 4k attempts running (reclaim)", {"running_n": 4_000, "projects_n": 50}),
+]
+"""The scheduling-pass rows: (name, `pass_inputs` arguments); benchmarks/sched_equivalence.py runs them too."""
+
+
 def pass_rows(columns: int) -> list[tuple[str, ...]]:
     """The pure scheduling-pass rows (the same value in every backend column); the baseline column
     is the same pass without the bound on attempts stopped per pass (`preempt_max_victims=0`)."""
-    cases = [("scheduling pass 10k pending, 1k idle nodes", {"running_n": 0}),
-             ("same, 4k attempts running", {"running_n": 4_000}),
-             ("gang pass 2k gangs of 2-8 nodes, 1k idle nodes", {"pending_n": 2_000, "running_n": 0, "gangs": True}),
-             ("same, 4k attempts running", {"pending_n": 2_000, "running_n": 4_000, "gangs": True}),
-             ("10k pending, 4k running, 50 projects (quotas, borrowing, reclaim)", {"running_n": 4_000, "projects_n": 50})]
     unbounded = SchedulerConfig(preempt_max_victims=0)
     rows = []
-    for name, kw in cases:
+    for name, kw in PASS_CASES:
         ours = scheduling_pass_ms(**kw)
         base = f"{scheduling_pass_ms(**kw, config=unbounded):.1f} ms unbounded" if kw["running_n"] else ""
         rows.append((name, *[f"{ours:.1f} ms"] * columns, base, "<= 50 ms"))

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Generic, Protocol, TypeVar
 
-from compute.waiting import WaitEntry, KIND
+from compute.waiting import KIND, WaitEntry, WaitKind
 
 
 class _Job(Protocol):
@@ -217,8 +217,12 @@ class QuotaPass(Generic[A]):
         """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
         self.pool_before_borrowing = idle
         self.took_from_pool: set[str] = set()
-        self._memo: dict[tuple[str, int, bool], WaitEntry | None] = {}
-        """(project, GPUs, preemptible) -> `hold`'s answer, until the next borrowed start changes the pool."""
+        self.known: dict[tuple[str, int, int, bool], tuple[WaitKind, tuple[object, ...], int]] = {}
+        """(project, gpus, nodes, preemptible) of a job `hold` held -> (its entry's kind and arguments, the
+        highest priority at which such a job has none of its own project's work to preempt either, or 100
+        for a gang): the scheduler answers the next such jobs from here, without the rules, until the next
+        borrowed start changes the pool (`took` clears it). `hold` fills it; the scheduler calls it only
+        for jobs it would hold (a single-node job that some node can host, or a gang)."""
         self._holds: dict[tuple[str, int], WaitEntry] = {}
         """(project, projects that took lendable GPUs so far or -1) -> its fair_share or borrowing entry."""
         self.guaranteed: set[str] = set()
@@ -236,25 +240,25 @@ class QuotaPass(Generic[A]):
     def order(self, ordered: Sequence[J]) -> list[J]:
         """Guaranteed jobs (in the given order), then borrowing jobs by fair share (see the module doc)."""
         views = {name: self.project(name) for name in set(map(attrgetter("project"), ordered))}
-        left = {name: max(0, p.quota_gpus - self.used[name]) for name, p in views.items()}
-        # per project: GPUs it borrows already (recent and now), its weight, whether it lends
-        share = {name: (self._recent(p) + self.borrowing_now[name], p.weight, p.lend) for name, p in views.items()}
+        # per project: [quota left, GPUs of its borrowing jobs so far, GPUs it borrows already (recent
+        # and now), its weight, whether it lends]
+        states = {name: [max(0, p.quota_gpus - self.used[name]), 0, self._recent(p) + self.borrowing_now[name],
+                         p.weight, p.lend] for name, p in views.items()}
         first, later, keys = [], [], []
-        ahead = dict.fromkeys(views, 0)
         held = 0  # GPUs the pool keeps back for lending projects' guaranteed jobs
         guaranteed = self.guaranteed
         for job in ordered:
-            name, need = job.project, job.gpus * job.nodes  # demand(job), inlined: 10k calls
-            if need <= left[name] and not job.borrowed_only:
-                left[name] -= need
+            need = job.gpus * job.nodes  # demand(job), inlined: 10k calls
+            state = states[job.project]
+            if need <= state[0] and not job.borrowed_only:
+                state[0] -= need
                 guaranteed.add(job.job_id)
-                if share[name][2]:
+                if state[4]:
                     held += need
                 first.append(job)
             else:
-                ahead[name] = behind = ahead[name] + need
-                base, weight, _ = share[name]
-                keys.append((base + behind) / weight)
+                state[1] += need
+                keys.append((state[2] + state[1]) / state[3])
                 later.append(job)
         for name, p in self.projects.items():
             if not p.lend:  # its whole unused quota is held back (its own guaranteed jobs included)
@@ -272,10 +276,11 @@ class QuotaPass(Generic[A]):
         need = job.gpus * job.nodes
         if not need or job.job_id in self.guaranteed:
             return None
-        memo = (job.project, need, job.preemptible)
-        if memo not in self._memo:
-            self._memo[memo] = self._hold(job, need)
-        return self._memo[memo]
+        entry = self._hold(job, need)
+        if entry is not None:
+            below = 101 if job.nodes > 1 else self._lowest_own.get(job.project, 101)
+            self.known[job.project, job.gpus, job.nodes, job.preemptible] = (entry[0], entry[2], below)
+        return entry
 
     def _hold(self, job: _Job, need: int) -> WaitEntry | None:
         p = self.project(job.project)
@@ -304,7 +309,7 @@ class QuotaPass(Generic[A]):
             return False
         if demand(job):
             self.pool -= demand(job)
-            self._memo.clear()
+            self.known.clear()
             self.took_from_pool.add(job.project)
         return True
 
@@ -343,7 +348,8 @@ class QuotaPass(Generic[A]):
         failed = self._priority_failed[job.project]
         if any(q >= job.priority for g, q in failed.items() if g <= job.gpus):
             return None
-        plan = self._plan(job, own, spare, size, lambda vs: (len(vs), max(v.priority for v in vs)), below=job.priority)
+        # victims go by priority on each node, so the last one taken has the highest
+        plan = self._plan(job, own, spare, size, lambda vs: (len(vs), vs[-1].priority), below=job.priority)
         if plan is None and not job.excluded_nodes:
             failed[job.gpus] = max(failed.get(job.gpus, -1), job.priority)
         return plan

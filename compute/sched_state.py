@@ -8,7 +8,7 @@ import bisect
 import heapq
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, filterfalse
 from operator import attrgetter
 
 from compute.sched_records import NodeView, PendingJob, RunningAttempt, SchedulerConfig
@@ -70,9 +70,10 @@ class PassState:
                 else:
                     on.append(a)
         # Gangs: several attempts of one job id (checked by job id first: a C-speed count).
-        many = {j for j, c in Counter(map(attrgetter("job_id"), running)).items() if c > 1}
+        ids = Counter(map(attrgetter("job_id"), running))
+        many = {j for j, c in ids.items() if c > 1} if len(ids) < len(running) else set()
         self.gangs: dict[tuple[str, int], list[RunningAttempt]] = {}
-        for a in running:
+        for a in running if many else ():
             if a.job_id in many:
                 self.gangs.setdefault((a.job_id, a.attempt), []).append(a)
         self.gangs = {k: ms for k, ms in self.gangs.items() if len(ms) > 1}
@@ -95,7 +96,7 @@ class PassState:
         self.avail = {}
         for name, n in schedulable.items():
             taken = held.get(name)
-            self.avail[name] = list(n.gpus) if not taken else [g for g in n.gpus if g not in taken]
+            self.avail[name] = list(n.gpus) if not taken else list(filterfalse(set(taken).__contains__, n.gpus))
         self.largest = max((len(n.gpus) for n in schedulable.values()), default=0)
         sizes = Counter(len(n.gpus) for n in schedulable.values())
         self.hostable = [sum(c for size, c in sizes.items() if size >= g) for g in range(self.largest + 1)]
@@ -148,10 +149,13 @@ class PassState:
             fits = [(len(f) - job.gpus, n) for n, f in self.avail.items()
                     if len(f) >= job.gpus and n not in job.excluded_nodes]
             return min(fits)[1] if fits else None
+        buckets, nfree = self.buckets, self.nfree
         for count in range(job.gpus, self.top + 1):
-            name = self._bucket_head(count)
-            if name is not None:
-                return name
+            heap = buckets[count]
+            while heap and nfree[heap[0]] != count:  # _bucket_head, inlined
+                heapq.heappop(heap)
+            if heap:
+                return self.names[heap[0]]
         return None
 
     def claim(self, node: str, n: int, reindex: bool = True) -> tuple[int, ...]:
@@ -167,12 +171,17 @@ class PassState:
         rank = self.rank[node]
         self.nfree[rank] = left
         heapq.heappush(self.buckets[left], rank)
-        top = self.top
-        while top > 0 and self._bucket_head(top) is None:
+        top, buckets, nfree = self.top, self.buckets, self.nfree
+        while top > 0:
+            heap = buckets[top]
+            while heap and nfree[heap[0]] != top:  # _bucket_head, inlined
+                heapq.heappop(heap)
+            if heap:
+                break
             top -= 1
         self.top = top
         if reindex:
-            self._reindex(node)
+            self._dirty.add(node)  # _reindex, inlined
         return tuple(taken)
 
     def hold(self, node: str, n: int, freed: int = 0) -> None:

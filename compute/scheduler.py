@@ -109,7 +109,17 @@ def schedule(
     waiting = decision.waiting
     initial_top, reserved, ahead = p.top, None, 0  # reserved: (job id, node, its free slots then)
     reserved_args: tuple[str, ...] = ()
+    # Jobs like one the quota rules just held (same project, size, preemptible) and that cannot preempt
+    # either are answered from `quota.known`, without the rules: most of a busy queue waits so.
+    known, kind_of = quota.known if quota is not None else {}, attrgetter("project", "gpus", "nodes", "preemptible")
+    guaranteed = quota.guaranteed if quota is not None else set()
     for job in order:
+        if known:
+            like = known.get(kind_of(job))
+            if like is not None and (job.priority <= like[2] or p.stops_left <= 0) and job.job_id not in guaranteed:
+                ahead += 1
+                waiting[job.job_id] = (like[0], ahead, like[1])
+                continue
         if job.nodes > 1:
             # With projects, a gang is held by the quota rules as a whole (`demand`); its own
             # preemption (compute/gangs.py) compares priorities across projects.
