@@ -116,7 +116,7 @@ def _rdb_write(
     sql = _statements()
     with rdb.engine.begin() as conn:
         ids = {trial_id, *(p[0] for p in params), *(a[0] for a in system_attrs)}
-        found: dict[int, TrialState] = dict(conn.execute(sql.states, {"ids": list(ids)}).all())  # type: ignore[arg-type]
+        found: dict[int, TrialState] = dict(conn.execute(sql.states, {"ids": list(ids)}).all())
         for one in ids:
             if one not in found:
                 raise KeyError(f"No trial with trial_id {one} exists.")
