@@ -29,8 +29,13 @@ from autoresearch.runner.evaluate import DISK_FULL_CANCEL
 from autoresearch.runner.graph import RunnerState
 from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
+from compute import Job
 from tracking import QueuedTracker
 
+_LOOK_EVERY_S = 0.005
+"""Longest pause between two looks at the compute store while jobs run: a slot is refilled this
+soon after its job ends at the latest (`Client.wait_for_change`'s default, 20 ms, was on average
+~9 ms of each refill; a look costs ~20 us, 200 a second while waiting)."""
 _SHOW_EVERY_S = 0.25
 """Most often a round refreshes the display's status (a live view redraws 4 times a second)."""
 _CANCEL_ON = (CampaignStopReason.deadline, CampaignStopReason.target_reached)
@@ -104,6 +109,8 @@ class CampaignNodes:
         refilled first and MLflow is written while the runner waits for jobs."""
         deadline = time.monotonic() + self.settings.heartbeat_s
         known = set(HANDLED_KINDS)
+        seen: dict[str, str] | None = None
+        changed: list[Job] = []
         while True:
             running = self.ledger.running()
             if not running:
@@ -115,7 +122,7 @@ class CampaignNodes:
                 continue
             if self.writes is not None:
                 self.writes.hold()
-            ended, seen = self.ctx.evaluator.check(running)
+            ended, seen = self.ctx.evaluator.check(running, seen, changed)
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
                 if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:
@@ -125,7 +132,8 @@ class CampaignNodes:
             self._release_writes()
             if self.ctx.inbox.pending_count(known) or time.monotonic() >= deadline:
                 return {}
-            self.client.wait_for_change(list(seen), since=seen, timeout=self.settings.poll_s)
+            changed = self.client.wait_for_change(list(seen), since=seen, timeout=self.settings.poll_s,
+                                                  poll_s=_LOOK_EVERY_S)  # fmt: skip
 
     def replan(self, state: RunnerState) -> RunnerState:
         """Apply steering, let the policy replan on new results, and end the campaign at a limit."""
