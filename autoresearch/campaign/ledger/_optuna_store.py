@@ -4,6 +4,8 @@ schema lock, a FrozenTrial as a `TrialRecord`, and `CampaignFacts` as study user
 from __future__ import annotations
 
 import fcntl
+import functools
+import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -12,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import optuna
-import sqlalchemy
 from optuna.storages._rdb.storage import _VersionManager
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaState
@@ -87,19 +88,18 @@ def _alembic_scripts_once() -> None:
 
 def sqlite_storage(path: Path) -> optuna.storages.RDBStorage:
     """RDB storage on SQLite in WAL mode: readers (status, dashboard) never block the runner,
-    and a commit survives the process being killed."""
+    and a commit survives the process being killed. Every connection, the first included (the
+    one optuna makes its tables with: 15 statements, each an fsync'd commit without WAL), is
+    opened with the pragmas."""
     _alembic_scripts_once()
-    storage = optuna.storages.RDBStorage(storage_url(path), engine_kwargs={"connect_args": {"timeout": 30}})
-    sqlalchemy.event.listen(storage.engine, "connect", _sqlite_pragmas)
-    storage.engine.dispose()  # connections made before the listener reopen with the pragmas
-    return storage
+    return optuna.storages.RDBStorage(storage_url(path), engine_kwargs={"creator": functools.partial(_connect, path)})
 
 
-def _sqlite_pragmas(connection: Any, _record: Any) -> None:
-    cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
+def _connect(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(str(path), timeout=30, check_same_thread=False)  # the pool hands it to any thread
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    return connection
 
 
 def storage_url(path: Path) -> str:
