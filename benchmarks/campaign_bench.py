@@ -85,7 +85,7 @@ def campaign_for(seed: int, trials: int, parallel: int, home: Path, step_seconds
 
 def full_stack(campaign: Campaign, home: Path, settings: RunnerSettings, profiler: cProfile.Profile | None = None
                ) -> ArmRun:  # fmt: skip
-    started = time.monotonic()
+    began, started = time.time(), time.monotonic()
     if profiler is not None:
         profiler.enable()
     try:
@@ -107,7 +107,7 @@ def full_stack(campaign: Campaign, home: Path, settings: RunnerSettings, profile
         jobs = client.list(labels={"campaign": campaign.name}, limit=10 * campaign.budget.max_trials)
     spans = tuple(Span(a.started_at, a.ended_at, job.created_at) for job in jobs for a in job.attempts
                   if a.ended_at is not None)  # fmt: skip
-    return ArmRun(OURS, campaign.policy.seed or 0, wall, best.value, done, spans, drained)
+    return ArmRun(OURS, campaign.policy.seed or 0, wall, best.value, done, spans, drained, began)
 
 
 def run_seeds(home: Path, peers: Sequence[str], seeds: Sequence[int], trials: int, parallel: int,
@@ -143,8 +143,16 @@ def per_seed_rows(runs: Sequence[ArmRun], parallel: int) -> list[dict[str, Any]]
                      "per_trial_overhead_ms": overhead_ms(run.wall_s, run.spans, parallel),
                      "refill_gap_ms": gaps.gap_ms, "refill_runner_ms": gaps.runner_ms,
                      "refill_daemon_ms": gaps.daemon_ms, "completed": run.completed,
-                     "jobs": len(run.spans)})  # fmt: skip
+                     "jobs": len(run.spans), **_ends(run)})  # fmt: skip
     return rows
+
+
+def _ends(run: ArmRun) -> dict[str, float | None]:
+    """Seconds from the arm's start to its first job's spawn, and from its last job's end to its return."""
+    if run.began_at is None or not run.spans:
+        return {"first_job_s": None, "after_last_job_s": None}
+    first, last = min(s.start for s in run.spans), max(s.end for s in run.spans)
+    return {"first_job_s": first - run.began_at, "after_last_job_s": run.began_at + run.wall_s - last}
 
 
 def summary(runs: Sequence[ArmRun], parallel: int, settings: dict[str, Any]) -> dict[str, Any]:
@@ -161,6 +169,7 @@ def summary(runs: Sequence[ArmRun], parallel: int, settings: dict[str, Any]) -> 
              "regret": med(arm, "regret"),
              "per_trial_overhead_ms": med(arm, "per_trial_overhead_ms"), "refill_gap_ms": med(arm, "refill_gap_ms"),
              "refill_runner_ms": med(arm, "refill_runner_ms"), "refill_daemon_ms": med(arm, "refill_daemon_ms"),
+             "first_job_s": med(arm, "first_job_s"), "after_last_job_s": med(arm, "after_last_job_s"),
              "ratio_to_ours": _ratio(med(arm, "wall_s"), ours_wall),
              "drained_ratio_to_ours": _ratio(med(arm, "wall_drained_s"), ours_drained),
              "seeds": sum(r["arm"] == arm for r in per_seed),
@@ -184,14 +193,16 @@ def table(doc: dict[str, Any]) -> str:
     lines = [f"Hartmann6, {s['trials']} trials, {s['parallel']} in parallel, TPE, {s['seeds']} seed(s), "
              f"20 steps x {steps}; load average {s['load_start']} at start, {s['load_end']} at end",
              f"{'arm':14}{'wall clock (s)':>16}{'x ours':>9}{'+ MLflow drain (s)':>20}{'x ours':>9}"
-             f"{'simple regret':>15}{'overhead/trial':>16}{'refill gap':>12}{'  (runner + daemon)':<22}"]  # fmt: skip
+             f"{'simple regret':>15}{'overhead/trial':>16}{'refill gap':>12}{'  (runner + daemon)':<22}"
+             f"{'to 1st job':>11}{'after last':>11}"]  # fmt: skip
     for r in doc["rows"]:
         split = ""
         if r["refill_runner_ms"] is not None:
             split = f"  ({r['refill_runner_ms']:.0f} + {r['refill_daemon_ms']:.0f} ms)"
+        ends = "".join(f"{r[k]:>10.2f}s" if r.get(k) is not None else f"{'':>11}" for k in ("first_job_s", "after_last_job_s"))
         lines.append(f"{r['arm']:14}{r['wall_s']:>16.1f}{r['ratio_to_ours']:>8.2f}x{r['wall_drained_s']:>20.1f}"
                      f"{r['drained_ratio_to_ours']:>8.2f}x{r['regret']:>15.4f}"
-                     f"{r['per_trial_overhead_ms']:>13.0f} ms{r['refill_gap_ms']:>9.0f} ms{split}")  # fmt: skip
+                     f"{r['per_trial_overhead_ms']:>13.0f} ms{r['refill_gap_ms']:>9.0f} ms{split:<22}{ends}")  # fmt: skip
     for t in doc["tests"]:
         p = f"p = {t['p_value']:.3f}" if t["p_value"] is not None else "p n/a"
         lines.append(f"regret, {OURS} vs {t['peer']} (paired, {t['seeds']} seeds): {t['wins']}W/{t['losses']}L/"

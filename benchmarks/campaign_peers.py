@@ -58,6 +58,9 @@ class ArmRun:
     drained_s: float | None = None
     """Our stack only: first proposal -> the last MLflow write applied (the runner returns
     before that and leaves its pending writes to a detached writer). The peers write no MLflow."""
+    began_at: float | None = None
+    """When the arm was started (Unix seconds): with `spans`, its time before the first job and
+    after the last one."""
 
 
 def tpe(seed: int | None) -> optuna.samplers.TPESampler:
@@ -99,13 +102,13 @@ def optuna_loop(campaign: Any, seed: int) -> ArmRun:
             study.tell(trial, value)
             spans.append(span)
 
-    started = time.monotonic()
+    began, started = time.time(), time.monotonic()
     with ThreadPoolExecutor(campaign.budget.max_parallel) as pool:
         for future in [pool.submit(worker) for _ in range(campaign.budget.max_parallel)]:
             future.result()
     wall = time.monotonic() - started
     done = sum(t.state is optuna.trial.TrialState.COMPLETE for t in study.trials)
-    return ArmRun("optuna", seed, wall, study.best_value, done, tuple(spans))
+    return ArmRun("optuna", seed, wall, study.best_value, done, tuple(spans), began_at=began)
 
 
 class RaySession:
@@ -187,7 +190,7 @@ def ray_tune(campaign: Any, seed: int, storage: Path) -> ArmRun:
                                     max_concurrent_trials=campaign.budget.max_parallel),  # fmt: skip
         run_config=tune.RunConfig(name=campaign.name, storage_path=str(storage), verbose=0),
     )
-    started = time.monotonic()
+    began, started = time.time(), time.monotonic()
     grid = tuner.fit()
     wall = time.monotonic() - started
     results = [r for r in grid if r.error is None and "objective" in r.metrics]
@@ -195,4 +198,4 @@ def ray_tune(campaign: Any, seed: int, storage: Path) -> ArmRun:
         raise RuntimeError(f"ray-tune seed {seed}: {len(grid.errors)} trial(s) failed, the first: {grid.errors[0]}")
     spans = tuple(Span(r.metrics["job_start"], r.metrics["job_end"]) for r in results)
     best = min(r.metrics["objective"] for r in results)
-    return ArmRun("ray-tune", seed, wall, best, len(results), spans)
+    return ArmRun("ray-tune", seed, wall, best, len(results), spans, began_at=began)

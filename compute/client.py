@@ -269,10 +269,12 @@ class Client:
         return jobs
 
     def wait_for_change(self, job_ids: Sequence[str], since: dict[str, str] | None = None,
-                        timeout: float | None = None) -> builtins.list[Job]:
+                        timeout: float | None = None, *, poll_s: float = _MAX_POLL_S) -> builtins.list[Job]:
         """Return as soon as any job's state differs from `since` (id -> state name).
 
         `since` None means 'the states right now'. Returns the changed jobs; empty on timeout.
+        `poll_s`: the longest pause between two looks at the store (a change is seen that much
+        later at most; each look is one `PRAGMA data_version`, ~20 us).
         """
         ids = list(job_ids)
         if since is None:
@@ -284,17 +286,18 @@ class Client:
             changed = [i for i in ids if i in states and states[i].value != since.get(i)]
             if changed:
                 return self._store.get_jobs(changed)
-            if not self._sleep_until_change(version, deadline):
+            if not self._sleep_until_change(version, deadline, poll_s):
                 return []
 
-    def _sleep_until_change(self, version: int, deadline: float | None) -> bool:
-        """Sleep until the store's data_version differs from `version`; False on deadline."""
-        pause = _POLL_S
+    def _sleep_until_change(self, version: int, deadline: float | None, most: float = _MAX_POLL_S) -> bool:
+        """Sleep until the store's data_version differs from `version`; False on deadline.
+        Looks again after `_POLL_S`, then 1.5 times longer each time, up to `most` seconds."""
+        pause = min(_POLL_S, most)
         while self._store.data_version() == version:
             self._daemon_still_serves()
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            left = _MAX_POLL_S if deadline is None else max(0.0, deadline - time.monotonic())
+            left = most if deadline is None else max(0.0, deadline - time.monotonic())
             time.sleep(min(pause, left))
-            pause = min(pause * 1.5, _MAX_POLL_S)
+            pause = min(pause * 1.5, most)
         return True

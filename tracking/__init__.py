@@ -47,6 +47,7 @@ from tracking.logrules import (
 from tracking.logsync import (
     MAX_READ_BYTES,
     LogSync,
+    Parsed,
     log_size,
     parse_log,
     read_log_points,
@@ -144,6 +145,7 @@ __all__ = [
     "MlflowTracker",
     "ObjectiveSource",
     "ParseResult",
+    "Parsed",
     "ParserState",
     "Outbox",
     "QueuedTracker",

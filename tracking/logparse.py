@@ -84,7 +84,8 @@ class ParserState(BaseModel):
     step: int | None = None
     """The current step, from the last `step`/`epoch` seen; None before any."""
     counts: dict[str, int] = Field(default_factory=dict)
-    """How many values of each key were seen (the step of keys logged before any step)."""
+    """How many values of each key were seen (the step of keys logged before any step), recorded
+    by the rules or not (states stored before 2026-12-04 count recorded keys only: the same steps)."""
 
 
 class ParseResult(BaseModel):
@@ -132,10 +133,10 @@ def parse_metrics(
                 if stepish and key.lower() == step_key:
                     continue
                 key = _BAD_KEY_CHARS.sub("_", key)[:250]
-                if not rules.records(key):
-                    continue
-                points.append(MetricPoint(key=key, value=value, step=step if step is not None else counts.get(key, 0)))
-                counts[key] = counts.get(key, 0) + 1
+                count = counts.get(key, 0)
+                counts[key] = count + 1  # every key, recorded or not: the state is the same whatever `record` says
+                if rules.records(key):
+                    points.append(MetricPoint(key=key, value=value, step=step if step is not None else count))
     new_state = ParserState(offset=state.offset + end, step=step, counts=counts)
     return ParseResult(points=points, state=new_state)
 
@@ -165,18 +166,19 @@ def _pattern_pairs(found: list[tuple[str, str]]) -> list[_Pair]:
 
 def _text_pairs(line: str) -> list[_Pair]:
     """`key: value` pairs and step markers, or nothing when the line holds other words (prose)."""
-    matches = [*_PAIR.finditer(line), *_STEP.finditer(line)]
-    if not matches:
+    found_pairs, found_steps = list(_PAIR.finditer(line)), list(_STEP.finditer(line))
+    if not found_pairs and not found_steps:
         return []
     rest, last = [], 0
-    for m in sorted(matches, key=lambda m: m.start()):
+    for m in sorted([*found_pairs, *found_steps], key=lambda m: m.start()) if found_steps else found_pairs:
         rest.append(line[last : m.start()])
         last = max(last, m.end())
     rest.append(line[last:])
     if _WORD.search("".join(rest)):
         return []
-    pairs = [(m["key"], float(m["value"]), _INTEGER.fullmatch(m["value"]) is not None) for m in _PAIR.finditer(line)]
-    if _step_key(pairs) is None and (found := _STEP.search(line)):
+    pairs = [(m["key"], float(m["value"]), _INTEGER.fullmatch(m["value"]) is not None) for m in found_pairs]
+    if found_steps and _step_key(pairs) is None:
+        found = found_steps[0]
         pairs.insert(0, (found["key"], float(found["value"]), True))
     return [(k, v, stepish and _is_step(v)) for k, v, stepish in pairs]
 

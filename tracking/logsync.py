@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from tracking.base import RunView, Tracker
 from tracking.logparse import MetricPoint, ParseResult, ParserState, parse_metrics
@@ -52,6 +53,15 @@ def parse_log(
         f.seek(state.offset)
         data = f.read(length)
     return parse_metrics(data, state, rules=rules, final=final and state.offset + len(data) >= size)
+
+
+class Parsed(NamedTuple):
+    """One parse of a log, kept so that another reader of the same bytes need not parse them again."""
+
+    start: ParserState | None
+    """The state it started from."""
+    result: ParseResult | None
+    """What `parse_log` returned from there (every metric, whatever the rules record)."""
 
 
 def stored_states(run: RunView) -> dict[int, ParserState]:
@@ -94,20 +104,27 @@ class LogSync:
         sizes: Mapping[int, int] | None = None,
         skip_logged: bool = False,
         tags: Mapping[str, str] | None = None,
+        parsed: Mapping[int, Parsed] | None = None,
     ) -> int:
         """Log the lines of `logs` (attempt -> path) not logged yet, read up to `sizes` (default: now),
         with `tags` in the same batch (written even when there are no new points). Returns the
-        number of points logged."""
+        number of points logged. `parsed`: a parse of the same logs up to the same `sizes` with the
+        same patterns (`LogScan`'s); an attempt's is used when it starts where this sync stands."""
         points: list[MetricPoint] = []
         batch_tags = dict(tags or {})
         previous: ParserState | None = None
+        rules = self.rules or MetricRules()
         for attempt in sorted(logs):
             known = self.states.get(attempt)
             start = known or (previous.model_copy(update={"offset": 0}) if previous else None)
-            size = sizes.get(attempt) if sizes is not None else None
-            result = parse_log(logs[attempt], start, size=size, final=final, rules=self.rules)
+            shared = parsed.get(attempt) if parsed is not None else None
+            if shared is not None and shared.start == start:
+                result = shared.result
+            else:
+                size = sizes.get(attempt) if sizes is not None else None
+                result = parse_log(logs[attempt], start, size=size, final=final, rules=self.rules)
             if result is not None and result.state != known:
-                points += result.points
+                points += [p for p in result.points if rules.records(p.key)] if rules.record is not None else result.points
                 self.states[attempt] = result.state
                 batch_tags[log_state_tag(attempt)] = result.state.model_dump_json()
             previous = self.states.get(attempt, previous)

@@ -27,7 +27,7 @@ from compute.records import Job
 from tracking.base import RunStatus, RunView, Tracker
 from tracking.logparse import ParserState
 from tracking.logrules import MetricRules
-from tracking.logsync import LogSync, log_size, parse_log, stored_states
+from tracking.logsync import LogSync, Parsed, log_size, parse_log, stored_states
 from tracking.tags import SOURCE_TAG
 
 
@@ -59,17 +59,22 @@ class LogScan:
         """step -> the objective's last value at that step."""
         self.changed = False
         """Whether the last `update` found new bytes (or was final)."""
+        self.parsed: dict[int, Parsed] = {}
+        """Per attempt, what the last `update` parsed (every metric): `LogSync` reuses it instead of
+        parsing the same bytes again when it starts from the same state."""
         self._states: dict[int, ParserState] = {}
 
     def update(self, logs: Mapping[int, Path], final: bool) -> None:
         sizes = {n: log_size(p) for n, p in logs.items()}
         self.changed = final or sizes != self.sizes
+        self.parsed = {}
         if not self.changed:
             return
         previous: ParserState | None = None
         for attempt in sorted(logs):
             start = self._states.get(attempt) or (previous.model_copy(update={"offset": 0}) if previous else None)
             result = parse_log(logs[attempt], start, size=sizes[attempt], final=final, rules=self.rules)
+            self.parsed[attempt] = Parsed(start, result)
             if result is not None:
                 self._states[attempt] = result.state
                 self.values.update((p.step, p.value) for p in result.points if p.key == self.metric)
@@ -103,7 +108,8 @@ class LogSource:
 
     def read(self, scan: LogScan, *, final: bool, tags: Mapping[str, str]) -> list[tuple[int, float]]:
         if scan.changed:
-            self.sync.sync(scan.logs, final=final, sizes=scan.sizes, skip_logged=self._resumed, tags=tags)
+            self.sync.sync(scan.logs, final=final, sizes=scan.sizes, skip_logged=self._resumed, tags=tags,
+                           parsed=scan.parsed)  # fmt: skip
             self._resumed = False
         else:
             _write_tags(self.tracker, self.run_id, tags, final)

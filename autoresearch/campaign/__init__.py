@@ -27,7 +27,7 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
     from autoresearch.campaign.status import (
         BudgetUsed, CampaignOverview, CampaignStatus, CampaignStopReason, TrialSummary, active_seconds,
-        campaign_status, free_slots, overview, read_overviews, read_status, status_of, stop_reason,
+        budget_used, campaign_status, free_slots, overview, read_overviews, read_status, status_of, stop_reason,
     )
 
 _WHERE = {
@@ -86,6 +86,7 @@ _WHERE = {
     "CampaignStopReason": "autoresearch.campaign.status",
     "TrialSummary": "autoresearch.campaign.status",
     "active_seconds": "autoresearch.campaign.status",
+    "budget_used": "autoresearch.campaign.status",
     "campaign_status": "autoresearch.campaign.status",
     "free_slots": "autoresearch.campaign.status",
     "overview": "autoresearch.campaign.status",
@@ -153,6 +154,7 @@ __all__ = [
     "TrialSummary",
     "active_seconds",
     "best_trial",
+    "budget_used",
     "campaign_dir",
     "campaign_status",
     "campaigns_root",

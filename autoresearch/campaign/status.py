@@ -116,12 +116,7 @@ def status_of(
     now = now or datetime.now(UTC)
     best = best_trial(trials, campaign.objective)
     shown = _shown_state(facts.state, folder)
-    used = BudgetUsed(
-        trials=sum(t.state is not TrialState.cancelled for t in trials),
-        gpu_hours=sum(t.gpu_seconds for t in trials) / 3600.0,
-        llm_usd=facts.llm_usd,
-        elapsed=active_seconds(facts, trials, now, live=shown is not CampaignState.interrupted),
-    )
+    used = budget_used(facts, trials, now, live=shown is not CampaignState.interrupted)
     outbox = CampaignPaths(folder).tracking_outbox if folder else None
     return CampaignStatus(
         tracking_pending=pending_writes(outbox) if outbox else 0,
@@ -132,6 +127,17 @@ def status_of(
         budget_used=used,
         best_trial=TrialSummary.of(best) if best else None,
         trials=[TrialSummary.of(t) for t in trials],
+    )
+
+
+def budget_used(facts: CampaignFacts, trials: list[TrialRecord], now: datetime, *, live: bool) -> BudgetUsed:
+    """How much of the budget `trials` and `facts` spent by `now` (`live`: a runner drives the
+    campaign now; see `active_seconds`). The part of a status the runner reads every round."""
+    return BudgetUsed(
+        trials=sum(t.state is not TrialState.cancelled for t in trials),
+        gpu_hours=sum(t.gpu_seconds for t in trials) / 3600.0,
+        llm_usd=facts.llm_usd,
+        elapsed=active_seconds(facts, trials, now, live=live),
     )
 
 

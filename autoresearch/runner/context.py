@@ -10,12 +10,14 @@ Used from the runner's thread only.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autoresearch.campaign import Campaign, CampaignPaths, CampaignState, Ledger, PolicyKind, TrialRecord, campaign_status
 from autoresearch.policy import Policy
-from autoresearch.runner.display import Display
+from autoresearch.runner.display import Display, QuietDisplay
 from autoresearch.runner.errors import RunnerError
 from autoresearch.runner.evaluate import Evaluator
 from autoresearch.runner.launch import Launcher
@@ -64,6 +66,7 @@ class RunContext:
     window: Window
     display: Display
     settings: RunnerSettings
+    _shown_at: float = field(default=-math.inf, init=False)
 
     @property
     def campaign(self) -> Campaign:
@@ -73,8 +76,15 @@ class RunContext:
     def event(self, text: str) -> None:
         self.display.event(text)
 
-    def show(self) -> None:
-        """Refresh the display's status."""
+    def show(self, *, every_s: float = 0.0) -> None:
+        """Refresh the display's status; `every_s`: not again within that many seconds (a round
+        refreshes it; a whole status costs a summary per trial). A quiet display is not sent it."""
+        if isinstance(self.display, QuietDisplay):
+            return
+        now = time.monotonic()
+        if now - self._shown_at < every_s:
+            return
+        self._shown_at = now
         self.display.update(campaign_status(self.ledger), self.campaign.budget.max_trials)
 
     def retarget(self, campaign: Campaign) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping, Sequence
 
 from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
 from autoresearch.policy import Policy, PruneDecision, Pruning
@@ -87,21 +88,32 @@ class Evaluator:
             return self.policy
         return None
 
-    def check(self, trials: list[TrialRecord]) -> tuple[list[TrialRecord], dict[str, str]]:
+    def check(
+        self, trials: list[TrialRecord], known: Mapping[str, str] | None = None, changed: Sequence[Job] = ()
+    ) -> tuple[list[TrialRecord], dict[str, str]]:
         """Look at each running trial's job once: report new values, prune, end finished trials.
         Stops at the first trial that ends, so its slot is refilled before the next one is judged
         (jobs started together end together; refilling one by one staggers them).
+
+        `known` (job id -> state, what the last check returned) and `changed` (the jobs
+        `Client.wait_for_change` returned since): a job in `known` and not in `changed` is not
+        read again unless its metrics are due.
 
         Returns the trials that ended and the job states seen (for `Client.wait_for_change`).
         """
         ended: list[TrialRecord] = []
         seen: dict[str, str] = {}
+        fresh = {job.id: job for job in changed}
         for trial in trials:
             if ended:
                 break
             if trial.job_id is None:
                 continue
-            job = self.client.get(trial.job_id)
+            job = fresh.get(trial.job_id)
+            if job is None and known is not None and trial.job_id in known and not self._wants(trial, known[trial.job_id]):
+                seen[trial.job_id] = known[trial.job_id]  # unchanged, and nothing to read
+                continue
+            job = job or self.client.get(trial.job_id)
             seen[job.id] = job.state.value
             if job.state.final:
                 ended.append(self._finish(trial, job))
@@ -131,13 +143,20 @@ class Evaluator:
             done.add(step)
         return bool(fresh)
 
-    def _due(self, number: int) -> bool:
+    def _wants(self, trial: TrialRecord, state: str) -> bool:
+        """Whether `check` reads a job last seen in `state` again though it did not change: a running
+        job whose metrics are due (see `_due`)."""
+        return (state == JobState.running.value and trial.number not in self._pruning and trial.mlflow_run_id is not None
+                and self._due(trial.number, peek=True))  # fmt: skip
+
+    def _due(self, number: int, *, peek: bool = False) -> bool:
         """Whether to read a running trial's metrics now: every poll with a pruner, else every live_sync_s."""
         now = time.monotonic()
         last = self._read_at.setdefault(number, now)
         if self.pruner is None and now - last < self.live_sync_s:
             return False
-        self._read_at[number] = now
+        if not peek:
+            self._read_at[number] = now
         return True
 
     def _prune(self, pruner: Pruning, trial: TrialRecord, job: Job) -> TrialRecord | None:

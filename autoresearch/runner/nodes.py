@@ -9,13 +9,13 @@ from datetime import datetime, UTC
 from autoresearch.campaign import (
     Campaign,
     CampaignState,
-    CampaignStatus,
     Ledger,
     CampaignStopReason,
     TrialFailure,
     TrialRecord,
     TrialState,
-    campaign_status,
+    best_trial,
+    budget_used,
     first_line,
     free_slots,
     repeated_failure,
@@ -29,8 +29,15 @@ from autoresearch.runner.evaluate import DISK_FULL_CANCEL
 from autoresearch.runner.graph import RunnerState
 from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
+from compute import Job
 from tracking import QueuedTracker
 
+_LOOK_EVERY_S = 0.005
+"""Longest pause between two looks at the compute store while jobs run: a slot is refilled this
+soon after its job ends at the latest (`Client.wait_for_change`'s default, 20 ms, was on average
+~9 ms of each refill; a look costs ~20 us, 200 a second while waiting)."""
+_SHOW_EVERY_S = 0.25
+"""Most often a round refreshes the display's status (a live view redraws 4 times a second)."""
 _CANCEL_ON = (CampaignStopReason.deadline, CampaignStopReason.target_reached)
 """Limits that cancel running trials; the others let them finish."""
 
@@ -59,9 +66,9 @@ class CampaignNodes:
         """Fill the idle parallel slots with new trials (none while paused or at a limit)."""
         if self.ledger.state is not CampaignState.running:
             return {}
-        status, view = self._look(state.get("steering", []))
+        view = self._look(state.get("steering", []))
         n = free_slots(self.campaign, view.trials)
-        if n <= 0 or self._limit(status) is not None:
+        if n <= 0 or self._limit(view) is not None:
             return {}
         try:
             proposals = self.ctx.policy.propose(view, n)
@@ -102,6 +109,8 @@ class CampaignNodes:
         refilled first and MLflow is written while the runner waits for jobs."""
         deadline = time.monotonic() + self.settings.heartbeat_s
         known = set(HANDLED_KINDS)
+        seen: dict[str, str] | None = None
+        changed: list[Job] = []
         while True:
             running = self.ledger.running()
             if not running:
@@ -113,7 +122,7 @@ class CampaignNodes:
                 continue
             if self.writes is not None:
                 self.writes.hold()
-            ended, seen = self.ctx.evaluator.check(running)
+            ended, seen = self.ctx.evaluator.check(running, seen, changed)
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
                 if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:
@@ -123,7 +132,8 @@ class CampaignNodes:
             self._release_writes()
             if self.ctx.inbox.pending_count(known) or time.monotonic() >= deadline:
                 return {}
-            self.client.wait_for_change(list(seen), since=seen, timeout=self.settings.poll_s)
+            changed = self.client.wait_for_change(list(seen), since=seen, timeout=self.settings.poll_s,
+                                                  poll_s=_LOOK_EVERY_S)  # fmt: skip
 
     def replan(self, state: RunnerState) -> RunnerState:
         """Apply steering, let the policy replan on new results, and end the campaign at a limit."""
@@ -135,7 +145,7 @@ class CampaignNodes:
                                "steering": [*state.get("steering", []), *notes_of(applied)]}  # fmt: skip
         if self.ledger.state is CampaignState.stopped:
             return {**update, "ended": CampaignState.stopped.value}
-        status, view = self._look(update["steering"])
+        view = self._look(update["steering"])
         finals = sum(t.state.final for t in view.trials)
         if self.ledger.state is CampaignState.running and finals > state.get("finished_seen", 0):
             try:
@@ -153,10 +163,10 @@ class CampaignNodes:
         if broken is not None and self.ledger.state is CampaignState.running:
             self._fail_fast(broken)
             return {**update, "ended": CampaignState.failed.value}
-        limit = self._limit(status)
+        limit = self._limit(view)
         if limit is not None and self._wind_down(limit):
             return {**update, "ended": CampaignState.completed.value}
-        self.display.update(status, self.campaign.budget.max_trials)
+        self.ctx.show(every_s=_SHOW_EVERY_S)
         return update
 
     # --- helpers ----------------------------------------------------------------------
@@ -165,19 +175,21 @@ class CampaignNodes:
         if self.writes is not None:
             self.writes.release()
 
-    def _look(self, steering: list[str]) -> tuple[CampaignStatus, PolicyContext]:
-        """The campaign's status and the policy's context, from one read of the ledger's trials."""
-        status = campaign_status(self.ledger)
-        trials = self.ledger.trials()
-        view = PolicyContext(
-            campaign=self.campaign, trials=trials, notes=self.ledger.notes(), steering=steering,
-            budget_used=status.budget_used,
-        )  # fmt: skip
-        return status, view
+    def _look(self, steering: list[str]) -> PolicyContext:
+        """The policy's context (with the budget used), from one read of the ledger's trials.
 
-    def _limit(self, status: CampaignStatus) -> CampaignStopReason | None:
-        best = status.best_trial.value if status.best_trial else None
-        return stop_reason(self.campaign, status.budget_used, best, self.ledger.started_at)
+        Built every round, so without a whole `CampaignStatus` (a summary per trial, the outbox's
+        pending count) and without validating again what is typed already: pydantic runs a
+        model's after-validators even on an instance (the campaign's cross checks, 5 ms)."""
+        trials = self.ledger.trials()
+        used = budget_used(self.ledger.facts(), trials, datetime.now(UTC), live=True)  # this runner holds the lock
+        return PolicyContext.model_construct(campaign=self.campaign, trials=trials, notes=self.ledger.notes(),
+                                             steering=steering, budget_used=used)  # fmt: skip
+
+    def _limit(self, view: PolicyContext) -> CampaignStopReason | None:
+        best = best_trial(view.trials, self.campaign.objective)
+        assert view.budget_used is not None
+        return stop_reason(self.campaign, view.budget_used, best.value if best else None, self.ledger.started_at)
 
     def _wind_down(self, limit: CampaignStopReason) -> bool:
         """At a limit: cancel what the limit cancels; complete the campaign once nothing is active."""

@@ -9,8 +9,10 @@ from compute import Attempt, Job, JobSpec, JobState
 from tracking import (
     SOURCE_TAG,
     InMemoryTracker,
+    LogSync,
     MetricPoint,
     MetricReader,
+    MetricRules,
     MetricSource,
     QueuedTracker,
     RunStatus,
@@ -150,3 +152,38 @@ def test_a_log_source_reads_a_run_the_runner_just_made_without_reading_it_back(t
         assert values == [(1, 3.0), (2, 2.0)]
         assert tracker.reads == reads, source  # auto must look whether the job logged metrics itself
         assert [m.step for m in tracker.metric_history(run_id, "objective")] == [1, 2]
+
+
+def test_a_log_source_logs_what_a_separate_sync_would_with_one_parse_of_the_log(tmp_path: Path) -> None:
+    """The reader parses each log once (its scan's parse goes to the sync): the run gets the same
+    points and parser states as a `LogSync` of its own, `record` filter and attempts included."""
+    rules = MetricRules(record=frozenset({"objective"}))
+    first, second = tmp_path / "attempt-1.log", tmp_path / "attempt-2.log"
+    first.write_bytes(b"loss: 9\nobjective: 3\nloss: 8\nstep: 2 objective: 2 lr: 0.1\n")
+    second.write_bytes(b"objective: 1.5\nloss: 7\n")
+    shared, alone = InMemoryTracker(), InMemoryTracker()
+    shared_run, alone_run = _run(shared), _run(alone)
+
+    reader = MetricReader(shared, "objective", MetricSource.log, rules)
+    assert reader.read(0, shared_run, _job(first)) == [(0, 3.0), (2, 2.0)]
+    sync = LogSync(alone, alone_run, rules=rules)
+    sync.sync({1: first})
+    with second.open("ab") as f:
+        f.write(b"step: 5 objective: 1\n")
+    done = _job(first, second, state=JobState.succeeded)
+    assert reader.read(0, shared_run, done, final=True) == [(0, 3.0), (2, 1.5), (5, 1.0)]  # steps carry over
+    sync.sync({1: first, 2: second}, final=True)
+
+    def logged(tracker: InMemoryTracker, run_id: str) -> dict[str, list[tuple[int, float]]]:
+        return {key: [(m.step, m.value) for m in tracker.metric_history(run_id, key)] for key in ("objective", "loss")}
+
+    assert logged(shared, shared_run) == logged(alone, alone_run) == {
+        "objective": [(0, 3.0), (2, 2.0), (2, 1.5), (5, 1.0)], "loss": []}  # fmt: skip
+    states = {k: v for k, v in shared.get_run(shared_run).tags.items() if k.startswith("autoresearch.log_parser")}
+    assert states == {k: v for k, v in alone.get_run(alone_run).tags.items() if k.startswith("autoresearch.log_parser")}
+
+    restarted = MetricReader(shared, "objective", MetricSource.log, rules)  # a new runner: its scan starts at 0
+    with second.open("ab") as f:
+        f.write(b"step: 6 objective: 0.5\n")
+    assert restarted.read(0, shared_run, done, final=True)[-1] == (6, 0.5)
+    assert [m.step for m in shared.metric_history(shared_run, "objective")] == [0, 2, 2, 5, 6]

@@ -28,6 +28,7 @@ Rules (the ledger's `cache` rule, one level down):
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from datetime import UTC, datetime
 from collections.abc import Container, Mapping, Sequence
@@ -69,6 +70,35 @@ def flush(storage: BaseStorage) -> None:
         storage.flush()
 
 
+class _Statements:
+    """The few SQLAlchemy Core statements `_rdb_write` and `_rdb_new_trial` execute, built once:
+    building an upsert (its `excluded` alias and column proxies) cost more than running it."""
+
+    def __init__(self) -> None:
+        trials, values = models.TrialModel.__table__, models.TrialValueModel.__table__
+        self.states = (sqlalchemy.select(trials.c.trial_id, trials.c.state)
+                       .where(trials.c.trial_id.in_(sqlalchemy.bindparam("ids", expanding=True))))  # fmt: skip
+        self.insert_params = sqlalchemy.insert(models.TrialParamModel.__table__)
+        self.upsert_attrs = {model: self._upsert(model.__table__, ("trial_id", "key"), ("value_json",))
+                             for model in (models.TrialSystemAttributeModel, models.TrialUserAttributeModel)}  # fmt: skip
+        self.upsert_values = self._upsert(values, ("trial_id", "objective"), ("value", "value_type"))
+        self.set_state = (sqlalchemy.update(trials).where(trials.c.trial_id == sqlalchemy.bindparam("id"))
+                          .values(state=sqlalchemy.bindparam("state")))  # fmt: skip
+        self.end_state = self.set_state.values(datetime_complete=sqlalchemy.bindparam("ended"))
+        self.insert_trial = sqlalchemy.insert(trials)
+
+    @staticmethod
+    def _upsert(table: sqlalchemy.Table, keys: tuple[str, ...], columns: tuple[str, ...]) -> Any:
+        upsert = sqlite_insert(table)
+        return upsert.on_conflict_do_update(index_elements=[table.c[k] for k in keys],
+                                            set_={c: upsert.excluded[c] for c in columns})  # fmt: skip
+
+
+@functools.cache
+def _statements() -> _Statements:
+    return _Statements()
+
+
 def _rdb_write(
     rdb: RDBStorage,
     trial_id: int,
@@ -83,17 +113,16 @@ def _rdb_write(
     5.0's tables (its RDBStorage has no batch call, and its ORM path costs a few queries per
     attribute): the same rows, a handful of statements. Returns the `datetime_complete` (naive
     local time, as `get_trial` reads it back) it stored when it ended the trial."""
-    trials, values_table = models.TrialModel.__table__, models.TrialValueModel.__table__
+    sql = _statements()
     with rdb.engine.begin() as conn:
         ids = {trial_id, *(p[0] for p in params), *(a[0] for a in system_attrs)}
-        found: dict[int, TrialState] = dict(conn.execute(sqlalchemy.select(trials.c.trial_id, trials.c.state)
-                                  .where(trials.c.trial_id.in_(ids))).all())  # fmt: skip
+        found: dict[int, TrialState] = dict(conn.execute(sql.states, {"ids": list(ids)}).all())
         for one in ids:
             if one not in found:
                 raise KeyError(f"No trial with trial_id {one} exists.")
             rdb.check_trial_is_updatable(one, found[one])
         if params:
-            conn.execute(sqlalchemy.insert(models.TrialParamModel.__table__), [
+            conn.execute(sql.insert_params, [
                 {"trial_id": t, "param_name": name, "param_value": internal,
                  "distribution_json": distribution_to_json(distribution)}
                 for t, name, internal, distribution in params
@@ -102,25 +131,21 @@ def _rdb_write(
         for model, entries in ((models.TrialSystemAttributeModel, system_attrs),
                                (models.TrialUserAttributeModel, user_attrs)):  # fmt: skip
             if entries:
-                table = model.__table__
-                upsert = sqlite_insert(table)
-                conn.execute(upsert.on_conflict_do_update(index_elements=[table.c.trial_id, table.c.key],
-                                                          set_={"value_json": upsert.excluded.value_json}),
+                conn.execute(sql.upsert_attrs[model],
                              [{"trial_id": t, "key": k, "value_json": json.dumps(v)} for t, k, v in entries])  # fmt: skip
         if state is None:
             return None
         if values:
-            upsert = sqlite_insert(values_table)
             rows: list[dict[str, Any]] = []
             for objective, value in enumerate(values):
                 stored, kind = models.TrialValueModel.value_to_stored_repr(value)
                 rows.append({"trial_id": trial_id, "objective": objective, "value": stored, "value_type": kind})
-            conn.execute(upsert.on_conflict_do_update(
-                index_elements=[values_table.c.trial_id, values_table.c.objective],
-                set_={"value": upsert.excluded.value, "value_type": upsert.excluded.value_type}), rows)  # fmt: skip
+            conn.execute(sql.upsert_values, rows)
         ended = datetime.now(UTC).replace(tzinfo=None) if state.is_finished() else None
-        update = {"state": state, **({"datetime_complete": ended} if ended else {})}
-        conn.execute(sqlalchemy.update(trials).where(trials.c.trial_id == trial_id).values(**update))
+        if ended is None:
+            conn.execute(sql.set_state, {"id": trial_id, "state": state})
+        else:
+            conn.execute(sql.end_state, {"id": trial_id, "state": state, "ended": ended})
     return ended.replace(tzinfo=UTC).astimezone().replace(tzinfo=None) if ended else None
 
 
@@ -131,7 +156,7 @@ def _rdb_new_trial(rdb: RDBStorage, study_id: int, number: int) -> FrozenTrial:
     row = {"number": number, "study_id": study_id, "state": TrialState.RUNNING,
            "datetime_start": started.astimezone(UTC).replace(tzinfo=None)}  # fmt: skip
     with rdb.engine.begin() as conn:
-        key = conn.execute(sqlalchemy.insert(models.TrialModel.__table__), row).inserted_primary_key
+        key = conn.execute(_statements().insert_trial, row).inserted_primary_key
     assert key is not None
     trial_id = int(key[0])
     return FrozenTrial(

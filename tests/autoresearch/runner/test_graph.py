@@ -1,0 +1,83 @@
+"""The campaign graph on its SQLite checkpointer: two supersteps a round, and checkpoints of the
+older four-node graph resumed."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+from autoresearch.runner import RunnerState, build_graph
+
+
+class Steps:
+    """Records the steps run; ends the campaign at the `rounds`-th replan."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+        self.calls: list[str] = []
+
+    def propose(self, state: RunnerState) -> RunnerState:
+        self.calls.append(f"propose {state.get('steering')}")
+        return {"steering": []}
+
+    def launch(self, state: RunnerState) -> RunnerState:
+        self.calls.append(f"launch {state.get('steering')}")  # sees propose's update
+        return {}
+
+    def evaluate(self, state: RunnerState) -> RunnerState:
+        self.calls.append("evaluate")
+        return {}
+
+    def replan(self, state: RunnerState) -> RunnerState:
+        self.calls.append("replan")
+        done = state.get("round", 0) + 1
+        return {"round": done, "steering": ["a note"], "ended": "completed" if done >= self.rounds else None}
+
+
+def _config() -> dict:
+    return {"configurable": {"thread_id": "campaign"}, "recursion_limit": 100}
+
+
+def test_a_round_is_two_checkpointed_supersteps(tmp_path: Path) -> None:
+    steps = Steps(rounds=2)
+    with sqlite3.connect(tmp_path / "graph.db", check_same_thread=False) as conn:
+        graph = build_graph(steps).compile(checkpointer=SqliteSaver(conn))
+        graph.invoke({"steering": ["from chat"]}, _config(), durability="sync")
+        history = list(graph.get_state_history(_config()))
+    assert steps.calls == ["propose ['from chat']", "launch []", "evaluate", "replan",
+                           "propose ['a note']", "launch []", "evaluate", "replan"]  # fmt: skip
+    assert [h.metadata["step"] for h in history] == [4, 3, 2, 1, 0, -1]  # input, then act, replan, act, replan
+
+
+def test_a_four_node_checkpoint_cut_off_mid_round_resumes_as_a_new_round(tmp_path: Path) -> None:
+    """A campaign killed mid-round by a runner of the older graph (propose, launch, evaluate,
+    replan) names a node this graph lacks: the runner starts a round, with the state kept."""
+
+    def launch(state: RunnerState) -> RunnerState:
+        raise KeyboardInterrupt  # the runner dies in launch
+
+    old = StateGraph(RunnerState)
+    old.add_node("propose", lambda state: {"steering": []})
+    old.add_node("launch", launch)
+    old.add_node("evaluate", lambda state: {})
+    old.add_node("replan", lambda state: {})
+    old.add_edge(START, "propose")
+    old.add_edge("propose", "launch")
+    old.add_edge("launch", "evaluate")
+    old.add_edge("evaluate", "replan")
+    old.add_edge("replan", END)
+    with sqlite3.connect(tmp_path / "graph.db", check_same_thread=False) as conn:
+        with pytest.raises(KeyboardInterrupt):
+            old.compile(checkpointer=SqliteSaver(conn)).invoke({"round": 7, "steering": ["x"]}, _config(),
+                                                                 durability="sync")  # fmt: skip
+        steps = Steps(rounds=8)
+        graph = build_graph(steps).compile(checkpointer=SqliteSaver(conn))
+        snapshot = graph.get_state(_config())
+        assert snapshot.next == () and snapshot.values["round"] == 7  # what `_drive` reads: start a round
+        graph.invoke({**snapshot.values, "ended": None}, _config(), durability="sync")
+    assert steps.calls == ["propose []", "launch []", "evaluate", "replan"]
+    assert graph.get_state(_config()).values["round"] == 8
