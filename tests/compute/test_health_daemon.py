@@ -67,7 +67,10 @@ def test_a_job_killed_by_an_injected_nccl_fault_reruns_elsewhere_without_spendin
     killed, second = done.attempts
     assert done.state is JobState.succeeded and second.node != first.node and moved.attempts[1].node == second.node
     assert (killed.outcome, killed.failure_class) == (AttemptOutcome.infra_failed, FailureClass.infra)
-    assert killed.log_excerpt.startswith("[autoresearch] infra failure (rule nccl_error)")
+    # Either the job's own NCCL error ended it and was classified, or (a slow machine: CI saw it) the
+    # node's next probe found the fault first and quarantine stopped the attempt: infra either way.
+    assert killed.log_excerpt.startswith("[autoresearch] infra failure (rule nccl_error)") or (
+        killed.stop_reason == "quarantine" and "fault.nccl.all_reduce" in killed.log_excerpt), killed
     assert "NCCL error" in killed.log_excerpt
     assert (done.retries_used, done.infra_retries_used) == (0, 1)
     bad = wait_until(lambda: (n := node(client, first.node)).state is NodeState.quarantined and n,
