@@ -6,8 +6,9 @@ here; Ray elsewhere). Names are imported on first use (PEP 562): `from compute i
 loads the client and the store, not the daemon, the backends or the health probes.
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from compute.lazy_exports import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from compute.backends.base import AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, ProbesOnNodes, WakesDaemon, Warms
@@ -114,14 +115,7 @@ _WHERE = {
 }
 """Public name -> the module that defines it."""
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'compute' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

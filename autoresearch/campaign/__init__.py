@@ -3,8 +3,9 @@ and status. Names are imported on first use (PEP 562): `from autoresearch.campai
 loads the paths, not the config models, Optuna or SQLAlchemy, so a reader that needs little (the
 dashboard, `autoresearch status`) pays for little."""
 
-import importlib as _importlib
 import typing as _typing
+
+from compute.lazy_exports import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from autoresearch.campaign.config import (
@@ -97,14 +98,7 @@ _WHERE = {
 }
 """Public name -> the module that defines it."""
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'autoresearch.campaign' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

@@ -6,8 +6,9 @@ display. Steering (commands, inbox, approvals, the nightly window) lives in
 Names are imported on first use (PEP 562): `autoresearch.runner.display` (what `autoresearch
 status` draws its table with) loads rich, not the graph, langgraph or the policies."""
 
-import importlib as _importlib
 import typing as _typing
+
+from compute.lazy_exports import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from autoresearch.runner.context import RunContext, RunnerSettings
@@ -47,14 +48,7 @@ _WHERE = {
 }
 """Public name -> the module that defines it."""
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'autoresearch.runner' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

@@ -2,8 +2,9 @@
 `LedgerReader` (its SQLite file read with plain sqlite3, for the dashboard). Names are imported on
 first use (PEP 562): `LedgerReader` loads neither Optuna nor SQLAlchemy, `Ledger` loads both."""
 
-import importlib as _importlib
 import typing as _typing
+
+from compute.lazy_exports import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
@@ -23,14 +24,7 @@ _WHERE = {
 }
 """Public name -> the module that defines it."""
 
-
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'autoresearch.campaign.ledger' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(__name__, _WHERE)
 
 
 __all__ = [
