@@ -258,11 +258,12 @@ class Evaluator:
         """Repair what a killed runner left half done: cancel jobs still going for trials that
         ended (pruned, cancelled), and finish the MLflow runs of ended trials still RUNNING
         (their last metrics and end status were queued when it died)."""
+        ended = [t for t in self.ledger.trials() if t.state.final and t.job_id]
+        if not ended:
+            return
         tags = {CAMPAIGN_TAG: self.ledger.campaign.name}
         open_runs = set(self.tracker.find_runs(experiment_id, tags, status=RunStatus.RUNNING))
-        for trial in self.ledger.trials():
-            if not trial.state.final or not trial.job_id:
-                continue
+        for trial in ended:
             job = self._job(trial.job_id)
             if job and not job.state.final and trial.state in (TrialState.pruned, TrialState.cancelled):
                 self.client.cancel(job.id, reason=f"trial {trial.number} is {trial.state.value}")

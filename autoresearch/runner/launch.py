@@ -60,7 +60,7 @@ class Launcher:
         self.pool = RunPool(
             tracker, self.experiment_id, self._tags(None), size=ledger.campaign.budget.max_parallel,
             limit=ledger.campaign.budget.max_trials - len(trials), on_error=on_error,
-            recorded={t.mlflow_run_id for t in trials if t.mlflow_run_id},
+            recorded={t.mlflow_run_id for t in trials if t.mlflow_run_id}, left_behind=not ledger.new,
             wait_turn=tracker.wait_released if isinstance(tracker, QueuedTracker) else lambda: None,
         )  # fmt: skip
         """Spare runs, so a launch does not wait for MLflow to create one; `close` deletes the unused."""

@@ -11,8 +11,11 @@ Rules:
   launcher records it in the ledger and then tags it (trial, run name, `SPARE_TAG` = `false`).
 - Nothing is lost on a crash: spares left by a killed runner are taken over by the next runner
   of the campaign, except those a trial of the ledger already records (taken, tags still queued).
+  (`left_behind=False`: the campaign has just started, no runner came before; nothing to look for.)
 - `close` deletes the spares not handed out (before the tracker closes: the deletes are queued).
-- `take` never waits: with no spare ready it returns None and the caller creates the run itself.
+- `take` waits only for a spare being made (the pool is past its turn and inside `create_run`):
+  that one is ready sooner than a run the caller would make beside it. Otherwise, with no spare
+  ready it returns None and the caller creates the run itself.
   At most `limit` spares are ever made (the trials left in the budget when the runner started).
 """
 
@@ -37,6 +40,7 @@ class RunPool:
         size: int,
         limit: int,
         recorded: set[str],
+        left_behind: bool = True,
         on_error: Callable[[str], None],
         wait_turn: Callable[[], None] = lambda: None,
     ) -> None:
@@ -48,17 +52,21 @@ class RunPool:
         """Every spare's tags (campaign, campaign start, spare)."""
         self.size = size
         self.on_error = on_error
-        left = tracker.find_runs(experiment_id, self.tags, status=RunStatus.RUNNING)
+        left = tracker.find_runs(experiment_id, self.tags, status=RunStatus.RUNNING) if left_behind else []
         self._ready: deque[str] = deque(run for run in left if run not in recorded)
         self._to_make = max(0, limit - len(self._ready))
         self._wake = threading.Condition()
         self._closed = False
+        self._making = False
+        """A spare is being made (its `create_run` started)."""
         self._thread = threading.Thread(target=self._work, name="run-pool", daemon=True)
         self._thread.start()
 
     def take(self) -> str | None:
-        """A spare run's id, or None when none is ready (then create the run at once)."""
+        """A spare run's id, or None when none is ready nor being made (then create the run at once)."""
         with self._wake:
+            while not self._ready and self._making:
+                self._wake.wait()
             run_id = self._ready.popleft() if self._ready else None
             self._wake.notify()
         return run_id
@@ -81,10 +89,17 @@ class RunPool:
                     return
                 self._to_make -= 1
             self.wait_turn()
+            with self._wake:
+                self._making = True
             try:
                 run_id = self.tracker.create_run(self.experiment_id, name="spare", tags=self.tags)
             except Exception as exc:  # noqa: BLE001 - launches then create their runs themselves
                 self.on_error(f"making a spare MLflow run failed (launches create runs at once): {exc}")
+                with self._wake:
+                    self._making = False
+                    self._wake.notify_all()
                 return
             with self._wake:
+                self._making = False
                 self._ready.append(run_id)
+                self._wake.notify_all()

@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tracking import (
@@ -126,3 +128,73 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
             assert not second  # it waited for the first, and gave up when told to stop
     assert writer_pid(tmp_path / "outbox.db") is None
     outbox.close()
+
+
+class _Overlaps(MlflowTracker):
+    """A real tracker that records how many of its calls ran at the same time (at most)."""
+
+    def __init__(self, tracking: TrackingConfig) -> None:
+        super().__init__(tracking)
+        self.inside, self.most, self.lock = 0, 0, threading.Lock()
+
+    def _enter(self) -> None:
+        with self.lock:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        time.sleep(0.002)  # a slow store: calls that are not serialised overlap here
+
+    def _leave(self) -> None:
+        with self.lock:
+            self.inside -= 1
+
+    def create_run(self, experiment_id: str, *, name: str | None = None, tags: Mapping[str, str] | None = None) -> str:
+        self._enter()
+        try:
+            return super().create_run(experiment_id, name=name, tags=tags)
+        finally:
+            self._leave()
+
+    def find_runs(self, experiment_id: str, tags: Mapping[str, str], *, status: RunStatus | None = None,
+                  limit: int = 1000) -> list[str]:  # fmt: skip
+        self._enter()
+        try:
+            return super().find_runs(experiment_id, tags, status=status, limit=limit)
+        finally:
+            self._leave()
+
+    def log(self, run_id: str, *, metrics: Sequence[MetricPoint] = (), params: Mapping[str, str] | None = None,
+            tags: Mapping[str, str] | None = None) -> None:  # fmt: skip
+        self._enter()
+        try:
+            super().log(run_id, metrics=metrics, params=params, tags=tags)
+        finally:
+            self._leave()
+
+
+def test_one_call_at_a_time_reaches_the_store_from_a_queued_trackers_threads(
+    tracking: TrackingConfig, experiment_name: str
+) -> None:
+    """The writer thread, spare-run makers and readers of one process take turns on the store
+    (two SQLite connections colliding wait in SQLite's busy handler, which sleeps)."""
+    inner = _Overlaps(tracking)
+    tracker = QueuedTracker(inner, on_error=print)
+    experiment = tracker.experiment(experiment_name)
+    made: list[str] = []
+
+    def make() -> None:
+        for _ in range(4):
+            run_id = tracker.create_run(experiment, tags={"maker": "yes"})
+            made.append(run_id)
+            for step in range(5):
+                tracker.log(run_id, metrics=[MetricPoint(key="loss", value=float(step), step=step)])
+            tracker.find_runs(experiment, {"maker": "yes"})
+
+    threads = [threading.Thread(target=make) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    tracker.close()
+
+    assert len(made) == 12 and inner.most == 1, f"{inner.most} calls reached the store at once"
+    assert all(len(inner.metric_history(run_id, "loss")) == 5 for run_id in made)

@@ -75,6 +75,9 @@ class Ledger(TrialLedger):
         through this object, and trials a policy asks are picked up by `admit`)."""
         self.writable = writable
         """False for a reader (`Ledger.load`): its write methods raise LedgerError."""
+        self.new = False
+        """`open` started the campaign (stamped its `started_at`): no runner worked on it before, so
+        nothing in MLflow or compute can be left from one."""
         self._records: dict[int, TrialRecord] | None = None
         self._facts: CampaignFacts | None = None
         self._ids: dict[int, int] = {}
@@ -102,10 +105,12 @@ class Ledger(TrialLedger):
                     f"give the campaign a new name to start over."
                 )
             study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
-            if "started_at" not in study.user_attrs:
+            new = "started_at" not in study.user_attrs
+            if new:
                 study.set_user_attr("started_at", datetime.now(UTC).isoformat())
             check_same_study(paths, campaign.name, study.user_attrs["started_at"])
         ledger = cls(campaign, MirroredStorage(storage) if cache else storage, path, cache=cache)
+        ledger.new = new
         ledger._claim_waiting()
         ledger._cancel_incomplete()
         return ledger

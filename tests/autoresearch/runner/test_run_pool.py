@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Mapping
 
 from autoresearch.runner.run_pool import RunPool
-from tracking import SPARE_TAG, MlflowTracker, RunStatus, TrackingConfig
+from tracking import SPARE_TAG, MlflowTracker, RunStatus, TrackingConfig, TrackingError
 
 TAGS = {"autoresearch.campaign": "pool-test", "autoresearch.campaign_started": "2026-12-01T00:00:00"}
 
@@ -67,3 +69,55 @@ def test_close_deletes_the_spares_not_handed_out(tracking: TrackingConfig, exper
     pool.close()
 
     assert tracker.find_runs(experiment, TAGS) == [used]
+
+
+class _Gated(MlflowTracker):
+    """A real tracker whose `create_run` waits for `go` once it has `entered` (a slow store)."""
+
+    def __init__(self, tracking: TrackingConfig, fail: bool = False) -> None:
+        super().__init__(tracking)
+        self.entered, self.go, self.fail = threading.Event(), threading.Event(), fail
+
+    def create_run(self, experiment_id: str, *, name: str | None = None, tags: Mapping[str, str] | None = None) -> str:
+        self.entered.set()
+        assert self.go.wait(60)
+        if self.fail:
+            raise TrackingError("the store refused")
+        return super().create_run(experiment_id, name=name, tags=tags)
+
+
+def _take_in_thread(pool: RunPool) -> tuple[threading.Thread, list[str | None]]:
+    got: list[str | None] = []
+    thread = threading.Thread(target=lambda: got.append(pool.take()))
+    thread.start()
+    return thread, got
+
+
+def test_take_waits_for_the_spare_being_made_rather_than_returning_none(
+    tracking: TrackingConfig, experiment_name: str
+) -> None:
+    tracker = _Gated(tracking)
+    experiment = tracker.experiment(experiment_name)
+    pool = RunPool(tracker, experiment, TAGS, size=1, limit=1, recorded=set(), on_error=print)
+    assert tracker.entered.wait(60)
+    thread, got = _take_in_thread(pool)
+    thread.join(0.3)
+    assert thread.is_alive() and not got, "take returned while a spare was being made"
+    tracker.go.set()
+    thread.join(60)
+    pool.close()
+    assert got and got[0] is not None
+    assert tracker.find_runs(experiment, {**TAGS, SPARE_TAG: "true"}) == [got[0]]
+
+
+def test_take_returns_none_when_the_spare_being_made_fails(tracking: TrackingConfig, experiment_name: str) -> None:
+    tracker = _Gated(tracking, fail=True)
+    experiment = tracker.experiment(experiment_name)
+    errors: list[str] = []
+    pool = RunPool(tracker, experiment, TAGS, size=1, limit=1, recorded=set(), on_error=errors.append)
+    assert tracker.entered.wait(60)
+    thread, got = _take_in_thread(pool)
+    tracker.go.set()
+    thread.join(60)
+    pool.close()
+    assert got == [None] and "the store refused" in errors[0]
