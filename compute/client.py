@@ -1,15 +1,17 @@
 """`compute.Client`: the Python API every upper layer (and the CLI) uses.
 
 A client writes requests into the store and wakes the daemon with a datagram (see
-`compute.daemon`); it reads state straight from the store. Waiting polls the store's
-`data_version`, which changes only when some other connection commits, so an idle
-wait costs almost nothing.
+`compute.daemon`); it reads state straight from the store. A waiting client sleeps on a
+`Watcher` socket that the daemon (and other clients) wake when they change the store
+(compute/watchers.py), then checks the store's `data_version`, which changes only when some
+other connection commits; without a wake-up it still looks every `_WATCHED_LOOK_S`.
 """
 
 from __future__ import annotations
 
 import builtins
 import os
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -22,6 +24,7 @@ from compute.records import Event, Job, JobState, Node
 from compute.spec import JobSpec, parse_priority
 from compute.store import Store
 from compute.submitter import Submitter, resolve_spec
+from compute.watchers import Watcher, wake_watchers
 
 if TYPE_CHECKING:  # the node methods import compute.nodes (and the health package) when called
     from compute.health import Fault, FaultKind
@@ -33,8 +36,10 @@ _DAEMON_CHECK_S = 1.0
 
 _POLL_S = 0.01
 _MAX_POLL_S = 0.02
-"""A waiter sees a change within 20 ms (a data_version read is ~20 us; the campaign runner refills a
-slot that much sooner: 40-trial benchmark, job end -> runner median 39 -> 13 ms)."""
+"""Without a watcher socket, a waiter looks every 10 ms, then up to every 20 ms (its `poll_s`)."""
+_WATCHED_LOOK_S = 0.25
+"""With one, it is woken at each change and looks on its own this often (a wake-up that never
+came: a daemon of an older version, a change made outside `Client`)."""
 
 
 class Client:
@@ -49,12 +54,18 @@ class Client:
         self.autostart = autostart
         self._store = Store(self.paths)
         self._daemon_checked = 0.0
+        self._watchers: dict[int, Watcher | None] = {}
+        """Each waiting thread's wake-up socket (None: none could be made here; it polls)."""
 
     @property
     def home(self) -> Path:
         return self.paths.home
 
     def close(self) -> None:
+        for watcher in self._watchers.values():
+            if watcher is not None:
+                watcher.close()
+        self._watchers.clear()
         self._store.close()
 
     def __enter__(self) -> Client:
@@ -114,6 +125,8 @@ class Client:
         job = self._store.request_cancel(job_id, reason)
         if job.state == JobState.running:
             self._wake()
+        else:  # ended here and now: only its waiters need to know
+            wake_watchers(self.paths)
         return job
 
     def set_priority(self, job_id: str, priority: int | str) -> Job:
@@ -257,6 +270,7 @@ class Client:
         """Block until every job is final (or `timeout` s passed); return the jobs as they are."""
         ids = [job_ids] if isinstance(job_ids, str) else list(job_ids)
         deadline = None if timeout is None else time.monotonic() + timeout
+        self._watcher()  # registered before the first look: no change can slip in between
         version = self._store.data_version()  # read before the jobs, so no commit slips between
         jobs = self._store.get_jobs(ids)
         if not all(j.state.final for j in jobs):
@@ -273,10 +287,11 @@ class Client:
         """Return as soon as any job's state differs from `since` (id -> state name).
 
         `since` None means 'the states right now'. Returns the changed jobs; empty on timeout.
-        `poll_s`: the longest pause between two looks at the store (a change is seen that much
-        later at most; each look is one `PRAGMA data_version`, ~20 us).
+        `poll_s`: where no watcher socket can be made, the longest pause between two looks at the
+        store (a change is seen that much later at most); with one, a change wakes the wait at once.
         """
         ids = list(job_ids)
+        self._watcher()  # registered before the first look: no change can slip in between
         if since is None:
             since = {job.id: job.state.value for job in self._store.get_jobs(ids)}
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -291,13 +306,29 @@ class Client:
 
     def _sleep_until_change(self, version: int, deadline: float | None, most: float = _MAX_POLL_S) -> bool:
         """Sleep until the store's data_version differs from `version`; False on deadline.
-        Looks again after `_POLL_S`, then 1.5 times longer each time, up to `most` seconds."""
-        pause = min(_POLL_S, most)
+        With a watcher: until woken, looking at least every `_WATCHED_LOOK_S` (and each
+        `_DAEMON_CHECK_S` that the daemon still serves). Without: looks again after `_POLL_S`,
+        then 1.5 times longer each time, up to `most` seconds."""
+        watcher = self._watcher()
+        pause = _WATCHED_LOOK_S if watcher is not None else min(_POLL_S, most)
         while self._store.data_version() == version:
             self._daemon_still_serves()
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            left = most if deadline is None else max(0.0, deadline - time.monotonic())
+            left = pause if deadline is None else max(0.0, deadline - time.monotonic())
+            if watcher is not None:
+                watcher.wait(min(pause, left, _DAEMON_CHECK_S))
+                continue
             time.sleep(min(pause, left))
             pause = min(pause * 1.5, most)
         return True
+
+    def _watcher(self) -> Watcher | None:
+        """This thread's wake-up socket, made on its first wait."""
+        thread = threading.get_ident()
+        if thread not in self._watchers:
+            try:
+                self._watchers[thread] = Watcher(self.paths)
+            except OSError:  # no Unix sockets here, or a read-only home: look at the store instead
+                self._watchers[thread] = None
+        return self._watchers[thread]

@@ -72,6 +72,7 @@ from compute.scheduler import Decision, NodeView, PendingJob, Placement, Running
 from compute.store import Store
 from compute.submission_answers import answer as answer_submissions
 from compute.waitboard import WaitBoard
+from compute.watchers import wake_watchers
 
 log = logging.getLogger("compute.daemon")
 
@@ -104,6 +105,8 @@ class Daemon:
         """This host's real GPUs (nvidia-smi), read when the first container job starts."""
         self.progress = ProgressWatch()
         """When each running attempt's log last grew (hang detection, `progress_timeout_s`)."""
+        self._told = 0
+        """`store.changes()` when the waiting clients were last woken."""
 
     # -- startup --------------------------------------------------------------------
 
@@ -133,6 +136,7 @@ class Daemon:
                 self._finish(attempt, ended)
             else:
                 running.append(attempt)
+        self._tell_watchers()  # a job ended: its waiter goes on before this tick's scheduling pass
         if isinstance(self.backend, ChangesNodes) and (offered := self.backend.nodes_changed()) is not None:
             self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
         stopping = {a.key for a in running if a.stop is not None}
@@ -169,6 +173,14 @@ class Daemon:
                               if a.preemptible and a.key not in stopping and now - a.started_at < self.config.min_runtime_s]
         self.waitboard.update(decision.waiting, backing_off, pending, running, nodes, now)
         return min(deadlines, default=None)
+
+    def _tell_watchers(self) -> None:
+        """Wake the clients waiting on jobs (compute/watchers.py) if this daemon wrote to the store
+        since it last did."""
+        changes = self.store.changes()
+        if changes != self._told:
+            self._told = changes
+            wake_watchers(self.paths)
 
     def _poll(self, attempt: LiveAttempt) -> AttemptExit | None:
         """Poll a tracked attempt; adopt one this daemon did not launch (a restart)."""
@@ -458,6 +470,7 @@ class Daemon:
             except Exception:  # one bad tick must not take the host's queue down
                 log.exception("tick failed; retrying in %.1fs", self.config.tick_s)
                 due = time.time() + self.config.tick_s
+            self._tell_watchers()
             if self.exiting or (self.draining and not live_attempts(self.store)):
                 break
             timeout = self.config.tick_s if due is None else min(self.config.tick_s, max(0.0, due - time.time()))

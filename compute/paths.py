@@ -19,6 +19,17 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     return Path(home).expanduser().resolve()
 
 
+def socket_address(path: Path, home: Path, name: str) -> str:
+    """A datagram socket's address: `path`, or when that is too long for a Unix socket (deep temp
+    dirs), an abstract socket named after `name` and a hash of the home."""
+    if len(str(path).encode()) <= _MAX_SOCKET_PATH:
+        return str(path)
+    import hashlib  # only for a deep home
+
+    digest = hashlib.sha256(str(home).encode()).hexdigest()[:24]
+    return f"\0autoresearch-{name}-{digest}"
+
+
 class ComputePaths(NamedTuple):  # not a dataclass: the CLI's fast path must not pay for importing inspect
     """The files of one compute home."""
 
@@ -62,18 +73,13 @@ class ComputePaths(NamedTuple):  # not a dataclass: the CLI's fast path must not
 
     @property
     def socket_address(self) -> str:
-        """The daemon's wake-up datagram socket.
+        """The daemon's wake-up datagram socket: `daemon.sock` in the compute dir (see `socket_address`)."""
+        return socket_address(self.root / "daemon.sock", self.home, "compute")
 
-        `daemon.sock` in the compute dir; when that path is too long for a Unix socket
-        (deep temp dirs), an abstract socket named after a hash of the home instead.
-        """
-        path = str(self.root / "daemon.sock")
-        if len(path.encode()) <= _MAX_SOCKET_PATH:
-            return path
-        import hashlib  # only for a deep home
-
-        digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:24]
-        return f"\0autoresearch-compute-{digest}"
+    @property
+    def watchers(self) -> Path:
+        """The wake-up sockets of clients waiting on jobs (compute/watchers.py)."""
+        return self.root / "watchers"
 
     @property
     def faults(self) -> Path:

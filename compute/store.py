@@ -125,6 +125,11 @@ class Store:
                 raise
             self._conn.execute("COMMIT")
 
+    def changes(self) -> int:
+        """Rows this connection has changed since it opened (grows with each of its writes)."""
+        with self._lock:
+            return self._conn.total_changes
+
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()

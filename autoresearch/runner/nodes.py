@@ -32,10 +32,10 @@ from autoresearch.workspace import PatchError
 from compute import Job
 from tracking import QueuedTracker
 
-_LOOK_EVERY_S = 0.002
-"""Longest pause between two looks at the compute store while jobs run: a slot is refilled this
-soon after its job ends at the latest (`Client.wait_for_change`'s default, 20 ms, was on average
-~9 ms of each refill, 5 ms ~2.5 ms; a look costs ~20 us, 500 a second while waiting: 1% of a core)."""
+_LOOK_EVERY_S = 0.005
+"""Where the compute client cannot make a wake-up socket (compute/watchers.py), the longest pause
+between two looks at the compute store while jobs run (a look costs ~100 us of CPU: 4% of a core
+at this rate). With one, a job's end wakes the runner at once and it looks rarely."""
 _SHOW_EVERY_S = 0.25
 """Most often a round refreshes the display's status (a live view redraws 4 times a second)."""
 _CANCEL_ON = (CampaignStopReason.deadline, CampaignStopReason.target_reached)
