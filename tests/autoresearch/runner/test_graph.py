@@ -1,5 +1,5 @@
-"""The campaign graph on its SQLite checkpointer: two supersteps a round, and checkpoints of the
-older four-node graph resumed."""
+"""The campaign graph on its SQLite checkpointer: one superstep a round, and checkpoints of the
+older graphs (four nodes; then `act` and `replan`) resumed."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _config() -> dict:
     return {"configurable": {"thread_id": "campaign"}, "recursion_limit": 100}
 
 
-def test_a_round_is_two_checkpointed_supersteps(tmp_path: Path) -> None:
+def test_a_round_is_one_checkpointed_superstep(tmp_path: Path) -> None:
     steps = Steps(rounds=2)
     with sqlite3.connect(tmp_path / "graph.db", check_same_thread=False) as conn:
         graph = build_graph(steps).compile(checkpointer=SqliteSaver(conn))
@@ -50,16 +50,11 @@ def test_a_round_is_two_checkpointed_supersteps(tmp_path: Path) -> None:
         history = list(graph.get_state_history(_config()))
     assert steps.calls == ["propose ['from chat']", "launch []", "evaluate", "replan",
                            "propose ['a note']", "launch []", "evaluate", "replan"]  # fmt: skip
-    assert [h.metadata["step"] for h in history] == [4, 3, 2, 1, 0, -1]  # input, then act, replan, act, replan
+    assert [h.metadata["step"] for h in history] == [2, 1, 0, -1]  # input, then a checkpoint per round
+    assert history[0].values["steering"] == ["a note"] and history[0].values["ended"] == "completed"
 
 
-def test_a_four_node_checkpoint_cut_off_mid_round_resumes_as_a_new_round(tmp_path: Path) -> None:
-    """A campaign killed mid-round by a runner of the older graph (propose, launch, evaluate,
-    replan) names a node this graph lacks: the runner starts a round, with the state kept."""
-
-    def launch(state: RunnerState) -> RunnerState:
-        raise KeyboardInterrupt  # the runner dies in launch
-
+def _four_nodes(launch: object) -> StateGraph:
     old = StateGraph(RunnerState)
     old.add_node("propose", lambda state: {"steering": []})
     old.add_node("launch", launch)
@@ -70,10 +65,31 @@ def test_a_four_node_checkpoint_cut_off_mid_round_resumes_as_a_new_round(tmp_pat
     old.add_edge("launch", "evaluate")
     old.add_edge("evaluate", "replan")
     old.add_edge("replan", END)
+    return old
+
+
+def _act_and_replan(launch: object) -> StateGraph:
+    old = StateGraph(RunnerState)
+    old.add_node("act", lambda state: {"steering": []})
+    old.add_node("replan", launch)
+    old.add_edge(START, "act")
+    old.add_edge("act", "replan")
+    old.add_edge("replan", END)
+    return old
+
+
+@pytest.mark.parametrize("older", [_four_nodes, _act_and_replan], ids=["four nodes", "act and replan"])
+def test_an_older_graphs_checkpoint_cut_off_mid_round_resumes_as_a_new_round(tmp_path: Path, older) -> None:
+    """A campaign killed mid-round by a runner of an older graph names a node this graph lacks:
+    the runner starts a round, with the state kept."""
+
+    def dies(state: RunnerState) -> RunnerState:
+        raise KeyboardInterrupt  # the runner dies in its second node
+
     with sqlite3.connect(tmp_path / "graph.db", check_same_thread=False) as conn:
         with pytest.raises(KeyboardInterrupt):
-            old.compile(checkpointer=SqliteSaver(conn)).invoke({"round": 7, "steering": ["x"]}, _config(),
-                                                                 durability="sync")  # fmt: skip
+            older(dies).compile(checkpointer=SqliteSaver(conn)).invoke({"round": 7, "steering": ["x"]}, _config(),
+                                                                       durability="sync")  # fmt: skip
         steps = Steps(rounds=8)
         graph = build_graph(steps).compile(checkpointer=SqliteSaver(conn))
         snapshot = graph.get_state(_config())
