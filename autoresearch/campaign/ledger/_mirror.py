@@ -20,28 +20,27 @@ Rules (the ledger's `cache` rule, one level down):
 - **Batches.** Drawn parameters and a sampler's system attributes are committed with the next
   write (`set_trial_param`); a new trial is one INSERT.
   `write_trial` commits a trial's attributes, and optionally its end state and
-  value, in one transaction of a few SQLAlchemy Core statements (the RDB API has one commit, and
-  several ORM queries, per attribute).
+  value, in one transaction of a few statements (the RDB API has one commit, and several ORM
+  queries, per attribute): SQLAlchemy Core statements compiled once to SQLite's SQL and run on a
+  sqlite3 connection of the mirror's own (`_trial_writes`). Every other write goes through the
+  RDB, on its pooled connections.
 - Trials handed out are never changed afterwards (a write replaces the trial with a copy).
 """
 
 from __future__ import annotations
 
 import copy
-import functools
-import json
-from datetime import UTC, datetime
+import weakref
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
-import sqlalchemy
-from optuna.distributions import BaseDistribution, check_distribution_compatibility, distribution_to_json
+from optuna.distributions import BaseDistribution, check_distribution_compatibility
 from optuna.storages import BaseStorage, RDBStorage
-from optuna.storages._rdb import models
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from optuna.study import StudyDirection
 from optuna.study._frozen import FrozenStudy
 from optuna.trial import FrozenTrial, TrialState
+
+from autoresearch.campaign.ledger._trial_writes import connection_of, pooled, rdb_new_trial, rdb_write
 
 
 def write_trial(
@@ -56,7 +55,8 @@ def write_trial(
     if isinstance(storage, MirroredStorage):
         storage.write_trial(trial_id, attrs, state, values)
     elif isinstance(storage, RDBStorage):
-        _rdb_write(storage, trial_id, attrs, state, values)
+        with pooled(storage) as connection:
+            rdb_write(connection, storage, trial_id, attrs, state, values)
     else:
         for key, value in attrs.items():
             storage.set_trial_user_attr(trial_id, key, value)
@@ -70,107 +70,15 @@ def flush(storage: BaseStorage) -> None:
         storage.flush()
 
 
-class _Statements:
-    """The few SQLAlchemy Core statements `_rdb_write` and `_rdb_new_trial` execute, built once:
-    building an upsert (its `excluded` alias and column proxies) cost more than running it."""
-
-    def __init__(self) -> None:
-        trials, values = models.TrialModel.__table__, models.TrialValueModel.__table__
-        self.states = (sqlalchemy.select(trials.c.trial_id, trials.c.state)
-                       .where(trials.c.trial_id.in_(sqlalchemy.bindparam("ids", expanding=True))))  # fmt: skip
-        self.insert_params = sqlalchemy.insert(models.TrialParamModel.__table__)
-        self.upsert_attrs = {model: self._upsert(model.__table__, ("trial_id", "key"), ("value_json",))
-                             for model in (models.TrialSystemAttributeModel, models.TrialUserAttributeModel)}  # fmt: skip
-        self.upsert_values = self._upsert(values, ("trial_id", "objective"), ("value", "value_type"))
-        self.set_state = (sqlalchemy.update(trials).where(trials.c.trial_id == sqlalchemy.bindparam("id"))
-                          .values(state=sqlalchemy.bindparam("state")))  # fmt: skip
-        self.end_state = self.set_state.values(datetime_complete=sqlalchemy.bindparam("ended"))
-        self.insert_trial = sqlalchemy.insert(trials)
-
-    @staticmethod
-    def _upsert(table: sqlalchemy.Table, keys: tuple[str, ...], columns: tuple[str, ...]) -> Any:
-        upsert = sqlite_insert(table)
-        return upsert.on_conflict_do_update(index_elements=[table.c[k] for k in keys],
-                                            set_={c: upsert.excluded[c] for c in columns})  # fmt: skip
-
-
-@functools.cache
-def _statements() -> _Statements:
-    return _Statements()
-
-
-def _rdb_write(
-    rdb: RDBStorage,
-    trial_id: int,
-    attrs: Mapping[str, Any],
-    state: TrialState | None,
-    values: Sequence[float] | None,
-    params: Sequence[tuple[int, str, float, BaseDistribution]] = (),
-    system_attrs: Sequence[tuple[int, str, Any]] = (),
-) -> datetime | None:
-    """`set_trial_param` for each of `params`, `set_trial_system_attr` for each of `system_attrs`,
-    `set_trial_user_attr` for each attribute and `set_trial_state_values`, in one commit. Written as SQLAlchemy Core statements on optuna
-    5.0's tables (its RDBStorage has no batch call, and its ORM path costs a few queries per
-    attribute): the same rows, a handful of statements. Returns the `datetime_complete` (naive
-    local time, as `get_trial` reads it back) it stored when it ended the trial."""
-    sql = _statements()
-    with rdb.engine.begin() as conn:
-        ids = {trial_id, *(p[0] for p in params), *(a[0] for a in system_attrs)}
-        found: dict[int, TrialState] = dict(conn.execute(sql.states, {"ids": list(ids)}).all())
-        for one in ids:
-            if one not in found:
-                raise KeyError(f"No trial with trial_id {one} exists.")
-            rdb.check_trial_is_updatable(one, found[one])
-        if params:
-            conn.execute(sql.insert_params, [
-                {"trial_id": t, "param_name": name, "param_value": internal,
-                 "distribution_json": distribution_to_json(distribution)}
-                for t, name, internal, distribution in params
-            ])  # fmt: skip
-        user_attrs = [(trial_id, key, value) for key, value in attrs.items()]
-        for model, entries in ((models.TrialSystemAttributeModel, system_attrs),
-                               (models.TrialUserAttributeModel, user_attrs)):  # fmt: skip
-            if entries:
-                conn.execute(sql.upsert_attrs[model],
-                             [{"trial_id": t, "key": k, "value_json": json.dumps(v)} for t, k, v in entries])  # fmt: skip
-        if state is None:
-            return None
-        if values:
-            rows: list[dict[str, Any]] = []
-            for objective, value in enumerate(values):
-                stored, kind = models.TrialValueModel.value_to_stored_repr(value)
-                rows.append({"trial_id": trial_id, "objective": objective, "value": stored, "value_type": kind})
-            conn.execute(sql.upsert_values, rows)
-        ended = datetime.now(UTC).replace(tzinfo=None) if state.is_finished() else None
-        if ended is None:
-            conn.execute(sql.set_state, {"id": trial_id, "state": state})
-        else:
-            conn.execute(sql.end_state, {"id": trial_id, "state": state, "ended": ended})
-    return ended.replace(tzinfo=UTC).astimezone().replace(tzinfo=None) if ended else None
-
-
-def _rdb_new_trial(rdb: RDBStorage, study_id: int, number: int) -> FrozenTrial:
-    """A new RUNNING trial numbered `number`, as optuna's `create_new_trial` without a template
-    makes it, in one INSERT (the caller, the single writer, knows the number)."""
-    started = datetime.now()
-    row = {"number": number, "study_id": study_id, "state": TrialState.RUNNING,
-           "datetime_start": started.astimezone(UTC).replace(tzinfo=None)}  # fmt: skip
-    with rdb.engine.begin() as conn:
-        key = conn.execute(_statements().insert_trial, row).inserted_primary_key
-    assert key is not None
-    trial_id = int(key[0])
-    return FrozenTrial(
-        number=number, state=TrialState.RUNNING, value=None, values=None, datetime_start=started,
-        datetime_complete=None, params={}, distributions={}, user_attrs={}, system_attrs={},
-        intermediate_values={}, trial_id=trial_id,
-    )  # fmt: skip
-
-
 class MirroredStorage(BaseStorage):
     """An `RDBStorage` whose trials this (single-writer) process also keeps in memory."""
 
     def __init__(self, backend: RDBStorage) -> None:
         self.backend = backend
+        self._connection = connection_of(backend)
+        """The backend's connection this object's trial writes and new trials take (taking one from the
+        pool per write cost 60-80 us, a third of the write); closed with this object."""
+        weakref.finalize(self, self._connection.close)
         self._trials: dict[int, dict[int, FrozenTrial]] = {}
         """study id -> trial id -> the trial as last committed."""
         self._study_of: dict[int, int] = {}
@@ -212,7 +120,7 @@ class MirroredStorage(BaseStorage):
         trials = self._study(study_id)
         self.flush()
         if template_trial is None:
-            trial = _rdb_new_trial(self.backend, study_id, len(trials))  # numbers count the study's trials
+            trial = rdb_new_trial(self._connection, study_id, len(trials))  # numbers count the study's trials
         else:
             trial = self.backend._create_new_trial(study_id, template_trial)  # as optuna's _CachedStorage
         trials[trial._trial_id] = trial
@@ -243,7 +151,7 @@ class MirroredStorage(BaseStorage):
         """Commit the parameters drawn since the last write."""
         if self._params or self._system:
             first = (self._params[0] if self._params else self._system[0])[0]
-            _rdb_write(self.backend, first, {}, None, None, self._params, self._system)
+            rdb_write(self._connection, self, first, {}, None, None, self._params, self._system)
             self._params, self._system = [], []
 
     def set_trial_state_values(self, trial_id: int, state: TrialState, values: Sequence[float] | None = None) -> bool:
@@ -282,7 +190,7 @@ class MirroredStorage(BaseStorage):
         values: Sequence[float] | None = None,
     ) -> None:
         """See `write_trial`: one commit, then the mirror."""
-        ended = _rdb_write(self.backend, trial_id, attrs, state, values, self._params, self._system)
+        ended = rdb_write(self._connection, self, trial_id, attrs, state, values, self._params, self._system)
         self._params, self._system = [], []
         if trial_id not in self._study_of:
             return

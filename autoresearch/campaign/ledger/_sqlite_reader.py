@@ -8,7 +8,7 @@ same `TrialRecord`s through the ledger's one mapping (`record_of`, which `trial_
 Optuna's `FrozenTrial`s).
 
 The SQL below is what SQLAlchemy compiles for SQLite from Optuna's own table models (as
-`_mirror.py` writes them), and each column is decoded as those models' types decode it
+`_trial_writes.py` writes them), and each column is decoded as those models' types decode it
 (`TrialState` names, `DATETIME` text, the value-type enums, distribution JSON);
 `tests/autoresearch/campaign/test_ledger_reader.py` checks both against the pinned Optuna, so a
 schema change fails a test instead of a page.
@@ -16,7 +16,7 @@ schema change fails a test instead of a page.
 Rules:
 
 - **Finished trials never change**: Optuna refuses every write to a trial that ended (and so
-  does `_mirror.py`'s batch write). A reader keeps them and, on each `read`, fetches only the
+  does `_trial_writes.py`'s batch write). A reader keeps them and, on each `read`, fetches only the
   trials that are new or were unfinished last time: a read after one ledger write costs what
   changed, not what the ledger holds.
 - **One snapshot per read**: all queries of a `read` run in one read transaction (WAL: never
