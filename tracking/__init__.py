@@ -8,6 +8,7 @@ conformance suite every implementation passes. Nothing here knows campaigns.
 """
 
 from tracking.base import (
+    CreatesRuns,
     LoggedMetric,
     RunNotFound,
     RunStatus,
@@ -132,6 +133,7 @@ __all__ = [
     "SPARE_TAG",
     "RUN_NAME_TAG",
     "AutoSource",
+    "CreatesRuns",
     "InMemoryTracker",
     "LogScan",
     "LogSource",

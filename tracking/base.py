@@ -160,3 +160,22 @@ class Tracker(Protocol):
     def delete_run(self, run_id: str) -> None:
         """Delete a run nobody will log into."""
         ...
+
+
+@runtime_checkable
+class CreatesRuns(Protocol):
+    """Optional: several new runs made in one call (`autoresearch.runner.run_pool` makes its spare
+    runs so). Each run is the one `create_run(experiment_id, name=name, tags=tags)` would make."""
+
+    @property
+    def runs_in_bulk(self) -> bool:
+        """Whether `create_runs` makes its runs in one store transaction, for about the cost of one
+        `create_run` (a local SQLite MLflow store); else it costs one `create_run` each."""
+        ...
+
+    def create_runs(
+        self, experiment_id: str, n: int, *, name: str | None = None, tags: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """`n` new RUNNING runs in `experiment_id`; returns their ids. In bulk, none is made when the
+        call raises."""
+        ...

@@ -149,10 +149,7 @@ _BULK = (WriteKind.log, WriteKind.set_status)
 
 
 def _bulk_for(tracker: Tracker) -> SqliteBulk | None:
-    uri = tracker.config.tracking_uri
-    if isinstance(tracker, MlflowTracker) and uri.startswith("sqlite:///"):
-        return SqliteBulk(Path(uri.removeprefix("sqlite:///")))
-    return None
+    return SqliteBulk.of(tracker.config.tracking_uri) if isinstance(tracker, MlflowTracker) else None
 
 
 def _merged(writes: Sequence[Write]) -> Iterator[tuple[WriteKind, dict[str, Any]]]:

@@ -4,9 +4,9 @@ thread, in order.
 A local SQLite store commits each write with an fsync; on a busy machine one `log_batch`
 can take 100 ms, and the runner would otherwise spend that between a job ending and the next
 one starting. A write costs the caller one outbox row (`tracking.outbox`; a file outbox keeps it
-across a killed process). Reads, `experiment` and `create_run` (they return what the caller needs)
-go straight to the inner tracker, so a read may not see writes still queued: call `flush` first
-when it must. A write that fails is reported to `on_error` and dropped (the ledger, not
+across a killed process). Reads, `experiment` and `create_run(s)` (they return what the caller
+needs) go straight to the inner tracker, so a read may not see writes still queued: call `flush`
+first when it must. A write that fails is reported to `on_error` and dropped (the ledger, not
 MLflow, is the record of results).
 
 `hold` keeps queued writes waiting (the batch being applied finishes) until `release`, or for at
@@ -15,7 +15,7 @@ its verdict -> the next proposal -> its submit), so MLflow's store and this proc
 the runner's then, and the writes run while it waits for jobs. `wait_released` lets other
 background work (spare runs) yield the same way.
 
-Every call on the inner tracker from this process (reads, `create_run`, the writer thread's
+Every call on the inner tracker from this process (reads, `create_run(s)`, the writer thread's
 batches) takes one lock, `store_turn`: a local SQLite store in its default journal mode lets one
 connection write while nobody reads, and two of this process's threads colliding there wait in
 SQLite's busy handler, which sleeps in steps of up to 100 ms (three spare runs made while the
@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from tracking.base import LoggedMetric, RunStatus, RunView, Tracker
+from tracking.base import CreatesRuns, LoggedMetric, RunStatus, RunView, Tracker
 from tracking.config import TrackingConfig
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
@@ -78,6 +78,19 @@ class QueuedTracker:
     def create_run(self, experiment_id: str, *, name: str | None = None, tags: Mapping[str, str] | None = None) -> str:
         with self.store_turn:
             return self.inner.create_run(experiment_id, name=name, tags=tags)
+
+    @property
+    def runs_in_bulk(self) -> bool:
+        return isinstance(self.inner, CreatesRuns) and self.inner.runs_in_bulk
+
+    def create_runs(
+        self, experiment_id: str, n: int, *, name: str | None = None, tags: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """The inner tracker's `create_runs` (or one `create_run` each), in one turn on the store."""
+        with self.store_turn:
+            if isinstance(self.inner, CreatesRuns):
+                return self.inner.create_runs(experiment_id, n, name=name, tags=tags)
+            return [self.inner.create_run(experiment_id, name=name, tags=tags) for _ in range(n)]
 
     def get_run(self, run_id: str) -> RunView:
         with self.store_turn:

@@ -1,5 +1,5 @@
 """`SqliteBulk`: the outbox's `log` and `set_status` writes of many runs applied to a local MLflow
-SQLite store in one transaction.
+SQLite store in one transaction, and new runs made several to a transaction.
 
 MLflow's client commits each call on its own, with an fsync: a trial's metrics, tags and end
 status cost two or three commits, 35-110 ms each on a loaded machine, and a 100-trial campaign's
@@ -18,6 +18,16 @@ against the same writes through `MlflowClient`, read back through it):
 - `set_status`: the run's status and end time.
 
 A call this refuses is reported, not written; everything else of the batch is.
+
+`create_runs` makes `n` runs in one transaction, each with the rows MLflow's `create_run` writes
+for `MlflowClient.create_run(experiment_id, run_name=name, tags=tags)`: the `runs` row (a
+`uuid4().hex` id, source type UNKNOWN, user `mlflow.user` or `unknown`, the artifact URI
+`<experiment's artifact location>/<run id>/artifacts`) and its `tags` rows, `mlflow.runName` added
+(the name, or one of MLflow's random names). The spare runs of `autoresearch.runner.run_pool` cost
+12-15 ms of CPU each through MLflow's client, ~4 ms made alone here and ~1.5 ms each in batches of
+four (2 busy cores). It refuses what MLflow refuses (an experiment missing or deleted, a
+`mlflow.runName` tag other than the name) and, unlike MLflow's `create_run`, tags its `log_batch`
+would refuse (a bad key).
 """
 
 from __future__ import annotations
@@ -25,7 +35,9 @@ from __future__ import annotations
 import math
 import sqlite3
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +49,30 @@ _MAX_FLOAT = 1.7976931348623157e308
 
 
 class SqliteBulk:
-    """Applies `log` and `set_status` calls to the MLflow store in SQLite file `path`."""
+    """Applies `log` and `set_status` calls to the MLflow store in SQLite file `path`, and makes runs there."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+
+    @classmethod
+    def of(cls, tracking_uri: str) -> SqliteBulk | None:
+        """The bulk writer of a local SQLite store (`sqlite:///path`); None for any other store."""
+        return cls(Path(tracking_uri.removeprefix("sqlite:///"))) if tracking_uri.startswith("sqlite:///") else None
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """A connection inside one write transaction: committed when the block ends, else rolled back."""
+        db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        finally:
+            db.close()
 
     def apply(self, ops: Sequence[BulkOp]) -> list[str]:
         """Write `ops` in one transaction; returns one error line per call refused."""
@@ -49,9 +81,7 @@ class SqliteBulk:
         from mlflow.utils.validation import _validate_batch_log_data, _validate_batch_log_limits
 
         errors: list[str] = []
-        db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-        try:
-            db.execute("BEGIN IMMEDIATE")
+        with self._transaction() as db:
             for run_id, kind, payload in ops:
                 try:
                     self._check_active(db, run_id)
@@ -71,14 +101,57 @@ class SqliteBulk:
                     self._tags(db, run_id, payload["tags"])
                 except (MlflowException, _Refused) as exc:
                     errors.append(f"{kind} to run {run_id}: {getattr(exc, 'message', exc)}")
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        finally:
-            db.close()
         return errors
+
+    def create_runs(
+        self, experiment_id: str, n: int, *, name: str | None = None, tags: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """`n` new RUNNING runs of `experiment_id` made in one transaction, as `MlflowClient.create_run(
+        experiment_id, run_name=name, tags=tags)` makes each; returns their ids. Raises MLflow's own
+        `MlflowException` (and makes none) where MLflow refuses, or a tag is invalid."""
+        from mlflow.entities import RunTag
+        from mlflow.exceptions import MlflowException
+        from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE, RESOURCE_DOES_NOT_EXIST
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+        from mlflow.utils.mlflow_tags import MLFLOW_USER
+        from mlflow.utils.name_utils import _generate_random_name
+        from mlflow.utils.uri import append_to_uri_path
+        from mlflow.utils.validation import _parse_experiment_id, _validate_batch_log_data
+
+        tags = dict(tags or {})
+        _validate_batch_log_data([], [], [RunTag(k, v) for k, v in tags.items()])
+        tagged_name = tags.get(RUN_NAME_TAG)
+        if name and tagged_name and name != tagged_name:
+            raise MlflowException("Both 'run_name' argument and 'mlflow.runName' tag are specified, but with "
+                                  f"different values (run_name='{name}', mlflow.runName='{tagged_name}').",
+                                  INVALID_PARAMETER_VALUE)  # fmt: skip
+        number = _parse_experiment_id(experiment_id or SqlAlchemyStore.DEFAULT_EXPERIMENT_ID)
+        with self._transaction() as db:
+            found = db.execute("SELECT artifact_location, lifecycle_stage FROM experiments WHERE experiment_id = ?",
+                               (number,)).fetchone()  # fmt: skip
+            if found is None:
+                raise MlflowException(f"No Experiment with id={number} exists", RESOURCE_DOES_NOT_EXIST)
+            artifact_location, stage = found
+            if stage != "active":
+                raise MlflowException(f"The experiment {number} must be in the 'active' state. "
+                                      f"Current state is {stage}.", INVALID_PARAMETER_VALUE)  # fmt: skip
+            user, now = tags.get(MLFLOW_USER, "unknown"), int(time.time() * 1000)
+            runs: list[tuple[str, str, str, int, str, int]] = []
+            tag_rows: list[tuple[str, str, str]] = []
+            for _ in range(n):
+                run_id = uuid.uuid4().hex
+                run_name = name or tagged_name or _generate_random_name()
+                artifact_uri = append_to_uri_path(artifact_location, run_id, SqlAlchemyStore.ARTIFACTS_FOLDER_NAME)
+                runs.append((run_id, run_name, user, now, artifact_uri, number))
+                tag_rows += [(key, value, run_id) for key, value in tags.items()]
+                if not tagged_name:
+                    tag_rows.append((RUN_NAME_TAG, run_name, run_id))
+            db.executemany("INSERT INTO runs (run_uuid, name, user_id, start_time, artifact_uri, experiment_id, "
+                           "source_type, source_name, entry_point_name, status, end_time, source_version, "
+                           "lifecycle_stage, deleted_time) "
+                           "VALUES (?, ?, ?, ?, ?, ?, 'UNKNOWN', '', '', 'RUNNING', NULL, '', 'active', NULL)", runs)  # fmt: skip
+            db.executemany("INSERT INTO tags (key, value, run_uuid) VALUES (?, ?, ?)", tag_rows)
+        return [run[0] for run in runs]
 
     @staticmethod
     def _check_active(db: sqlite3.Connection, run_id: str) -> None:

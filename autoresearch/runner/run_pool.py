@@ -13,10 +13,14 @@ Rules:
   of the campaign, except those a trial of the ledger already records (taken, tags still queued).
   (`left_behind=False`: the campaign has just started, no runner came before; nothing to look for.)
 - `close` deletes the spares not handed out (before the tracker closes: the deletes are queued).
-- `take` waits only for a spare being made (the pool is past its turn and inside `create_run`):
+- `take` waits only for a spare being made (the pool is past its turn and inside `create_run(s)`):
   that one is ready sooner than a run the caller would make beside it. Otherwise, with no spare
   ready it returns None and the caller creates the run itself.
   At most `limit` spares are ever made (the trials left in the budget when the runner started).
+- Where the tracker makes runs in bulk (`CreatesRuns.runs_in_bulk`: a local SQLite store, one
+  transaction: ~6 ms of CPU for four runs, where MLflow's client spends 12-15 ms on each), the
+  pool makes all it lacks at once, `min(size - ready, spares left to make)`; elsewhere (an http
+  store) one at a time, so the first is ready after one `create_run`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping
 
-from tracking import SPARE_TAG, RunStatus, Tracker
+from tracking import SPARE_TAG, CreatesRuns, RunStatus, Tracker
 
 
 class RunPool:
@@ -58,7 +62,9 @@ class RunPool:
         self._wake = threading.Condition()
         self._closed = False
         self._making = False
-        """A spare is being made (its `create_run` started)."""
+        """Spares are being made (their `create_run(s)` started)."""
+        self._bulk = tracker if isinstance(tracker, CreatesRuns) and tracker.runs_in_bulk else None
+        """Makes several spares in one call (else one `create_run` each)."""
         self._thread = threading.Thread(target=self._work, name="run-pool", daemon=True)
         self._thread.start()
 
@@ -87,19 +93,25 @@ class RunPool:
                     self._wake.wait()
                 if self._closed:
                     return
-                self._to_make -= 1
+                n = min(self.size - len(self._ready), self._to_make) if self._bulk is not None else 1
+                self._to_make -= n
             self.wait_turn()
             with self._wake:
                 self._making = True
             try:
-                run_id = self.tracker.create_run(self.experiment_id, name="spare", tags=self.tags)
+                made = self._make(n)
             except Exception as exc:  # noqa: BLE001 - launches then create their runs themselves
                 self.on_error(f"making a spare MLflow run failed (launches create runs at once): {exc}")
-                with self._wake:
-                    self._making = False
-                    self._wake.notify_all()
-                return
+                made = None
             with self._wake:
                 self._making = False
-                self._ready.append(run_id)
+                self._ready.extend(made or ())
                 self._wake.notify_all()
+            if made is None:
+                return
+
+    def _make(self, n: int) -> list[str]:
+        """`n` new spares (`n` is 1 unless the tracker makes runs in bulk)."""
+        if self._bulk is not None:
+            return self._bulk.create_runs(self.experiment_id, n, name="spare", tags=self.tags)
+        return [self.tracker.create_run(self.experiment_id, name="spare", tags=self.tags)]

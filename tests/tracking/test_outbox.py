@@ -154,6 +154,14 @@ class _Overlaps(MlflowTracker):
         finally:
             self._leave()
 
+    def create_runs(self, experiment_id: str, n: int, *, name: str | None = None,
+                    tags: Mapping[str, str] | None = None) -> list[str]:  # fmt: skip
+        self._enter()
+        try:
+            return super().create_runs(experiment_id, n, name=name, tags=tags)
+        finally:
+            self._leave()
+
     def find_runs(self, experiment_id: str, tags: Mapping[str, str], *, status: RunStatus | None = None,
                   limit: int = 1000) -> list[str]:  # fmt: skip
         self._enter()
@@ -182,8 +190,9 @@ def test_one_call_at_a_time_reaches_the_store_from_a_queued_trackers_threads(
     made: list[str] = []
 
     def make() -> None:
-        for _ in range(4):
-            run_id = tracker.create_run(experiment, tags={"maker": "yes"})
+        runs = [tracker.create_run(experiment, tags={"maker": "yes"}) for _ in range(2)]
+        runs += tracker.create_runs(experiment, 2, tags={"maker": "yes"})  # spare runs, several at once
+        for run_id in runs:
             made.append(run_id)
             for step in range(5):
                 tracker.log(run_id, metrics=[MetricPoint(key="loss", value=float(step), step=step)])

@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from tracking.base import RunNotFound, RunStatus, Tracker, TrackingError
+from tracking.base import CreatesRuns, RunNotFound, RunStatus, Tracker, TrackingError
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
 
@@ -53,6 +53,20 @@ class TrackerSuite:
         assert (run.run_id, run.experiment_id, run.name, run.status) == (run_id, experiment, "trial-3", RunStatus.RUNNING)
         assert run.tags["autoresearch.trial"] == "3" and run.params == {} and run.metrics == {}
         assert tracker.create_run(experiment) != run_id
+
+    def test_create_runs_makes_each_as_create_run_does(self, tracker: Tracker) -> None:
+        if not isinstance(tracker, CreatesRuns):
+            pytest.skip("optional: this tracker makes runs one at a time only")
+        experiment = _experiment(tracker)
+        runs = tracker.create_runs(experiment, 3, name="spare", tags={"c": "one"})
+        assert len(set(runs)) == 3
+        for run_id in runs:
+            run = tracker.get_run(run_id)
+            assert (run.experiment_id, run.name, run.status) == (experiment, "spare", RunStatus.RUNNING)
+            assert run.tags["c"] == "one"
+        assert sorted(tracker.find_runs(experiment, {"c": "one"}, status=RunStatus.RUNNING)) == sorted(runs)
+        tracker.log(runs[0], params={"lr": "0.1"})
+        assert tracker.get_run(runs[0]).params == {"lr": "0.1"}
 
     def test_log_is_one_batch_of_metrics_params_and_tags(self, tracker: Tracker) -> None:
         run_id = tracker.create_run(_experiment(tracker))

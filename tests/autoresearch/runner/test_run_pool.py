@@ -1,4 +1,5 @@
-"""`RunPool` on a real MLflow store: spares made ahead, taken over after a crash, deleted at close."""
+"""`RunPool` on a real MLflow store: spares made ahead (several in one transaction on SQLite), taken
+over after a crash, deleted at close."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import threading
 import time
 from collections.abc import Mapping
 
+import pytest
+
 from autoresearch.runner.run_pool import RunPool
-from tracking import SPARE_TAG, MlflowTracker, RunStatus, TrackingConfig, TrackingError
+from tracking import (SPARE_TAG, InMemoryTracker, MlflowTracker, QueuedTracker, RunStatus, Tracker, TrackingConfig,
+                      TrackingError)  # fmt: skip
 
 TAGS = {"autoresearch.campaign": "pool-test", "autoresearch.campaign_started": "2026-12-01T00:00:00"}
 
@@ -71,19 +75,83 @@ def test_close_deletes_the_spares_not_handed_out(tracking: TrackingConfig, exper
     assert tracker.find_runs(experiment, TAGS) == [used]
 
 
+class _Counted(MlflowTracker):
+    """A real tracker that records how many runs each of its `create_run(s)` calls made."""
+
+    def __init__(self, tracking: TrackingConfig) -> None:
+        super().__init__(tracking)
+        self.calls: list[int] = []
+
+    def create_runs(
+        self, experiment_id: str, n: int, *, name: str | None = None, tags: Mapping[str, str] | None = None
+    ) -> list[str]:
+        self.calls.append(n)
+        return super().create_runs(experiment_id, n, name=name, tags=tags)
+
+
+@pytest.mark.parametrize("queued", [False, True], ids=["mlflow", "queued"])
+def test_on_a_sqlite_store_the_spares_lacking_are_made_in_one_call(
+    tracking: TrackingConfig, experiment_name: str, queued: bool
+) -> None:
+    counted = _Counted(tracking)
+    tracker: Tracker = QueuedTracker(counted, on_error=print) if queued else counted
+    experiment = tracker.experiment(experiment_name)
+    pool = RunPool(tracker, experiment, TAGS, size=4, limit=6, recorded=set(), on_error=print)
+    _ready(pool, 4)
+    assert counted.calls == [4], "the first four spares were not made together"
+    taken = [pool.take() for _ in range(4)]
+    _ready(pool, 2)
+    time.sleep(0.3)
+    assert pool.take() is not None and len(pool._ready) == 1, "made more spares than its limit"
+    pool.close()
+    if isinstance(tracker, QueuedTracker):
+        tracker.close()
+
+    assert sum(counted.calls) == 6 and counted.calls[0] == 4 and None not in taken
+    spares = tracker.find_runs(experiment, {**TAGS, SPARE_TAG: "true"}, status=RunStatus.RUNNING)
+    assert len(spares) == 5 and set(taken) < set(spares), "the spare not handed out was not deleted"
+
+
+class _OneAtATime(InMemoryTracker):
+    """A store that makes runs one by one (as an http one): each `create_run` waits for a `go`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Semaphore(0)
+
+    def create_run(self, experiment_id: str, *, name: str | None = None, tags: Mapping[str, str] | None = None) -> str:
+        assert self.go.acquire(timeout=60)
+        return super().create_run(experiment_id, name=name, tags=tags)
+
+
+def test_elsewhere_each_spare_is_ready_once_made(experiment_name: str) -> None:
+    inner = _OneAtATime()
+    tracker = QueuedTracker(inner, on_error=print)
+    assert not tracker.runs_in_bulk
+    pool = RunPool(tracker, tracker.experiment(experiment_name), TAGS, size=2, limit=2, recorded=set(), on_error=print)
+    inner.go.release()
+    _ready(pool, 1)  # while the second is still being made
+    inner.go.release()
+    _ready(pool, 2)
+    pool.close()
+    tracker.close()
+
+
 class _Gated(MlflowTracker):
-    """A real tracker whose `create_run` waits for `go` once it has `entered` (a slow store)."""
+    """A real tracker whose `create_run(s)` waits for `go` once it has `entered` (a slow store)."""
 
     def __init__(self, tracking: TrackingConfig, fail: bool = False) -> None:
         super().__init__(tracking)
         self.entered, self.go, self.fail = threading.Event(), threading.Event(), fail
 
-    def create_run(self, experiment_id: str, *, name: str | None = None, tags: Mapping[str, str] | None = None) -> str:
+    def create_runs(
+        self, experiment_id: str, n: int, *, name: str | None = None, tags: Mapping[str, str] | None = None
+    ) -> list[str]:
         self.entered.set()
         assert self.go.wait(60)
         if self.fail:
             raise TrackingError("the store refused")
-        return super().create_run(experiment_id, name=name, tags=tags)
+        return super().create_runs(experiment_id, n, name=name, tags=tags)
 
 
 def _take_in_thread(pool: RunPool) -> tuple[threading.Thread, list[str | None]]:
