@@ -136,7 +136,6 @@ class Daemon:
                 self._finish(attempt, ended)
             else:
                 running.append(attempt)
-        self._tell_watchers()  # a job ended: its waiter goes on before this tick's scheduling pass
         if isinstance(self.backend, ChangesNodes) and (offered := self.backend.nodes_changed()) is not None:
             self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
         stopping = {a.key for a in running if a.stop is not None}
@@ -438,6 +437,7 @@ class Daemon:
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
         kept = excerpt(tail, verdict[0] if verdict else None) if failed else None
         end_attempt(self.store, attempt, ending, code, kept)
+        self._tell_watchers()  # its waiter goes on now, not after this tick's other work
         if self.health is not None and verdict and ending.failure_class is FailureClass.infra:
             self.health.on_infra_failure(node, attempt.job_id, now)
         for path in _logs_of(attempt):

@@ -58,7 +58,7 @@ class Launcher:
         """Only trials that existed before this runner may have a run that a killed runner made (or read)."""
         trials = ledger.trials()
         self.pool = RunPool(
-            tracker, self.experiment_id, self._tags(None), size=ledger.campaign.budget.max_parallel,
+            tracker, self.experiment_id, self._tags(None), size=2 * ledger.campaign.budget.max_parallel,
             limit=ledger.campaign.budget.max_trials - len(trials), on_error=on_error,
             recorded={t.mlflow_run_id for t in trials if t.mlflow_run_id}, left_behind=not ledger.new,
             wait_turn=tracker.wait_released if isinstance(tracker, QueuedTracker) else lambda: None,

@@ -112,6 +112,24 @@ def test_on_a_sqlite_store_the_spares_lacking_are_made_in_one_call(
     assert len(spares) == 5 and set(taken) < set(spares), "the spare not handed out was not deleted"
 
 
+def test_on_a_sqlite_store_spares_are_made_once_half_are_taken_in_one_batch(
+    tracking: TrackingConfig, experiment_name: str
+) -> None:
+    """A batch of one run costs most of what four do: the pool waits until half its spares are
+    taken, then makes the ones it lacks together."""
+    counted = _Counted(tracking)
+    pool = RunPool(counted, counted.experiment(experiment_name), TAGS, size=4, limit=20, recorded=set(),
+                   on_error=print)  # fmt: skip
+    _ready(pool, 4)
+    pool.take()
+    time.sleep(0.3)
+    assert counted.calls == [4] and len(pool._ready) == 3, "a spare was made while more than half were ready"
+    pool.take()
+    _ready(pool, 4)
+    pool.close()
+    assert counted.calls == [4, 2]
+
+
 class _OneAtATime(InMemoryTracker):
     """A store that makes runs one by one (as an http one): each `create_run` waits for a `go`."""
 
