@@ -1,4 +1,4 @@
-"""The campaign graph: a round is one node, `round` (propose -> launch -> evaluate -> replan),
+"""The campaign graph: a round is one node, `round` (evaluate -> replan -> propose -> launch),
 looping until the campaign ends.
 
 The graph state is small (a round counter, a count of results the policy has seen, notes
@@ -6,16 +6,19 @@ from people not yet shown to the policy, and the final state once reached). Tria
 the ledger, jobs in compute: every step reads what it needs from them, so a node killed
 mid-way and run again from its start (LangGraph's resume) redoes nothing twice.
 
-One superstep per round, so one checkpoint (a commit, and a wait for LangGraph's checkpoint
-thread) between a job's end and the next job's submit. The steps are ordered so that a round
-run again finds its earlier steps done:
+One superstep per round, and its checkpoint comes after the launch: nothing of LangGraph's
+(a commit, a wait for its checkpoint thread) sits between a job's end, which ends `evaluate`,
+and the next job's submit. The steps are ordered so that a round run again finds what is done:
 
+- `evaluate` returns at once when no trial runs, or when proposed trials wait for their launch
+  (the first round; a round cut off after propose; a launch gate just answered), and otherwise
+  waits for a trial to end.
+- `replan` takes steering notes from the inbox into the state, and `propose` shows them to the
+  policy in the same round. A round killed in between loses only that list: each note is also in
+  the campaign's research log (the inbox's handler appended it), which every proposal sees.
 - propose finds the slots taken by the trials it admitted (proposed trials hold a slot) and
-  launch finds their jobs (same trial, same idempotency key), so a rerun goes on to wait for
-  jobs. A launch gate's `interrupt()` reruns the round the same way once answered.
-- replan comes last: it takes steering notes from the inbox into the state, and the round's
-  checkpoint, written as it returns, keeps them until the next round's propose shows them to
-  the policy (a note is never only in memory while another step runs).
+  launch finds their jobs (same trial, same idempotency key). A launch gate's `interrupt()`
+  reruns the round the same way once answered.
 
 A checkpoint of an older graph cut off mid-round (the four-node graph before 2026-12-04: propose,
 launch, evaluate, replan; then `act` and `replan`) names nodes this graph lacks: LangGraph
@@ -58,10 +61,13 @@ class Nodes(Protocol):
 
 
 def round_of(nodes: Nodes, state: RunnerState) -> RunnerState:
-    """propose, launch, evaluate and replan in turn, each seeing the updates of the ones before."""
+    """evaluate, replan, propose and launch in turn, each seeing the updates of the ones before;
+    a replan that ends the campaign ends the round."""
     update: RunnerState = {}
-    for step in (nodes.propose, nodes.launch, nodes.evaluate, nodes.replan):
+    for step in (nodes.evaluate, nodes.replan, nodes.propose, nodes.launch):
         update.update(step({**state, **update}))
+        if update.get("ended"):
+            break
     return update
 
 

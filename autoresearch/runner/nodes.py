@@ -107,6 +107,8 @@ class CampaignNodes:
         Queued MLflow writes are held while the jobs are looked at; when a trial ended they stay
         held through replan and propose until `launch` has submitted the next job, so a slot is
         refilled first and MLflow is written while the runner waits for jobs."""
+        if self.ledger.state is CampaignState.running and self.ledger.unlaunched():
+            return {}  # proposed trials wait for their launch (a rerun round, an answered gate): launch first
         deadline = time.monotonic() + self.settings.heartbeat_s
         known = set(HANDLED_KINDS)
         seen: dict[str, str] | None = None

@@ -35,7 +35,8 @@ class Steps:
     def replan(self, state: RunnerState) -> RunnerState:
         self.calls.append("replan")
         done = state.get("round", 0) + 1
-        return {"round": done, "steering": ["a note"], "ended": "completed" if done >= self.rounds else None}
+        return {"round": done, "steering": [*state.get("steering", []), "a note"],
+                "ended": "completed" if done >= self.rounds else None}
 
 
 def _config() -> dict:
@@ -48,9 +49,10 @@ def test_a_round_is_one_checkpointed_superstep(tmp_path: Path) -> None:
         graph = build_graph(steps).compile(checkpointer=SqliteSaver(conn))
         graph.invoke({"steering": ["from chat"]}, _config(), durability="sync")
         history = list(graph.get_state_history(_config()))
-    assert steps.calls == ["propose ['from chat']", "launch []", "evaluate", "replan",
-                           "propose ['a note']", "launch []", "evaluate", "replan"]  # fmt: skip
+    assert steps.calls == ["evaluate", "replan", "propose ['from chat', 'a note']", "launch []",
+                           "evaluate", "replan"]  # fmt: skip
     assert [h.metadata["step"] for h in history] == [2, 1, 0, -1]  # input, then a checkpoint per round
+    assert history[1].values["steering"] == []  # shown by propose in its round
     assert history[0].values["steering"] == ["a note"] and history[0].values["ended"] == "completed"
 
 
@@ -95,5 +97,5 @@ def test_an_older_graphs_checkpoint_cut_off_mid_round_resumes_as_a_new_round(tmp
         snapshot = graph.get_state(_config())
         assert snapshot.next == () and snapshot.values["round"] == 7  # what `_drive` reads: start a round
         graph.invoke({**snapshot.values, "ended": None}, _config(), durability="sync")
-    assert steps.calls == ["propose []", "launch []", "evaluate", "replan"]
+    assert steps.calls == ["evaluate", "replan"]  # the replan that reaches round 8 ends the campaign
     assert graph.get_state(_config()).values["round"] == 8
