@@ -40,7 +40,9 @@ from optuna.study import StudyDirection
 from optuna.study._frozen import FrozenStudy
 from optuna.trial import FrozenTrial, TrialState
 
-from autoresearch.campaign.ledger._trial_writes import connection_of, pooled, rdb_new_trial, rdb_write
+from autoresearch.campaign.ledger._trial_writes import (
+    connection_of, pooled, rdb_new_trial, rdb_study_attrs, rdb_write,
+)
 
 
 def write_trial(
@@ -62,6 +64,19 @@ def write_trial(
             storage.set_trial_user_attr(trial_id, key, value)
         if state is not None:
             storage.set_trial_state_values(trial_id, state, values)
+
+
+def write_study_attrs(storage: BaseStorage, study_id: int, attrs: Mapping[str, Any]) -> None:
+    """Set user attributes of a study in one transaction where the storage allows (an RDB or a
+    mirror of one); other storages get one call per attribute."""
+    if isinstance(storage, MirroredStorage):
+        storage.write_study_attrs(study_id, attrs)
+    elif isinstance(storage, RDBStorage):
+        with pooled(storage) as connection:
+            rdb_study_attrs(connection, study_id, attrs)
+    else:
+        for key, value in attrs.items():
+            storage.set_study_user_attr(study_id, key, value)
 
 
 def flush(storage: BaseStorage) -> None:
@@ -232,6 +247,11 @@ class MirroredStorage(BaseStorage):
     def set_study_user_attr(self, study_id: int, key: str, value: Any) -> None:
         self.flush()
         self.backend.set_study_user_attr(study_id, key, value)
+
+    def write_study_attrs(self, study_id: int, attrs: Mapping[str, Any]) -> None:
+        """See `write_study_attrs`: one commit (after the parameters held back)."""
+        self.flush()
+        rdb_study_attrs(self._connection, study_id, attrs)
 
     def set_study_system_attr(self, study_id: int, key: str, value: Any) -> None:
         self.flush()

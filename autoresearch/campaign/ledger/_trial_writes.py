@@ -96,6 +96,9 @@ class _Statements:
             models.TrialUserAttributeModel.__table__, ("trial_id", "key"), ("value_json",)
         )
         self.upsert_values = self._upsert(values, ("trial_id", "objective"), ("value", "value_type"))
+        self.upsert_study_attrs = self._upsert(
+            models.StudyUserAttributeModel.__table__, ("study_id", "key"), ("value_json",)
+        )
         set_state = (sqlalchemy.update(trials).where(trials.c.trial_id == sqlalchemy.bindparam("id"))
                      .values(state=sqlalchemy.bindparam("state")))  # fmt: skip
         self.set_state = _Sql.of(set_state, ("id", "state"))
@@ -208,6 +211,17 @@ def rdb_write(
         else:
             cursor.execute(sql.end_state.text, sql.end_state.args({"id": trial_id, "state": state, "ended": ended}))
     return ended.replace(tzinfo=UTC).astimezone().replace(tzinfo=None) if ended else None
+
+
+def rdb_study_attrs(connection: sqlite3.Connection, study_id: int, attrs: Mapping[str, Any]) -> None:
+    """`set_study_user_attr` for each of `attrs`, in one transaction on `connection` (a reader sees
+    all of them or none: a campaign's state never without its reason)."""
+    sql = statements()
+    with _transaction(connection) as cursor:
+        cursor.executemany(sql.upsert_study_attrs.text, [
+            sql.upsert_study_attrs.args({"study_id": study_id, "key": key, "value_json": json.dumps(value)})
+            for key, value in attrs.items()
+        ])  # fmt: skip
 
 
 def rdb_new_trial(connection: sqlite3.Connection, study_id: int, number: int) -> FrozenTrial:

@@ -32,7 +32,7 @@ from autoresearch.campaign.ledger._integrity import (
     no_campaign,
     sqlite_errors,
 )
-from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_trial
+from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_study_attrs, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
     fact_attrs,
@@ -316,8 +316,8 @@ class Ledger(TrialLedger):
     def update_facts(self, **changes: Any) -> CampaignFacts:
         self._check_writable("change the campaign's facts")
         facts = CampaignFacts.model_validate({**dict(self.facts()), **changes})
-        for key, value in fact_attrs(facts, set(changes)).items():
-            self._study.set_user_attr(key, value)
+        write_study_attrs(self._storage, self._study_id, fact_attrs(facts, set(changes)))  # one commit: no
+        # reader sees a new state without its reason
         if self.cache:
             self._facts = facts
         return facts

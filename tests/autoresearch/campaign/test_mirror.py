@@ -15,7 +15,7 @@ from optuna.storages import RDBStorage
 from optuna.storages._rdb.models import TrialValueModel
 from optuna.trial import FrozenTrial
 
-from autoresearch.campaign import Ledger, Proposal, TrialFailure
+from autoresearch.campaign import CampaignState, Ledger, Proposal, TrialFailure
 from autoresearch.campaign.ledger._mirror import MirroredStorage, write_trial
 from autoresearch.campaign.ledger._optuna_store import sqlite_storage
 from autoresearch.campaign.ledger._trial_writes import statements
@@ -91,6 +91,29 @@ def test_write_trial_sets_attributes_and_ends_the_trial_in_one_transaction(
     assert trial.state is optuna.trial.TrialState.COMPLETE and trial.datetime_complete is not None
 
 
+@pytest.mark.parametrize("mirrored", [False, True], ids=["rdb", "mirror"])
+def test_a_campaign_state_and_its_reason_are_written_in_one_transaction(
+    home: Path, tmp_path: Path, mirrored: bool
+) -> None:
+    """A reader between two commits saw a campaign paused with an empty reason."""
+    campaign = make_campaign(tmp_path)
+    path = Ledger.open(campaign).path
+    storage = sqlite_storage(path)
+    target = MirroredStorage(storage) if mirrored else storage
+    ledger = Ledger(campaign, target, path, cache=mirrored)
+    trace = _traced(storage)
+    if isinstance(target, MirroredStorage):
+        target._connection.set_trace_callback(trace.append)  # its own connection, made before the trace began
+
+    ledger.set_state(CampaignState.paused, "paused: the disk is full")
+
+    writes = trace[trace.index("BEGIN IMMEDIATE"):]  # before it: the reads of the facts as they were
+    assert [line.split()[0] for line in writes] == ["BEGIN", "INSERT", "INSERT", "INSERT", "COMMIT"]  # state, reason, ended_at
+    assert sum(line.split()[0] in ("INSERT", "UPDATE", "COMMIT") for line in trace) == 4
+    reader = Ledger.load(campaign.name)
+    assert reader.state is CampaignState.paused and reader.state_reason == "paused: the disk is full"
+
+
 def test_the_sql_a_write_runs_is_what_sqlalchemy_sends_for_its_statements(home: Path, tmp_path: Path) -> None:
     """Each compiled statement, with the same values, against SQLAlchemy's own execution of the
     statement it was compiled from: an Optuna or SQLAlchemy upgrade that changes either fails here."""
@@ -107,7 +130,7 @@ def test_the_sql_a_write_runs_is_what_sqlalchemy_sends_for_its_statements(home: 
                "ended": when, "datetime_start": when, "number": 7, "study_id": study_id}  # fmt: skip
     sql = statements()
     compiled = [sql.states(1), sql.states(2), sql.insert_params, sql.upsert_system_attrs, sql.upsert_user_attrs,
-                sql.set_state, sql.end_state, sql.insert_trial]  # fmt: skip
+                sql.set_state, sql.end_state, sql.insert_trial, sql.upsert_study_attrs]  # fmt: skip
     compiled += [sql.upsert_values] * 2
     values = [(1.5, TrialValueModel.TrialValueType.FINITE), (None, TrialValueModel.TrialValueType.INF_POS)]
     for one in compiled:
