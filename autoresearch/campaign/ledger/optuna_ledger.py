@@ -316,8 +316,8 @@ class Ledger(TrialLedger):
     def update_facts(self, **changes: Any) -> CampaignFacts:
         self._check_writable("change the campaign's facts")
         facts = CampaignFacts.model_validate({**dict(self.facts()), **changes})
-        write_study_attrs(self._storage, self._study_id, fact_attrs(facts, set(changes)))  # one commit: no
-        # reader sees a new state without its reason
+        # one commit: no reader sees a new state without its reason
+        write_study_attrs(self._storage, self._study_id, fact_attrs(facts, set(changes)))
         if self.cache:
             self._facts = facts
         return facts
