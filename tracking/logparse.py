@@ -47,6 +47,9 @@ MAX_DICT_CHARS = 100_000
 """A Python-dict line longer than this is not read (its parse would cost too much)."""
 
 _PAIR = re.compile(DEFAULT_PATTERN, re.IGNORECASE)
+_ONE_PAIR = re.compile(r"\s*(?P<key>[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)*)(?::\s+|\s*=\s*)(?P<value>" + _NUMBER + r")\s*",
+                       re.IGNORECASE)
+"""A line that is one `key: value` pair and nothing else (most lines): read without the general search."""
 _STEP = re.compile(STEP_PATTERN, re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _WORD = re.compile(r"[^\W\d_]")
@@ -121,7 +124,9 @@ def parse_metrics(
     for raw in data[:end].split(b"\n"):
         if len(raw) > MAX_LINE_BYTES:
             continue
-        text = _ANSI.sub("", raw.decode("utf-8", errors="replace"))
+        text = raw.decode("utf-8", errors="replace")
+        if "\x1b" in text:
+            text = _ANSI.sub("", text)
         for line in text.split("\r"):
             pairs = _read_line(line, rules)
             if not pairs:
@@ -166,6 +171,14 @@ def _pattern_pairs(found: list[tuple[str, str]]) -> list[_Pair]:
 
 def _text_pairs(line: str) -> list[_Pair]:
     """`key: value` pairs and step markers, or nothing when the line holds other words (prose)."""
+    one = _ONE_PAIR.fullmatch(line)
+    if one is not None:  # what `_searched_pairs` gives such a line, a few times faster
+        value = float(one["value"])
+        return [(one["key"], value, _INTEGER.fullmatch(one["value"]) is not None and _is_step(value))]
+    return _searched_pairs(line)
+
+
+def _searched_pairs(line: str) -> list[_Pair]:
     found_pairs, found_steps = list(_PAIR.finditer(line)), list(_STEP.finditer(line))
     if not found_pairs and not found_steps:
         return []
@@ -243,4 +256,6 @@ def _is_step(value: float) -> bool:
 def _step_key(pairs: list[_Pair]) -> str | None:
     """The key that sets the step on this line: `step` if present, else `epoch`, else `iter`."""
     present = {key.lower() for key, _, stepish in pairs if stepish}
+    if not present:
+        return None
     return next((key for key in STEP_KEYS if key in present), None)

@@ -55,6 +55,10 @@ class CampaignNodes:
         """Failures before this runner started do not count towards failing fast (a resume starts over)."""
         self.writes = ctx.tracker if isinstance(ctx.tracker, QueuedTracker) else None
         """Queued MLflow writes, held from a job's end until the next job is submitted (see `evaluate`)."""
+        self._job_states: dict[str, str] = {}
+        """Job id -> state as `evaluate` last saw it, kept across rounds: a round's first look reads
+        only the jobs launched since (a job that changed meanwhile differs from it, so the wait
+        returns it at once)."""
 
     @property
     def campaign(self) -> Campaign:
@@ -111,7 +115,7 @@ class CampaignNodes:
             return {}  # proposed trials wait for their launch (a rerun round, an answered gate): launch first
         deadline = time.monotonic() + self.settings.heartbeat_s
         known = set(HANDLED_KINDS)
-        seen: dict[str, str] | None = None
+        seen: dict[str, str] | None = self._job_states or None
         changed: list[Job] = []
         while True:
             running = self.ledger.running()
@@ -125,6 +129,7 @@ class CampaignNodes:
             if self.writes is not None:
                 self.writes.hold()
             ended, seen = self.ctx.evaluator.check(running, seen, changed)
+            self._job_states = seen
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
                 if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tracking import MetricPoint, MetricRules, parse_metrics
+from tracking.logparse import _searched_pairs, _text_pairs
 
 TRICKY = (
     b"starting at 12:30:01 on localhost:8080, see http://x:5000/a\n"
@@ -68,3 +72,23 @@ def test_custom_pattern() -> None:
     rules = MetricRules(patterns=(r"iter (?P<iter>\d+): loss (?P<loss>[\d.]+), time (?P<time>[\d.]+)ms",))
     result = parse_metrics(b"iter 10: loss 2.3000, time 30.00ms\niter 20: loss 2.1000, time 29.00ms\n", rules=rules)
     assert _triples(result.points) == [("loss", 2.3, 10), ("time", 30.0, 10), ("loss", 2.1, 20), ("time", 29.0, 20)]
+
+
+ONE_PAIR_LINES = st.builds(
+    lambda lead, key, sep, value, trail: f"{lead}{key}{sep}{value}{trail}",
+    st.sampled_from(["", " ", "  ", "\t"]),
+    st.sampled_from(["step", "Step", "epoch", "iter", "loss", "val/acc", "train.loss", "_x1", "lr"]),
+    st.sampled_from([": ", ":  ", "=", " = ", ":", " :", ":\t"]),
+    st.one_of(st.integers(-5, 10**6).map(str), st.floats(allow_nan=True, allow_infinity=True).map(repr),
+              st.sampled_from(["1e-3", "1E5", ".5", "5.", "+3", "-0", "nan", "NaN", "inf", "-Infinity", "1e", "1.5x",
+                               "8080/a", "3,", "2 |", "0.1 lr"])),
+    st.sampled_from(["", " ", "\t", " x", ",", " step 3"]),
+)  # fmt: skip
+
+
+@given(ONE_PAIR_LINES)
+def test_the_one_pair_fast_path_reads_a_line_as_the_general_search_does(line: str) -> None:
+    """`_text_pairs` reads a lone `key: value` line without the general search; both agree on it
+    and on every near miss (no space after the colon, a word after the value, a second pair)."""
+    fast, general = _text_pairs(line), _searched_pairs(line)
+    assert [(k, repr(v), s) for k, v, s in fast] == [(k, repr(v), s) for k, v, s in general], line
