@@ -47,8 +47,9 @@ MAX_DICT_CHARS = 100_000
 """A Python-dict line longer than this is not read (its parse would cost too much)."""
 
 _PAIR = re.compile(DEFAULT_PATTERN, re.IGNORECASE)
-_ONE_PAIR = re.compile(r"\s*(?P<key>[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)*)(?::\s+|\s*=\s*)(?P<value>" + _NUMBER + r")\s*",
-                       re.IGNORECASE)
+_ONE_PAIR = re.compile(
+    r"\s*(?P<key>[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)*)(?::\s+|\s*=\s*)(?P<value>" + _NUMBER + r")\s*", re.IGNORECASE
+)
 """A line that is one `key: value` pair and nothing else (most lines): read without the general search."""
 _STEP = re.compile(STEP_PATTERN, re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

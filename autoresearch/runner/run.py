@@ -49,6 +49,7 @@ from autoresearch.runner.graph import RECURSION_LIMIT, build_graph
 from autoresearch.runner.launch import Launcher
 from autoresearch.runner.lock import CampaignLock
 from autoresearch.runner.policies import PolicyFactory, build_policy, default_policy
+from autoresearch.runner.wal_keeper import WalKeeper
 from autoresearch.steering import ApprovalBook, Inbox, InboxError, SteeringError, Window, restore_steering, wait_for_answer
 from compute import Client, ComputeError
 from tracking import MlflowTracker, QueuedTracker, resolve_tracking
@@ -130,6 +131,7 @@ def run_campaign(
             _expire_steering(inbox, ledger, ended_state, ended_at, display)
         settings = settings or RunnerSettings()
         tracker = _open_tracker(campaign, home, display, connection, paths.tracking_outbox)
+        wal = WalKeeper([paths.graph_db, paths.tracking_outbox, paths.ledger_db])
         launcher: Launcher | None = None
         writer: int | None = None
         _begin_run(ledger)
@@ -167,6 +169,7 @@ def run_campaign(
             if not _pause_disk_full(ledger, exc, display):
                 raise RunnerError(f"campaign {campaign.name!r}: {_disk_full_text(campaign.name, exc)}") from None
         finally:
+            wal.close()
             _end_run(ledger)
             if launcher is not None:
                 launcher.close()  # its unused spare runs, deleted through the tracker
