@@ -1,7 +1,7 @@
 """The 100-trial Hartmann6 campaign through the full stack, beside a plain Optuna loop and Ray Tune.
 
     python benchmarks/campaign_bench.py [--trials 100] [--seeds 3] [--parallel 4]
-        [--peers optuna,ray-tune] [--step-seconds 0.1] [--json] [--profile FILE]
+        [--peers optuna,ray-tune] [--step-seconds 0.1] [--warmup 8] [--json] [--profile FILE]
 
 Arms (same seeds, same pinned TPE, same subprocess jobs printing metrics):
 
@@ -15,8 +15,10 @@ Arms (same seeds, same pinned TPE, same subprocess jobs printing metrics):
   trainable running the same job (benchmarks/campaign_peers.py).
 
 `--peers` picks the peer arms (default `optuna`: the full stack beside the plain loop, as
-before). Every arm starts warm (daemon up, MLflow schema made, Ray started) and is timed from
-the first proposal to the last result. `--step-seconds` makes each job longer (the default job
+before). Every arm starts warm (daemon up, MLflow schema made, Ray started, and, with
+`--warmup N` (default 8), one unmeasured N-trial campaign run through each arm first, so no
+measured run pays the process's first imports) and is timed from the first proposal to the last
+result. The arms take turns going first (ours first on even seeds, last on odd ones). `--step-seconds` makes each job longer (the default job
 is 20 steps of 0.02 s, a stress test of per-trial overhead; 0.1 gives 2 s jobs).
 
 Our arm's wall clock stops when `run_campaign` returns: every verdict is in the ledger, and the
@@ -68,6 +70,8 @@ from tracking import mlflow_client, resolve_tracking, wait_drained, writer_pid  
 CONFIG = ROOT / "examples" / "synthetic" / "hartmann6.yaml"
 OURS = "autoresearch"
 PEERS = ("optuna", "ray-tune")
+WARMUP_SEED = 1000
+"""The seed of the warm-up campaign (`--warmup`), apart from the measured seeds 0 .. N-1."""
 Progress = Callable[[str], None]
 
 
@@ -112,23 +116,38 @@ def full_stack(campaign: Campaign, home: Path, settings: RunnerSettings, profile
 
 def run_seeds(home: Path, peers: Sequence[str], seeds: Sequence[int], trials: int, parallel: int,
               step_seconds: float | None = None, settings: RunnerSettings | None = None,
-              progress: Progress = lambda line: None, profiler: cProfile.Profile | None = None
-              ) -> list[ArmRun]:  # fmt: skip
+              progress: Progress = lambda line: None, profiler: cProfile.Profile | None = None,
+              warmup: int = 0) -> list[ArmRun]:  # fmt: skip
     """Every arm for every seed, on the compute daemon already serving `home` (its MLflow store is
-    `home/mlflow.db`); starts and stops one Ray instance when `ray-tune` is among `peers`."""
+    `home/mlflow.db`); starts and stops one Ray instance when `ray-tune` is among `peers`.
+
+    `warmup` > 0: each arm first runs a campaign of that many trials that is not measured, so no
+    measured run pays this process's first imports (our arm imports LangGraph, MLflow's client
+    and the runner's modules when it first needs them; the plain loop would inherit them). The
+    arms then take turns going first: ours first on even seeds, last on odd ones."""
     unknown = sorted(set(peers) - set(PEERS))
     if unknown:
         raise ValueError(f"--peers: unknown arm(s) {unknown}; choose from {', '.join(PEERS)}")
     settings = settings or RunnerSettings()
     runs: list[ArmRun] = []
+
+    def run(arm: str, campaign: Campaign, seed: int, measured: bool = True) -> ArmRun:
+        if arm == OURS:
+            return full_stack(campaign, home, settings, profiler if measured else None)
+        if arm == "optuna":
+            return optuna_loop(campaign, seed)
+        return ray_tune(campaign, seed, home / "ray-results")
+
     with RaySession(parallel) if "ray-tune" in peers else nullcontext():
-        for seed in seeds:
+        if warmup > 0:
+            warm = campaign_for(WARMUP_SEED, warmup, parallel, home, step_seconds)
+            for arm in (OURS, *peers):
+                run(arm, warm, WARMUP_SEED, measured=False)
+            progress(f"warm-up: {warmup} trials through each arm (not measured)")
+        for turn, seed in enumerate(seeds):
             campaign = campaign_for(seed, trials, parallel, home, step_seconds)
-            runs.append(full_stack(campaign, home, settings, profiler))
-            if "optuna" in peers:
-                runs.append(optuna_loop(campaign, seed))
-            if "ray-tune" in peers:
-                runs.append(ray_tune(campaign, seed, home / "ray-results"))
+            for arm in (OURS, *peers) if turn % 2 == 0 else (*peers, OURS):
+                runs.append(run(arm, campaign, seed))
             progress(f"seed {seed}: " + json.dumps(per_seed_rows([r for r in runs if r.seed == seed], parallel)))
     return runs
 
@@ -158,7 +177,7 @@ def _ends(run: ArmRun) -> dict[str, float | None]:
 def summary(runs: Sequence[ArmRun], parallel: int, settings: dict[str, Any]) -> dict[str, Any]:
     """The `--json` document: medians per arm (`rows`), `per_seed` values, paired `tests`."""
     per_seed = per_seed_rows(runs, parallel)
-    arms = list(dict.fromkeys(r["arm"] for r in per_seed))
+    arms = [OURS, *(arm for arm in dict.fromkeys(r["arm"] for r in per_seed) if arm != OURS)]  # ours first
 
     def med(arm: str, key: str) -> float | None:
         values = [r[key] for r in per_seed if r["arm"] == arm and r[key] is not None]
@@ -227,6 +246,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="override the job's sleep per step (job.py default 0.02 s x 20 steps)")
     parser.add_argument("--peers", default="optuna",
                         help="comma-separated peer arms: optuna, ray-tune (default optuna)")  # fmt: skip
+    parser.add_argument("--warmup", type=int, default=8,
+                        help="trials of an unmeasured campaign each arm runs first (default 8; 0: none)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON only")
     parser.add_argument("--profile", type=Path, default=None, help="write a cProfile of our arm's runner to this file")
     args = parser.parse_args(argv)
@@ -245,12 +266,12 @@ def main(argv: list[str] | None = None) -> None:
         mlflow_client(resolve_tracking(str(home / "mlflow.db"))).search_experiments()  # schema, once
         try:
             runs = run_seeds(home, peers, range(args.seeds), args.trials, args.parallel, args.step_seconds,
-                             RunnerSettings(poll_s=args.poll), progress, profiler)  # fmt: skip
+                             RunnerSettings(poll_s=args.poll), progress, profiler, args.warmup)  # fmt: skip
         finally:
             stop_daemon(home, stop_jobs=True)
     if profiler is not None:
         profiler.dump_stats(str(args.profile))
-    settings = {"trials": args.trials, "seeds": args.seeds, "parallel": args.parallel,
+    settings = {"trials": args.trials, "seeds": args.seeds, "parallel": args.parallel, "warmup": args.warmup,
                 "step_seconds": args.step_seconds, "poll_s": args.poll, "peers": peers, "load_start": load_start,
                 "load_end": _load(), "cpus": os.cpu_count(), "optuna": optuna.__version__}  # fmt: skip
     if "ray-tune" in peers:

@@ -54,7 +54,7 @@ def test_every_arm_runs_all_its_trials_and_the_json_has_one_row_per_arm(tmp_path
     trials = 5
     out = subprocess.run(
         [sys.executable, str(BENCH), "--trials", str(trials), "--seeds", "1", "--parallel", "2",
-         "--step-seconds", "0.005", "--peers", "optuna,ray-tune", "--json"],
+         "--step-seconds", "0.005", "--peers", "optuna,ray-tune", "--warmup", "1", "--json"],
         capture_output=True, text=True, timeout=570,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
@@ -70,3 +70,4 @@ def test_every_arm_runs_all_its_trials_and_the_json_has_one_row_per_arm(tmp_path
     assert ours["ratio_to_ours"] == 1.0 and ours["refill_runner_ms"] is not None
     assert [t["peer"] for t in doc["tests"]] == ["optuna", "ray-tune"]
     assert doc["settings"]["ray"] == "2.60.0" and doc["settings"]["trials"] == trials
+    assert doc["settings"]["warmup"] == 1  # one unmeasured trial per arm first: not among the rows
