@@ -105,12 +105,14 @@ class Evaluator:
         seen: dict[str, str] = {}
         fresh = {job.id: job for job in changed}
         for trial in trials:
-            if ended:
-                break
             if trial.job_id is None:
                 continue
+            if ended:  # judged after the refill; kept as last known, so a change since shows at once
+                if known is not None and trial.job_id in known:
+                    seen[trial.job_id] = known[trial.job_id]
+                continue
             job = fresh.get(trial.job_id)
-            if job is None and known is not None and trial.job_id in known and not self._wants(trial, known[trial.job_id]):
+            if job is None and known is not None and not self._must_read(trial, known):
                 seen[trial.job_id] = known[trial.job_id]  # unchanged, and nothing to read
                 continue
             job = job or self.client.get(trial.job_id)
@@ -142,6 +144,12 @@ class Evaluator:
             self.ledger.report(trial.number, step, value)
             done.add(step)
         return bool(fresh)
+
+    def _must_read(self, trial: TrialRecord, known: Mapping[str, str]) -> bool:
+        """Whether `check` reads the job of `trial` though `Client.wait_for_change` did not return
+        it: a job not in `known`, one known to have ended, or one `_wants` read again."""
+        state = known.get(trial.job_id or "")
+        return state is None or JobState(state).final or self._wants(trial, state)
 
     def _wants(self, trial: TrialRecord, state: str) -> bool:
         """Whether `check` reads a job last seen in `state` again though it did not change: a running

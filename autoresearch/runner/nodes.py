@@ -101,6 +101,8 @@ class CampaignNodes:
                     self.display.event(f"trial {trial.number} failed: its patch does not apply: {exc}")
                     continue
                 self.display.event(f"trial {trial.number} launched as {job.id}")
+                if not job.state.final:  # as submitted: `evaluate` need not read it back
+                    self._job_states[job.id] = job.state.value
             return {}
         finally:
             self._release_writes()

@@ -146,3 +146,20 @@ def test_a_campaign_started_over_under_the_same_name_gets_new_jobs(compute_clien
     assert [compute_client.get(t.job_id).spec.idempotency_key for t in trials] == [
         ledger.idempotency_key(t.number) for t in trials]
     assert ledger.identity != identity  # new folders too: no old checkpoint for the new trial 0
+
+
+def test_the_runner_reads_a_job_back_only_when_its_wait_says_it_changed(compute_client, tracking, monkeypatch):
+    """The evaluator keeps the job states it saw across rounds, and the launch records the job it
+    submitted: a job's state comes from `wait_for_change`, never from one `get` per running trial
+    per round (before: about 4 reads per trial at 4 slots, one of them between a job's end and
+    the next submit)."""
+    from compute import Client
+
+    gets: list[str] = []
+    real_get = Client.get
+    monkeypatch.setattr(Client, "get", lambda self, job_id: gets.append(job_id) or real_get(self, job_id))
+    data = synthetic_config(tracking, budget={"max_trials": 8, "max_parallel": 4})
+    outcome = run_campaign(campaign_of(data), settings=FAST)
+    assert [t.state for t in outcome.status.trials] == [TrialState.complete] * 8
+    campaign_job_ids = {t.job_id for t in outcome.status.trials}
+    assert not campaign_job_ids & set(gets), gets
