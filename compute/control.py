@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from compute.errors import ComputeError, DaemonAlreadyRunning
 from compute.paths import ComputePaths
-from compute.watchers import wake_watchers
 from compute.pidlock import holder_pid, try_lock
 
 if TYPE_CHECKING:  # clients only find, wake and spawn the daemon: they never import its machinery
@@ -48,15 +47,15 @@ def daemon_info(paths: ComputePaths) -> dict[str, Any] | None:
 
 
 def notify(paths: ComputePaths) -> None:
-    """Wake the daemon (best effort: it also wakes on its own every tick), and the clients waiting
-    on jobs (compute/watchers.py): a request just changed the store."""
+    """Wake the daemon (best effort: it also wakes on its own every tick): a request just changed
+    the store. The clients waiting on jobs (compute/watchers.py) are woken by the daemon once a job's
+    state changed (no request changes one itself, but the cancel of a pending job, which wakes them)."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
             sock.setblocking(False)
             sock.sendto(b"w", paths.socket_address)
     except OSError:
         pass
-    wake_watchers(paths)
 
 
 PRIVATE_ENV_VAR = "AUTORESEARCH_PRIVATE_ENV"
