@@ -283,12 +283,15 @@ class Client:
         return jobs
 
     def wait_for_change(self, job_ids: Sequence[str], since: dict[str, str] | None = None,
-                        timeout: float | None = None, *, poll_s: float = _MAX_POLL_S) -> builtins.list[Job]:
+                        timeout: float | None = None, *, poll_s: float = _MAX_POLL_S,
+                        ignore_starts: bool = False) -> builtins.list[Job]:
         """Return as soon as any job's state differs from `since` (id -> state name).
 
         `since` None means 'the states right now'. Returns the changed jobs; empty on timeout.
         `poll_s`: where no watcher socket can be made, the longest pause between two looks at the
         store (a change is seen that much later at most); with one, a change wakes the wait at once.
+        `ignore_starts`: a job `since` says is pending that is now running is no change (a caller
+        that only acts when jobs end); it is returned once it changes again.
         """
         ids = list(job_ids)
         self._watcher()  # registered before the first look: no change can slip in between
@@ -298,7 +301,8 @@ class Client:
         while True:
             version = self._store.data_version()
             states = self._store.job_states(ids)
-            changed = [i for i in ids if i in states and states[i].value != since.get(i)]
+            changed = [i for i in ids if i in states and states[i].value != since.get(i)
+                       and not (ignore_starts and states[i] is JobState.running and since.get(i) == JobState.pending.value)]
             if changed:
                 return self._store.get_jobs(changed)
             if not self._sleep_until_change(version, deadline, poll_s):

@@ -41,6 +41,9 @@ DISK_FULL_CANCEL = "its job ran out of disk space (not counted toward budget.max
 """How a trial whose job died of a full disk is cancelled (the campaign then pauses)."""
 _PRUNE_REASON = re.compile(r"^trial (\d+) pruned at step (\d+): ")
 """The cancel reason `_prune` gives a job (how a restarted runner knows a prune was asked)."""
+_LIVE = (JobState.running.value, JobState.pending.value)
+"""Job states whose metrics `check` reads when due: a job last seen pending may be running by now
+(the runner's wait ignores starts)."""
 _RUN_STATUS = {TrialState.complete: RunStatus.FINISHED, TrialState.failed: RunStatus.FAILED}
 
 
@@ -153,8 +156,8 @@ class Evaluator:
 
     def _wants(self, trial: TrialRecord, state: str) -> bool:
         """Whether `check` reads a job last seen in `state` again though it did not change: a running
-        job whose metrics are due (see `_due`)."""
-        return (state == JobState.running.value and trial.number not in self._pruning and trial.mlflow_run_id is not None
+        (or last seen pending) job whose metrics are due (see `_due`)."""
+        return (state in _LIVE and trial.number not in self._pruning and trial.mlflow_run_id is not None
                 and self._due(trial.number, peek=True))  # fmt: skip
 
     def _due(self, number: int, *, peek: bool = False) -> bool:

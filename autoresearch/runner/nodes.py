@@ -142,7 +142,7 @@ class CampaignNodes:
             if self.ctx.inbox.pending_count(known) or time.monotonic() >= deadline:
                 return {}
             changed = self.client.wait_for_change(list(seen), since=seen, timeout=self.settings.poll_s,
-                                                  poll_s=_LOOK_EVERY_S)  # fmt: skip
+                                                  poll_s=_LOOK_EVERY_S, ignore_starts=True)  # fmt: skip
 
     def replan(self, state: RunnerState) -> RunnerState:
         """Apply steering, let the policy replan on new results, and end the campaign at a limit."""

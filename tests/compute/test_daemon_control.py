@@ -57,6 +57,18 @@ def test_down_with_stop_jobs_requeues_running_work(start_compute, tmp_path):
         client.wait(job.id, timeout=5)  # autostart is off: it would wait forever
 
 
+def test_wait_for_change_can_ignore_a_start_and_return_at_the_end(compute_client, tmp_path):
+    gate = tmp_path / "open"
+    job = compute_client.submit(gate_job(gate, resources={"gpus": 1}))
+    wait_state(compute_client, job.id, JobState.running)
+    since = {job.id: JobState.pending.value}  # what a waiter saw when it submitted the job
+    assert compute_client.wait_for_change([job.id], since, timeout=0.5, ignore_starts=True) == []
+    assert compute_client.wait_for_change([job.id], since, timeout=0.5)[0].state is JobState.running
+    gate.touch()
+    ended = compute_client.wait_for_change([job.id], since, timeout=60, ignore_starts=True)
+    assert ended and ended[0].state is JobState.succeeded
+
+
 def test_attempts_get_their_gpus_ids_checkpoint_dir_and_env(compute_client):
     job = compute_client.submit(env_job(resources={"gpus": 2}, env={"EXTRA": "yes", "AR_JOB_ID": "spoofed"}))
     done = compute_client.wait(job.id, timeout=60)[0]
