@@ -5,7 +5,8 @@ of CPU, so a campaign runner waiting on its trials used 4% of a core at one look
 machines whose cores run the jobs, and still saw a job's end 2.5 ms late on average. Instead a
 waiter registers a `Watcher`, a datagram socket, and whoever commits a change to jobs wakes every
 registered watcher with one byte (`wake_watchers`): the daemon after a tick that changed the
-store, a client after a request (`compute.control.notify`). The byte carries nothing: the waiter
+store, a client after it cancelled a pending job (the one change a request makes to a job's state
+itself; other requests only wake the daemon). The byte carries nothing: the waiter
 then reads the store, which stays the truth, and it still looks on its own now and then, so a lost
 byte, a daemon of an older version or a platform without these sockets only makes it slower.
 
