@@ -131,10 +131,10 @@ def run_campaign(
             _expire_steering(inbox, ledger, ended_state, ended_at, display)
         settings = settings or RunnerSettings()
         tracker = _open_tracker(campaign, home, display, connection, paths.tracking_outbox)
-        wal = WalKeeper([paths.graph_db, paths.tracking_outbox, paths.ledger_db])
         launcher: Launcher | None = None
         writer: int | None = None
         _begin_run(ledger)
+        wal = WalKeeper([paths.graph_db, paths.tracking_outbox, paths.ledger_db])
         try:
             tracker.flush()  # an earlier runner's writes still pending: applied before anything reads MLflow
             launcher = Launcher(ledger, client, tracker, on_error=display.event)
