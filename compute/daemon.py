@@ -80,6 +80,7 @@ _QUIET_S = 0.05
 happened for this long, not right after a launch: a spare started beside the job that had just
 begun slowed it (100-trial campaign, 4 jobs of 0.5 s on 2 cores: jobs ran 2-3% longer)."""
 
+
 class Daemon:
     """The scheduling loop over one store and one backend (see the module docstring)."""
 

@@ -150,13 +150,11 @@ class Evaluator:
 
     def _must_read(self, trial: TrialRecord, known: Mapping[str, str]) -> bool:
         """Whether `check` reads the job of `trial` though `Client.wait_for_change` did not return
-        it: a job not in `known`, one known to have ended, or one `_wants` read again."""
+        it: a job not in `known`, one known to have ended, or a running (or last seen pending) one
+        whose metrics are due (see `_due`)."""
         state = known.get(trial.job_id or "")
-        return state is None or JobState(state).final or self._wants(trial, state)
-
-    def _wants(self, trial: TrialRecord, state: str) -> bool:
-        """Whether `check` reads a job last seen in `state` again though it did not change: a running
-        (or last seen pending) job whose metrics are due (see `_due`)."""
+        if state is None or JobState(state).final:
+            return True
         return (state in _LIVE and trial.number not in self._pruning and trial.mlflow_run_id is not None
                 and self._due(trial.number, peek=True))  # fmt: skip
 
