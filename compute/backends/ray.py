@@ -71,9 +71,12 @@ def node_name(info: dict[str, Any]) -> str:
 
 
 def _client_server_failed(err: BaseException) -> bool:
-    """A Ray client server that the cluster's proxier could not start in time (seen on a loaded
-    head): transient, unlike a wrong address or auth mode."""
-    return "Starting Ray client server failed" in str(err)
+    """A Ray client server that the cluster's proxier could not start (seen on a loaded head: not
+    in time, or the new server process died while the proxier waited for it, which fails the
+    connection's initialization from `start_specific_server`): transient, unlike a wrong address
+    or auth mode."""
+    text = str(err)
+    return "Starting Ray client server failed" in text or "start_specific_server" in text
 
 
 @retry(retry=retry_if_exception(_client_server_failed), stop=stop_after_attempt(3),

@@ -77,3 +77,15 @@ def test_compute_up_through_ray_client_runs_adopts_and_cancels_jobs(cli, ray_clu
 
     assert cli("compute", "down").exit_code == 0
     assert daemon_pid(ComputePaths.of(cli.home)) is None
+
+
+def test_a_client_server_that_failed_to_start_is_retried_and_a_wrong_address_is_not():
+    from compute.backends.ray import _client_server_failed
+
+    assert _client_server_failed(ConnectionError("ray client connection timeout: Starting Ray client server failed"))
+    died = ("Initialization failure from server:\nTraceback (most recent call last):\n  File \".../proxier.py\", line 765,"
+            " in Datapath\n    if not self.proxy_manager.start_specific_server(\n...\npsutil.ZombieProcess: PID still"
+            " exists but it's a zombie (pid=24539)")  # the error a full suite run got from `compute up`
+    assert _client_server_failed(ConnectionError(died))
+    assert not _client_server_failed(ConnectionError("ray client connection timeout"))
+    assert not _client_server_failed(RuntimeError("Version mismatch: the cluster runs Ray 2.59.0"))
