@@ -11,6 +11,7 @@ import sys
 from compute.control import serve_forever
 from compute.daemon_config import DaemonConfig
 from compute.errors import ComputeError
+from compute.isolation import seal_process
 from compute.paths import ComputePaths
 
 log = logging.getLogger("compute.daemon")
@@ -22,6 +23,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--home", required=True)
     parser.add_argument("--config", default="{}", help="DaemonConfig as JSON")
     args = parser.parse_args(argv)
+    seal_process()  # jobs may not read this process's environment or memory (compute/isolation.py)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     code = 0
     try:

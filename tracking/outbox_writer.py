@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from compute.isolation import seal_process
 from tracking.config import resolve_tracking
 from tracking.mlflow_tracker import MlflowTracker
 from tracking.outbox import Outbox, drain_outbox, writer_turn
@@ -21,6 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) not in (2, 3):
         print("usage: python -m tracking.outbox_writer OUTBOX.db TRACKING_URI [LOCK_FD]", file=sys.stderr)
         return 2
+    seal_process()  # it may hold the tracking server's credentials (compute/isolation.py)
     outbox = Outbox(Path(args[0]))
     try:
         with writer_turn(outbox, held_fd=int(args[2]) if len(args) == 3 else None):

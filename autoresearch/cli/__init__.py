@@ -33,7 +33,9 @@ def main() -> None:
     if code is not None:
         sys.exit(code)
     from autoresearch.cli._app import app
+    from compute.isolation import seal_process
 
+    seal_process()  # a runner, dashboard, MCP or chat process: jobs may not read its secrets (compute/isolation.py)
     app()
 
 

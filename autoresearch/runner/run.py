@@ -52,6 +52,7 @@ from autoresearch.runner.policies import PolicyFactory, build_policy, default_po
 from autoresearch.runner.wal_keeper import WalKeeper
 from autoresearch.steering import ApprovalBook, Inbox, InboxError, SteeringError, Window, restore_steering, wait_for_answer
 from compute import Client, ComputeError
+from compute.isolation import seal_process
 from tracking import MlflowTracker, QueuedTracker, resolve_tracking
 
 
@@ -108,6 +109,7 @@ def run_campaign(
     display = display or QuietDisplay()
     factory = policy_factory or default_policy
     paths = CampaignPaths.of(campaign.name, home)
+    seal_process()  # the runner holds the model's API key: jobs may not read it (compute/isolation.py)
     with CampaignLock(paths):
         before = Ledger.load(campaign.name, home).campaign if paths.exists() and paths.ran_before() else None
         ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from compute.backends.local import free_port
+from compute.isolation import seal_process
 from compute.jobenv import allowed_env
 
 WATCHER = (
@@ -57,6 +58,7 @@ class NodeAgent:
 
     def __init__(self, node: str) -> None:
         self.node = node
+        seal_process()  # the attempts it starts (and their secrets) are out of other jobs' reach
         self._runs: dict[str, _Run] = {}
         self._base_env = {k: v for k, v in allowed_env().items() if k not in _DROPPED_ENV}
 
