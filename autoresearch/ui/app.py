@@ -52,18 +52,27 @@ def _ago(ts: float | None) -> str:
     )
 
 
-class TokenGate:
-    """Every request needs the token when one is set; `?token=` once sets it as a cookie."""
+class Gate:
+    """Every request must name this server in its Host header; it needs the token when one is set;
+    `?token=` once sets it as a cookie (guard.py has the rules)."""
 
     def __init__(self, app: ASGIApp, guard: Guard) -> None:
         self.app = app
         self.guard = guard
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.guard.token is None:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         request = Request(scope)
+        try:
+            self.guard.check_host(request.headers.get("host"))
+        except Refused as exc:
+            await PlainTextResponse(f"{exc.status}: {exc.message}.", exc.status)(scope, receive, send)
+            return
+        if self.guard.token is None:
+            await self.app(scope, receive, send)
+            return
         given = request.query_params.get("token")
         if self.guard.matches(given):
             response: Response = RedirectResponse(request.url.remove_query_params("token").path or "/", 303)
@@ -278,5 +287,5 @@ def create_app(settings: UiSettings, warm: bool = True) -> Starlette:
         routes=dashboard.routes(), lifespan=lifespan, exception_handlers={ValueError: on_error, ComputeError: on_error}
     )
     app.state.dashboard = dashboard
-    app.add_middleware(TokenGate, guard=dashboard.guard)
+    app.add_middleware(Gate, guard=dashboard.guard)
     return app

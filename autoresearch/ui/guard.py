@@ -1,6 +1,13 @@
-"""Who may read and act: the token check and the cross-site request check, in one place.
+"""Who may read and act: the host check, the token check and the cross-site request check, in one place.
 
-Rules, for every request when a token is set: it carries the token as `Authorization: Bearer
+Every request, token or not, must name this dashboard in its `Host` header: `localhost`, an IP
+address, the `--host` it binds, this machine's hostname, or a name given with `--allowed-host`;
+else 400. A web page that rebinds its own DNS name to 127.0.0.1 (DNS rebinding) sends its own name
+there, so it can neither read a page (nor the CSRF token in it) nor act. An IP address cannot be
+rebound, so every literal address is accepted (a loopback bind is reachable on loopback only).
+Every action carrying an `Origin` header must come from the origin it is sent to.
+
+Then, for every request when a token is set: it carries the token as `Authorization: Bearer
 TOKEN`, or as the `ar_ui_token` cookie the server sets when a page is opened once with
 `?token=TOKEN`; else 401. An action (a POST under /api/) is refused (403) in read-only mode;
 sent with the cookie (a browser), it must also be a JSON request (a content type a cross-site
@@ -13,7 +20,9 @@ is nothing to forge.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import secrets
+import socket
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -33,13 +42,47 @@ class Refused(Exception):
         self.message = message
 
 
+def host_name(netloc: str) -> str:
+    """The host of a `Host` header or URL netloc, lowercased, without port, brackets or final dot."""
+    netloc = netloc.strip().lower()
+    if netloc.startswith("["):
+        return netloc[1 : netloc.find("]")] if "]" in netloc else netloc
+    return netloc.rsplit(":", 1)[0].rstrip(".") if netloc.count(":") == 1 else netloc.rstrip(".")
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
 class Guard:
-    """The token check and the action check of one server (its CSRF token is made at start)."""
+    """The host, token and action checks of one server (its CSRF token is made at start)."""
 
     def __init__(self, settings: UiSettings) -> None:
         self.token = settings.token
         self.read_only = settings.read_only
         self.csrf = secrets.token_urlsafe(24)
+        self.hosts = frozenset({"localhost", host_name(settings.host), socket.gethostname().lower(),
+                                *settings.allowed_hosts})  # fmt: skip
+        """The names (beyond IP addresses) the `Host` header may carry."""
+
+    def check_host(self, host: str | None) -> None:
+        """Raise `Refused` (400) unless `host` (the `Host` header; None: a client that sent none) names this server."""
+        if host is None:
+            return  # no browser sends a request without one
+        name = host_name(host)
+        if name in self.hosts or _is_address(name):
+            return
+        raise Refused(
+            400,
+            f"Host {host!r} is not a name this dashboard serves (it answers to "
+            f"{', '.join(sorted(self.hosts))} and IP addresses); a web page on another site may be "
+            "trying to reach it. If you reach it by that name on purpose (a DNS name, a proxy), restart "
+            f"it with `autoresearch ui --allowed-host {name}`",
+        )
 
     def matches(self, given: str | None) -> bool:
         """Whether `given` is the token (constant-time)."""
@@ -70,6 +113,9 @@ class Guard:
                 "`autoresearch ui` without --read-only",
             )
         self.check_read(request)
+        origin = request.headers.get("origin")
+        if origin is not None and (origin == "null" or urlsplit(origin).netloc != request.headers.get("host", "")):
+            raise Refused(403, f"cross-site action refused (Origin {origin} is not this dashboard)")
         if self.bearer(request):
             return
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
@@ -79,6 +125,3 @@ class Guard:
         site = request.headers.get("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):
             raise Refused(403, f"cross-site action refused (Sec-Fetch-Site: {site})")
-        origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc != request.headers.get("host", ""):
-            raise Refused(403, f"cross-site action refused (Origin {origin} is not this dashboard)")

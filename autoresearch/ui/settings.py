@@ -31,6 +31,9 @@ class UiSettings(BaseModel):
     """No action buttons, and every action request is refused (403)."""
     home: Path | None = None
     """The AUTORESEARCH_HOME whose compute store and campaigns it shows (default: the environment's)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More names the `Host` header may carry (a DNS name or reverse proxy in front of it), beside
+    `localhost`, IP addresses, `host` and this machine's hostname (see guard.py)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -46,7 +49,8 @@ def is_loopback(host: str) -> bool:
     return bool(infos) and all(ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback for info in infos)
 
 
-def checked_settings(host: str, port: int, token: str | None, read_only: bool, home: Path | None = None) -> UiSettings:
+def checked_settings(host: str, port: int, token: str | None, read_only: bool, home: Path | None = None,
+                     allowed_hosts: tuple[str, ...] = ()) -> UiSettings:
     """The settings, with the token from $AUTORESEARCH_UI_TOKEN when `token` is None; raises
     `UiError` for a non-loopback `host` without a token, or a port out of range."""
     token = token if token is not None else (os.environ.get(TOKEN_ENV) or None)
@@ -61,4 +65,9 @@ def checked_settings(host: str, port: int, token: str | None, read_only: bool, h
             f"--host {host} is not a loopback address, so anyone who can reach it could act on the fleet: pass "
             f"--token SECRET (or set {TOKEN_ENV}), or bind to 127.0.0.1 (the default) and use an SSH tunnel"
         )
-    return UiSettings(host=host, port=port, token=token, read_only=read_only, home=home)
+    for name in allowed_hosts:
+        if not name or any(c in name for c in "/:@ "):
+            raise UiError(f"--allowed-host {name!r} is not a host name; give the name alone, e.g. "
+                          "--allowed-host dash.example.org (no scheme, port or path)")
+    return UiSettings(host=host, port=port, token=token, read_only=read_only, home=home,
+                      allowed_hosts=tuple(n.lower().rstrip(".") for n in allowed_hosts))

@@ -101,7 +101,7 @@ def test_read_only_hides_and_refuses_actions(tmp_path: Path) -> None:
     home = tmp_path / "home"
     job_id = _pending_job(home)
     app = create_app(UiSettings(home=home, read_only=True), warm=False)
-    with TestClient(app) as web:
+    with TestClient(app, base_url="http://localhost") as web:
         page = web.get(f"/jobs/{job_id}")
         assert page.status_code == 200 and "read-only" in page.text
         assert 'class="action"' not in page.text
@@ -115,7 +115,7 @@ def test_read_only_hides_and_refuses_actions(tmp_path: Path) -> None:
 def test_campaign_actions_name_what_exists(tmp_path: Path) -> None:
     app = create_app(UiSettings(home=tmp_path / "home"), warm=False)
     headers = {"X-CSRF-Token": app.state.dashboard.guard.csrf}
-    with TestClient(app) as web:
+    with TestClient(app, base_url="http://localhost") as web:
         unknown = web.post("/api/campaigns/nope/explode", json={}, headers=headers)
         assert unknown.status_code == 404 and "pause, resume, stop, budget" in unknown.json()["error"]
         missing = web.post("/api/campaigns/nope/pause", json={"reason": "x"}, headers=headers)
@@ -135,7 +135,7 @@ def test_campaign_actions_post_the_chat_commands_to_its_inbox(tmp_path: Path) ->
     Ledger.open(make_campaign(tmp_path, name="steered"), home)
     app = create_app(UiSettings(home=home), warm=False)
     headers = {"X-CSRF-Token": app.state.dashboard.guard.csrf}
-    with TestClient(app) as web:
+    with TestClient(app, base_url="http://localhost") as web:
         paused = web.post("/api/campaigns/steered/pause", json={"reason": "look at the data"}, headers=headers)
         assert paused.status_code == 200 and "no runner is attached" in paused.json()["message"]
         budget = web.post("/api/campaigns/steered/budget", json={"changes": {"max_trials": "80"}}, headers=headers)
@@ -145,3 +145,55 @@ def test_campaign_actions_post_the_chat_commands_to_its_inbox(tmp_path: Path) ->
     messages = read_messages("steered", home=home)
     assert [m.command for m in messages] == [Pause(reason="look at the data"), SetBudget(changes={"max_trials": 80})]
     assert {m.author for m in messages} == {"ui"}
+
+
+def test_a_dns_rebinding_page_can_neither_read_nor_act(tmp_path: Path) -> None:
+    """The real server on loopback with no token: what a rebound page sends (its own name in Host)."""
+    home = tmp_path / "home"
+    job_id = _pending_job(home)
+    with ui_server(home) as url:
+        port = url.rsplit(":", 1)[1]
+        evil = {"Host": f"evil.example:{port}"}
+        for path in ("/", "/fleet", f"/jobs/{job_id}", f"/jobs/{job_id}/log"):
+            page = httpx.get(url + path, headers=evil)
+            assert page.status_code == 400 and "--allowed-host evil.example" in page.text, (path, page.text)
+        refused = httpx.post(f"{url}/api/jobs/{job_id}/cancel", json={},
+                             headers={**evil, "Origin": f"http://evil.example:{port}"})  # fmt: skip
+        assert refused.status_code == 400
+        with Client(home, autostart=False) as client:
+            assert client.get(job_id).state is JobState.pending  # nothing changed
+
+        # The page's own origin, sent to the dashboard's real name: the action is refused.
+        with httpx.Client(base_url=url) as browser:
+            csrf = browser.get("/fleet").text.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
+            cross = browser.post(f"/api/jobs/{job_id}/cancel", json={},
+                                 headers={"X-CSRF-Token": csrf, "Origin": "http://evil.example"})  # fmt: skip
+            assert cross.status_code == 403 and "evil.example" in cross.json()["error"]
+            for name in ("localhost", "127.0.0.1", "[::1]"):  # the names it does serve
+                assert browser.get("/fleet", headers={"Host": f"{name}:{port}"}).status_code == 200, name
+            ok = browser.post(f"/api/jobs/{job_id}/cancel", json={"reason": "same origin"},
+                              headers={"X-CSRF-Token": csrf, "Origin": url})  # fmt: skip
+            assert ok.status_code == 200, ok.text
+        with Client(home, autostart=False) as client:
+            assert client.get(job_id).state is JobState.cancelled
+
+    with ui_server(home, "--allowed-host", "dash.example.org") as url:
+        port = url.rsplit(":", 1)[1]
+        assert httpx.get(f"{url}/fleet", headers={"Host": f"dash.example.org:{port}"}).status_code == 200
+
+
+def test_an_action_with_a_foreign_origin_is_refused_even_with_the_token(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    job_id = _pending_job(home)
+    app = create_app(UiSettings(home=home, token=TOKEN), warm=False)
+    with TestClient(app, base_url="http://localhost:8765") as web:
+        refused = web.post(f"/api/jobs/{job_id}/cancel", json={},
+                           headers={"Authorization": f"Bearer {TOKEN}", "Origin": "null"})  # fmt: skip
+        assert refused.status_code == 403 and "Origin null" in refused.json()["error"]
+    with Client(home, autostart=False) as client:
+        assert client.get(job_id).state is JobState.pending
+
+
+def test_an_allowed_host_must_be_a_name() -> None:
+    with pytest.raises(UiError, match="--allowed-host 'http://x.org'"):
+        checked_settings("127.0.0.1", 8765, None, False, allowed_hosts=("http://x.org",))

@@ -45,7 +45,7 @@ import json, sys
 from pathlib import Path
 from starlette.testclient import TestClient
 from autoresearch.ui import UiSettings, create_app
-with TestClient(create_app(UiSettings(home=Path(sys.argv[1])), warm=False)) as web:
+with TestClient(create_app(UiSettings(home=Path(sys.argv[1])), warm=False), base_url="http://localhost") as web:
     status = web.get("/fleet").status_code
 heavy = ("optuna", "mlflow", "langgraph", "sqlalchemy", "matplotlib", "autoresearch.campaign")
 print(json.dumps({"status": status, "imported": [m for m in heavy if m in sys.modules]}))
@@ -70,7 +70,7 @@ import json, sys
 from pathlib import Path
 from starlette.testclient import TestClient
 from autoresearch.ui import UiSettings, create_app
-with TestClient(create_app(UiSettings(home=Path(sys.argv[1])), warm=False)) as web:
+with TestClient(create_app(UiSettings(home=Path(sys.argv[1])), warm=False), base_url="http://localhost") as web:
     page = web.get("/campaigns/light")
 heavy = ("optuna", "sqlalchemy", "numpy", "mlflow", "langgraph", "matplotlib")
 print(json.dumps({"status": page.status_code, "shows": "4.25" in page.text, "imported": [m for m in heavy if m in sys.modules]}))

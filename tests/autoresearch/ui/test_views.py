@@ -31,7 +31,7 @@ def test_queue_is_in_scheduling_order_and_paginated_on_the_server(tmp_path: Path
     assert order == [*high, normal, low]
 
     app = create_app(UiSettings(home=home), warm=False)
-    with TestClient(app) as web:
+    with TestClient(app, base_url="http://localhost") as web:
         first = web.get("/queue?per_page=2")
         assert first.status_code == 200
         assert high[0] in first.text and high[1] in first.text and high[2] not in first.text
@@ -81,7 +81,7 @@ def test_the_fleet_page_shows_projects_with_quota_and_pending_work(tmp_path: Pat
     with Client(home, autostart=False) as client:
         client.set_project("vision", quota_gpus=6, weight=2.0)
         client.submit(JobSpec(name="v", argv=["true"], project="vision", resources=Resources(gpus=1)))
-    with TestClient(create_app(UiSettings(home=home), warm=False)) as web:
+    with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
         page = web.get("/fleet")
     assert page.status_code == 200 and 'id="projects"' in page.text
     row = next(line for line in page.text.splitlines() if "<td>vision</td>" in line)
@@ -92,6 +92,6 @@ def test_the_fleet_page_shows_projects_with_quota_and_pending_work(tmp_path: Pat
 def test_the_fleet_page_has_no_projects_section_without_projects(tmp_path: Path) -> None:
     with Client(tmp_path / "home", autostart=False) as client:  # jobs of the implicit `default` project only
         _submit(client, "a-job")
-    with TestClient(create_app(UiSettings(home=tmp_path / "home"), warm=False)) as web:
+    with TestClient(create_app(UiSettings(home=tmp_path / "home"), warm=False), base_url="http://localhost") as web:
         page = web.get("/fleet")
     assert page.status_code == 200 and 'id="projects"' not in page.text
