@@ -53,6 +53,7 @@ from compute.backends.base import (
 from compute.attempt_logs import append_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
+from compute.errors import StoreUnavailable
 from compute.endings import JobBudget, AttemptStopReason, decide_ending, hang_reason
 from compute.gang_run import GangWatch
 from compute.gang_start import gang_requests, preflight_port, settle_preflight
@@ -481,15 +482,23 @@ class Daemon:
             self.health.on_done = lambda: _poke(wake_w)
         self.start()
         on_ready()
+        failed = 0  # ticks failed in a row: the daemon then backs off, woken by signals only
         while True:
             try:
                 due = self.tick()
-            except Exception:  # one bad tick must not take the host's queue down
-                log.exception("tick failed; retrying in %.1fs", self.config.tick_s)
-                due = time.time() + self.config.tick_s
-            self._tell_watchers()
-            if self.exiting or (self.draining and not live_attempts(self.store)):
+                self._tell_watchers()
+                if failed:
+                    log.info("a tick succeeded again after %d failed ones", failed)
+                failed = 0
+            except Exception as err:  # one bad tick must not take the host's queue down
+                failed += 1
+                _log_failed_tick(err, failed)
+            if self.exiting or (self.draining and not _live_attempts_or_none(self.store)):
                 break
+            if failed:  # a full disk or a locked store: no spinning on the job ends and requests it cannot record
+                self._wait([wake_r.fileno()], min(self.config.tick_s * 2 ** min(failed, 8), MAX_BACKOFF_S))
+                _drain(wake_r)
+                continue
             timeout = self.config.tick_s if due is None else min(self.config.tick_s, max(0.0, due - time.time()))
             fds: list[int] = [sock.fileno(), wake_r.fileno()]
             if isinstance(self.backend, WakesDaemon):
@@ -504,6 +513,28 @@ class Daemon:
             self.health.close()
         self.backend.close()
         self.store.close()
+
+
+MAX_BACKOFF_S = 5.0
+"""The longest pause between ticks while they fail (a full disk, a store locked by another process)."""
+
+
+def _log_failed_tick(err: Exception, failed: int) -> None:
+    """The first failure of a streak and every 50th after it; a store that is merely unavailable
+    (StoreUnavailable: full disk, lock) without a traceback, since its message says what to do."""
+    if failed != 1 and failed % 50:
+        return
+    if isinstance(err, StoreUnavailable):
+        log.error("tick failed (%d in a row), backing off: %s", failed, err)
+    else:
+        log.exception("tick failed (%d in a row), backing off", failed)
+
+
+def _live_attempts_or_none(store: Store) -> bool:
+    try:
+        return bool(live_attempts(store))
+    except StoreUnavailable:
+        return True  # unknown: keep draining
 
 
 def _nodes_of(attempt: LiveAttempt) -> list[str]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import enum
+import sqlite3
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,6 +38,51 @@ class DaemonNotRunning(ComputeError):
 class StoreLost(ComputeError):
     """The compute store (store.db) lost its tables, or is not a usable SQLite file: refused,
     never recreated empty. The message names the file and what to do."""
+
+
+class StoreTrouble(str, enum.Enum):
+    """Why an SQLite file could not be read or written just now (from SQLite's error code, not its text)."""
+
+    full = "full"
+    """SQLITE_FULL: the disk (or quota) holding it is full."""
+    locked = "locked"
+    """SQLITE_BUSY / SQLITE_LOCKED: another process held its lock past the busy timeout."""
+    read_only = "read_only"
+    """SQLITE_READONLY: the file or its folder cannot be written."""
+    io = "io"
+    """SQLITE_IOERR: the operating system refused a read or write."""
+
+
+_TROUBLE = {13: StoreTrouble.full, 5: StoreTrouble.locked, 6: StoreTrouble.locked, 8: StoreTrouble.read_only,
+            10: StoreTrouble.io}  # fmt: skip
+
+
+class StoreUnavailable(ComputeError):
+    """A store (or any SQLite file of ours) could not be read or written just now; nothing was
+    changed. `trouble` says why (data); the message names the file and what to do."""
+
+    def __init__(self, path: Path, trouble: StoreTrouble, detail: str) -> None:
+        advice = {
+            StoreTrouble.full: f"the disk holding it is full. Free space on that filesystem (`df -h {path.parent}`), "
+                               "then run the command again; a daemon waits and recovers by itself once there is room",
+            StoreTrouble.locked: f"another process held its lock too long. Find it with `fuser -v {path}` (a "
+                                 "`sqlite3` shell in a transaction, a backup?), end it, then run the command again",
+            StoreTrouble.read_only: f"it cannot be written. Check the permissions of {path} and its folder, and that "
+                                    "the filesystem is not mounted read-only",
+            StoreTrouble.io: "the operating system refused a read or write. Check the disk (`dmesg`, free space), "
+                             "then run the command again",
+        }[trouble]  # fmt: skip
+        super().__init__(f"{path}: {advice} (SQLite: {detail}). Nothing was changed.")
+        self.path = path
+        self.trouble = trouble
+
+
+def store_unavailable(exc: sqlite3.Error, path: Path) -> StoreUnavailable | None:
+    """`exc` as a `StoreUnavailable` when it is a full disk, a lock held too long, a read-only file or
+    an I/O error (SQLite's primary error code); None for anything else (a bug, a corrupt file)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    trouble = None if code is None else _TROUBLE.get(code & 0xFF)
+    return None if trouble is None else StoreUnavailable(path, trouble, str(exc))
 
 
 def validation_message(what: str, err: ValidationError) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from compute.errors import ComputeError, JobNotFound, StoreLost
+from compute.errors import ComputeError, JobNotFound, StoreLost, store_unavailable
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.rows import load_jobs, node_from_row
@@ -48,8 +48,8 @@ class Store:
             self._open_schema()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise
+            if (unavailable := store_unavailable(exc, paths.db)) is not None:
+                raise unavailable from exc
             raise StoreLost(
                 f"the compute store {paths.db} is not a usable SQLite database ({exc}). Stop the daemon "
                 f"(`autoresearch compute down`), restore {paths.db.name} from a backup or move it away to start "
@@ -115,15 +115,26 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE): all of it commits, or none."""
-        with self._lock:
+        """One write transaction (BEGIN IMMEDIATE): all of it commits, or none. A full disk, a lock
+        held too long or an I/O error raises `StoreUnavailable` (compute/errors.py)."""
+        with self._lock, self._unavailable():
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+
+    @contextmanager
+    def _unavailable(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if (unavailable := store_unavailable(exc, self.paths.db)) is not None:
+                raise unavailable from exc
+            raise
 
     def changes(self) -> int:
         """Rows this connection has changed since it opened (grows with each of its writes)."""
@@ -131,7 +142,7 @@ class Store:
             return self._conn.total_changes
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, self._unavailable():
             return self._conn.execute(sql, params).fetchall()
 
     @staticmethod

@@ -28,15 +28,23 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     from autoresearch.cli._fast import run
+    from compute.errors import ComputeError
 
-    code = run(sys.argv[1:])
-    if code is not None:
-        sys.exit(code)
-    from autoresearch.cli._app import app
-    from compute.isolation import seal_process
+    try:
+        code = run(sys.argv[1:])
+        if code is None:
+            from autoresearch.cli._app import app
+            from compute.isolation import seal_process
 
-    seal_process()  # a runner, dashboard, MCP or chat process: jobs may not read its secrets (compute/isolation.py)
-    app()
+            seal_process()  # a runner, dashboard, MCP or chat process: jobs may not read its secrets (compute/isolation.py)
+            app()
+            return
+    except ComputeError as err:  # a lost, full or locked store ...: its message says what to do; no traceback
+        from autoresearch.cli._plain import write_error
+
+        write_error(str(err))
+        code = 1
+    sys.exit(code)
 
 
 __all__ = ["COMMANDS", "Entry", "LazyGroup", "app", "load", "main"]

@@ -23,13 +23,14 @@ commands' declarations (names, kinds, defaults), so the two cannot drift.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from autoresearch.cli._logs import check_attempt, log_path, log_view, not_started, print_file
 from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields, write_error, write_json
-from compute.errors import JobNotFound
+from compute.errors import JobNotFound, store_unavailable
 from compute.paths import ComputePaths
 from compute.reads import job_views, list_job_ids, open_store
 
@@ -253,3 +254,8 @@ def run(argv: list[str]) -> int | None:
     except BadInput as err:
         write_error(str(err))
         return 2
+    except sqlite3.OperationalError as err:  # the fast path reads and writes the compute store only
+        unavailable = store_unavailable(err, _paths().db)
+        if unavailable is None:
+            raise
+        raise unavailable from err

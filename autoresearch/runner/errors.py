@@ -19,11 +19,14 @@ class RunnerError(Exception):
 def disk_full(exc: BaseException) -> bool:
     """Whether `exc` (or what caused it) is a full disk or quota: ENOSPC/EDQUOT, SQLite's
     "database or disk is full", an MLflow error wrapping either."""
+    from compute.errors import StoreTrouble, StoreUnavailable
     from compute.health.rules import DISK_FULL
 
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(seen, StoreUnavailable) and seen.trouble is StoreTrouble.full:
             return True
         if re.search(DISK_FULL, str(seen)):
             return True
