@@ -53,7 +53,7 @@ from compute.backends.base import (
 from compute.attempt_logs import append_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
-from compute.errors import StoreUnavailable
+from compute.errors import StoreLost, StoreUnavailable
 from compute.endings import JobBudget, AttemptStopReason, decide_ending, hang_reason
 from compute.gang_run import GangWatch
 from compute.gang_start import gang_requests, preflight_port, settle_preflight
@@ -484,6 +484,13 @@ class Daemon:
         on_ready()
         failed = 0  # ticks failed in a row: the daemon then backs off, woken by signals only
         while True:
+            try:
+                self.store.check_intact()
+            except StoreLost as err:  # holding its locks would only make every client wait 30 s for them
+                log.error("%s", err)
+                self.backend.close()
+                self.store.close()
+                raise
             try:
                 due = self.tick()
                 self._tell_watchers()

@@ -77,6 +77,31 @@ class StoreUnavailable(ComputeError):
         self.trouble = trouble
 
 
+CORRUPT_CODES = frozenset({11, 26})
+"""SQLITE_CORRUPT and SQLITE_NOTADB: a file that is not (or no longer) a database."""
+
+
+def sqlite_cause(exc: BaseException) -> sqlite3.Error | None:
+    """The sqlite3 error in `exc` or what caused it (SQLAlchemy keeps it as `orig`; Optuna and
+    MLflow raise their own errors from SQLAlchemy's), or None."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        found = seen if isinstance(seen, sqlite3.Error) else getattr(seen, "orig", None)
+        if isinstance(found, sqlite3.Error):
+            return found
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def corrupt_cause(exc: BaseException) -> sqlite3.Error | None:
+    """The SQLite error saying a file is corrupt or not a database, in `exc` or what caused it."""
+    found = sqlite_cause(exc)
+    code = getattr(found, "sqlite_errorcode", None)
+    return found if code is not None and code & 0xFF in CORRUPT_CODES else None
+
+
 def store_unavailable(exc: sqlite3.Error, path: Path) -> StoreUnavailable | None:
     """`exc` as a `StoreUnavailable` when it is a full disk, a lock held too long, a read-only file or
     an I/O error (SQLite's primary error code); None for anything else (a bug, a corrupt file)."""

@@ -15,8 +15,10 @@ import secrets
 import sqlite3
 import threading
 import time
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from compute.errors import ComputeError, JobNotFound, StoreLost, store_unavailable
@@ -27,6 +29,15 @@ from compute.reads import list_job_ids
 from compute.schema import MIGRATIONS, SCHEMA, TABLES
 from compute.project_checks import check_job_project, check_priority
 from compute.spec import DEFAULT_PROJECT, JobSpec, parse_priority
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """(device, inode, size) of `path`, or None when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size
+
 
 def new_job_id() -> str:
     """`job-` and 10 hex characters."""
@@ -55,6 +66,7 @@ class Store:
                 f"(`autoresearch compute down`), restore {paths.db.name} from a backup or move it away to start "
                 "with an empty store (jobs and their history are then forgotten)."
             ) from None
+        self._identity = _identity(paths.db)
 
     def _open_schema(self) -> None:
         self._conn.execute("PRAGMA busy_timeout=30000")
@@ -110,6 +122,18 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def check_intact(self) -> None:
+        """Raise `StoreLost` when store.db was deleted, truncated or replaced under this open store
+        (a long-lived holder, the daemon, checks it each tick: a stat, no read)."""
+        now = _identity(self.paths.db)
+        if now is None or now[2] == 0 or now[:2] != (self._identity or now)[:2]:
+            raise StoreLost(
+                f"the compute store {self.paths.db} was deleted, truncated or replaced while the daemon had it "
+                "open; the daemon stops so it holds no lock on it (running attempts keep running). Restore "
+                f"{self.paths.db.name} from a backup, or move it away and delete {self.paths.db_marker.name} to "
+                "start with an empty store, then start the daemon again (`autoresearch compute up`)."
+            )
 
     # -- plumbing shared with the daemon ---------------------------------------------
 

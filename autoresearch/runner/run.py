@@ -52,6 +52,7 @@ from autoresearch.runner.policies import PolicyFactory, build_policy, default_po
 from autoresearch.runner.wal_keeper import WalKeeper
 from autoresearch.steering import ApprovalBook, Inbox, InboxError, SteeringError, Window, restore_steering, wait_for_answer
 from compute import Client, ComputeError
+from compute.errors import corrupt_cause
 from compute.isolation import seal_process
 from tracking import MlflowTracker, QueuedTracker, resolve_tracking
 
@@ -254,10 +255,16 @@ def _open_tracker(campaign: Campaign, home: str | os.PathLike[str] | None, displ
     """The run's tracker (its writes queued in `outbox`), or RunnerError naming `tracking.uri`
     when its store cannot be opened."""
     try:
-        return QueuedTracker(MlflowTracker(resolve_tracking(campaign.tracking.uri, home)), on_error=display.event,
-                             outbox=outbox)  # fmt: skip
+        config = resolve_tracking(campaign.tracking.uri, home)
+        return QueuedTracker(MlflowTracker(config), on_error=display.event, outbox=outbox)
     except Exception as exc:  # noqa: BLE001 - MLflow raises many kinds; each means the same to the user
         connection.close()
+        if (cause := corrupt_cause(exc)) is not None:  # the URI is right; the file behind it is not a store
+            raise RunnerError(
+                f"campaign {campaign.name!r}: the MLflow store {config.tracking_uri} is not a usable SQLite "
+                f"database ({cause}). Restore that file from a backup, or move it away (a new, empty store is "
+                "made there; every campaign's runs in the old one stay in the moved file), then run it again."
+            ) from None
         raise RunnerError(
             f"campaign {campaign.name!r}: cannot open the MLflow store (tracking.uri "
             f"{campaign.tracking.uri or 'default'!r}): {type(exc).__name__}: {exc}. Fix tracking.uri in the "

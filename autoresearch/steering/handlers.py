@@ -210,8 +210,8 @@ def restore_steering(ledger: Ledger, paths: CampaignPaths) -> None:
     commands posted while no runner ran (so a raised budget lets an ended campaign go on).
     Priority changes wait for the first replan (they may need approval). Raises `SteeringError`
     when the stored changes no longer fit the config."""
+    overrides = load_overrides(paths)  # its own error names the file and what to do
     try:
-        overrides = load_overrides(paths)
         if overrides.search_space or overrides.budget or overrides.priority is not None:
             store_campaign(ledger, effective_campaign(ledger.campaign, overrides))
     except SteeringError as exc:

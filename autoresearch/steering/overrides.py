@@ -44,13 +44,17 @@ class Overrides(BaseModel):
 def load_overrides(paths: CampaignPaths) -> Overrides:
     """The overrides stored in a campaign folder (none when the file is absent)."""
     path = paths.overrides
-    if not path.is_file():
+    if not os.path.lexists(path):
         return Overrides()
     try:
-        return Overrides.model_validate_json(path.read_text())
+        return Overrides.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        raise SteeringError(f"{path} is not a valid steering file ({exc.errors()[0]['msg']}); delete it to drop "
-                            "the chat changes, or fix it") from None  # fmt: skip
+        problem = exc.errors()[0]["msg"]
+    except OSError as exc:  # a folder, a dangling link, no permission
+        problem = exc.strerror or str(exc)
+    raise SteeringError(f"{path} is not a valid steering file ({problem}): it holds the search space, budget and "
+                        "priority changes made from chat, as JSON. Move it away to drop those changes (the "
+                        "config's values apply again), or restore it from a backup") from None  # fmt: skip
 
 
 def save_overrides(paths: CampaignPaths, overrides: Overrides) -> None:

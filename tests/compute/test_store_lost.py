@@ -48,3 +48,27 @@ def test_a_new_home_still_gets_a_store(tmp_path: Path) -> None:
     Store(paths).close()
     assert paths.db_marker.is_file()
     Store(paths).close()
+
+
+def test_a_store_truncated_under_the_daemon_stops_it_instead_of_locking_clients_out(start_compute) -> None:
+    """Before: the daemon kept its locks on the truncated file and every client waited 30 s for
+    `database is locked`. Now it sees the file changed on its next tick, says so and exits."""
+    import time
+
+    from compute import JobState, daemon_pid
+    from tests.compute.helpers import wait_until
+
+    client = start_compute()
+    job = client.submit(quick_job(name="before"))
+    [done] = client.wait([job.id], timeout=60)
+    assert done.state is JobState.succeeded
+    paths = ComputePaths.of(client.home)
+    paths.db.write_bytes(b"")  # its -wal and -shm stay, as after `: > store.db`
+    wait_until(lambda: daemon_pid(paths) is None, timeout=30, what="the daemon to stop")
+    assert "was deleted, truncated or replaced while the daemon had it open" in paths.daemon_log.read_text()
+    start = time.monotonic()
+    try:  # the daemon's last close wrote its log back: the store opens again (or is refused), at once
+        Client(paths.home, autostart=False).close()
+    except StoreLost as err:
+        assert str(paths.db) in str(err)
+    assert time.monotonic() - start < 25, "a client waited out the busy timeout"

@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from autoresearch.campaign.ledger._base import LedgerError
 from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
+from compute.errors import corrupt_cause
 
 if TYPE_CHECKING:  # imported where used: the dashboard's `LedgerReader` needs neither
     import optuna
 
-CORRUPT = ("file is not a database", "malformed", "database disk image", "file is encrypted")
-"""What SQLite says about a file that is not (or no longer) a database."""
 
 
 def _what_to_do(paths: CampaignPaths) -> str:
@@ -33,10 +32,13 @@ def _what_to_do(paths: CampaignPaths) -> str:
 
 
 def _has_study(path: Path, name: str) -> bool:
+    """Whether the file holds the study; a corrupt file raises (see `sqlite_errors`)."""
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
             return db.execute("SELECT 1 FROM studies WHERE study_name = ?", (name,)).fetchone() is not None
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as exc:
+        if corrupt_cause(exc) is not None:
+            raise
         return False
 
 
@@ -45,7 +47,9 @@ def check_not_lost(paths: CampaignPaths, name: str) -> None:
     if not paths.ran_before():
         return
     path = paths.ledger_db
-    if not path.is_file() or path.stat().st_size == 0 or not _has_study(path, name):
+    with sqlite_errors(path):
+        lost = not path.is_file() or path.stat().st_size == 0 or not _has_study(path, name)
+    if lost:
         with sqlite_errors(path):
             _corrupt_check(path)
         state = "is missing" if not path.is_file() else "is empty" if path.stat().st_size == 0 else \
@@ -81,16 +85,16 @@ def _corrupt_check(path: Path) -> None:
 
 @contextmanager
 def sqlite_errors(path: Path) -> Iterator[None]:
-    """Turn 'file is not a database' / 'malformed' from SQLite or SQLAlchemy into a LedgerError."""
+    """Turn a corrupt file (SQLITE_CORRUPT, SQLITE_NOTADB) into a LedgerError, whether sqlite3 raised
+    it or SQLAlchemy (its `orig`) or Optuna (StorageInternalError, caused by either) wraps it."""
     try:
         yield
-    except Exception as exc:  # sqlite3's own, or SQLAlchemy's wrapping it (its `orig`)
-        cause = exc if isinstance(exc, sqlite3.DatabaseError) else getattr(exc, "orig", None)
-        if not isinstance(cause, sqlite3.DatabaseError) or not any(mark in str(cause) for mark in CORRUPT):
+    except Exception as exc:
+        cause = corrupt_cause(exc)
+        if cause is None:
             raise
-        text = str(cause)
         raise LedgerError(
-            f"{path} is not a usable SQLite database ({text}): the campaign's trial ledger is corrupt. "
+            f"{path} is not a usable SQLite database ({cause}): the campaign's trial ledger is corrupt. "
             f"{_what_to_do(CampaignPaths(path.parent))}"
         ) from None
 

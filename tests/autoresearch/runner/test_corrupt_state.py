@@ -141,3 +141,72 @@ def test_a_first_start_killed_while_making_the_ledger_starts_cleanly(compute_hom
     with pytest.raises(LedgerError, match="was never fully started"):  # not "truncated or replaced"
         Ledger.load(data["name"], compute_home)
     assert run_campaign(campaign_of(data), home=compute_home, settings=FAST).state is CampaignState.completed
+
+
+def _cli_run(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", "from autoresearch.cli import main; main()", "run", str(config),
+                           *args], env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400"},
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def test_overwritten_ledger_pages_are_one_clear_error(compute_home: Path, tracking, tmp_path: Path) -> None:
+    """Pages of optuna.db overwritten (SQLITE_CORRUPT reached through Optuna's StorageInternalError)."""
+    import sqlite3
+
+    data, paths = _ran(tracking, compute_home)
+    with sqlite3.connect(paths.ledger_db) as db:  # every page in the file itself, none left in its -wal
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = paths.ledger_db.stat().st_size
+    with open(paths.ledger_db, "r+b") as f:
+        for page in range(1, size // 4096):  # every page but the header: no table survives whole
+            f.seek(page * 4096)
+            f.write(b"\xde\xad" * 2048)
+    done = _cli_run(write_config(tmp_path, data), "--max-trials", "4", "-q")
+    text = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"{paths.ledger_db} is not a usable SQLite database" in text and "Restore optuna.db" in text, text
+
+
+@pytest.mark.parametrize("damage", ["binary", "folder"])
+def test_a_damaged_steering_file_is_named(compute_home: Path, tracking, tmp_path: Path, damage: str) -> None:
+    data, paths = _ran(tracking, compute_home)
+    if damage == "binary":
+        paths.overrides.write_bytes(bytes(range(256)) * 4)
+    else:
+        paths.overrides.mkdir()
+    done = _cli_run(write_config(tmp_path, data), "--max-trials", "4", "-q")
+    text = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"{paths.overrides} is not a valid steering file" in text and "Move it away" in text, text
+    assert len(campaign_jobs(Client(compute_home, autostart=False), data["name"])) == 2  # no new trial ran
+
+
+def test_a_garbage_mlflow_store_is_named_not_blamed_on_the_uri(compute_home: Path, tracking, tmp_path: Path) -> None:
+    store = tmp_path / "own-mlflow.db"
+    data, _ = _ran(TrackingConfig(tracking_uri=f"sqlite:///{store}"), compute_home)
+    for part in _sqlite_files(store):
+        part.unlink(missing_ok=True)
+    store.write_bytes(os.urandom(20000))
+    done = _cli_run(write_config(tmp_path, data), "--max-trials", "4", "-q")
+    text = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"the MLflow store sqlite:///{store} is not a usable SQLite database" in text, text
+    assert "Fix tracking.uri" not in text and "[SQL:" not in text, text
+
+
+def test_a_lost_compute_store_stops_run_with_its_message(compute_home: Path, tracking, tmp_path: Path) -> None:
+    from compute import ComputePaths, stop_daemon
+
+    data, _ = _ran(tracking, compute_home)
+    stop_daemon(compute_home, stop_jobs=True)
+    store = ComputePaths.of(compute_home).db
+    for part in _sqlite_files(store)[1:]:
+        part.unlink(missing_ok=True)
+    saved = store.read_bytes()
+    store.write_bytes(b"")
+    try:
+        done = _cli_run(write_config(tmp_path, data), "--max-trials", "4", "-q")
+    finally:
+        store.write_bytes(saved)  # the fixture's teardown reads it
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"the compute store {store} lost its tables" in " ".join(done.stderr.split())
