@@ -25,7 +25,7 @@ from tracking.binding import (
     run_labels,
     tag_run_with_job,
 )
-from tracking.config import LOCAL_MLFLOW_UI, TrackingConfig, mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
+from tracking.config import LOCAL_MLFLOW_UI, TrackingConfig, mlflow_ui_base, mlflow_ui_url, resolve_tracking
 from tracking.datasets import CONTEXT_TAG, DatasetInput, describe_datasets
 from tracking.logparse import (
     DEFAULT_PATTERN,
@@ -184,8 +184,7 @@ __all__ = [
     "pattern_problem",
     "read_log_points",
     "resolve_tracking",
-    "mlflow_experiment_url",
-    "mlflow_run_url",
+    "mlflow_ui_url",
     "mlflow_ui_base",
     "LOCAL_MLFLOW_UI",
     "run_env",
