@@ -7,9 +7,11 @@ Layers: compute <- tracking <- skills <- autoresearch. Everything here works on 
 conformance suite every implementation passes. Nothing here knows campaigns.
 """
 
+from tracking.artifacts import LOG_ARTIFACT_BYTES, ArtifactSource, FileText, TreeDiff
 from tracking.base import (
     CreatesRuns,
     LoggedMetric,
+    MovesRunStart,
     RunNotFound,
     RunStatus,
     RunView,
@@ -103,6 +105,11 @@ from tracking.tags import (
 from tracking.usage import CALL_FIELDS, llm_usage_run, log_llm_params, log_llm_usage
 
 __all__ = [
+    "LOG_ARTIFACT_BYTES",
+    "ArtifactSource",
+    "FileText",
+    "TreeDiff",
+    "MovesRunStart",
     "CONTEXT_TAG",
     "DatasetInput",
     "describe_datasets",
