@@ -36,6 +36,7 @@ class RunRecorder:
         self._dated: set[int] = set()
         """Trials whose run start this runner moved to their job's."""
         self._config: tuple[Campaign, str] | None = None
+        self._campaign_yaml()  # made now, at the runner's start, not at the first trial's end
 
     def started(self, trial: TrialRecord, job: Job) -> None:
         """Move the run's start to its job's first attempt's (once per trial and runner)."""
