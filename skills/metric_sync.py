@@ -42,6 +42,7 @@ def sync_metrics(ctx: SkillContext, args: SyncMetricsInput) -> SyncMetricsOutput
         sync = LogSync.resume(ctx.tracker, ctx.tracker.get_run(run_id))
         logs = {a.number: Path(a.log_path) for a in job.attempts}
         added = sync.sync(logs, final=job.state.final, skip_logged=True)
-        ended = job.state.final and finish_run(ctx.tracker, run_id, job.state.value)
+        last = job.last_attempt
+        ended = job.state.final and finish_run(ctx.tracker, run_id, job.state.value, last.ended_at if last else None)
         status = ctx.tracker.get_run(run_id).status.value
     return SyncMetricsOutput(run_id=run_id, job_id=job.id, log_points_added=added, run_ended=ended, status=status)

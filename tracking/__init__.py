@@ -7,9 +7,11 @@ Layers: compute <- tracking <- skills <- autoresearch. Everything here works on 
 conformance suite every implementation passes. Nothing here knows campaigns.
 """
 
+from tracking.artifacts import LOG_ARTIFACT_BYTES, ArtifactSource, FileText, TreeDiff
 from tracking.base import (
     CreatesRuns,
     LoggedMetric,
+    MovesRunStart,
     RunNotFound,
     RunStatus,
     RunView,
@@ -25,7 +27,7 @@ from tracking.binding import (
     run_labels,
     tag_run_with_job,
 )
-from tracking.config import LOCAL_MLFLOW_UI, TrackingConfig, mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
+from tracking.config import LOCAL_MLFLOW_UI, TrackingConfig, mlflow_ui_base, mlflow_ui_url, resolve_tracking
 from tracking.datasets import CONTEXT_TAG, DatasetInput, describe_datasets
 from tracking.logparse import (
     DEFAULT_PATTERN,
@@ -103,6 +105,11 @@ from tracking.tags import (
 from tracking.usage import CALL_FIELDS, llm_usage_run, log_llm_params, log_llm_usage
 
 __all__ = [
+    "LOG_ARTIFACT_BYTES",
+    "ArtifactSource",
+    "FileText",
+    "TreeDiff",
+    "MovesRunStart",
     "CONTEXT_TAG",
     "DatasetInput",
     "describe_datasets",
@@ -184,8 +191,7 @@ __all__ = [
     "pattern_problem",
     "read_log_points",
     "resolve_tracking",
-    "mlflow_experiment_url",
-    "mlflow_run_url",
+    "mlflow_ui_url",
     "mlflow_ui_base",
     "LOCAL_MLFLOW_UI",
     "run_env",

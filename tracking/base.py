@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from tracking.artifacts import ArtifactSource
 from tracking.config import TrackingConfig
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
@@ -80,6 +81,10 @@ class RunView(BaseModel):
     """Its parameters."""
     metrics: dict[str, float] = {}
     """The latest value of each metric logged."""
+    start_time: int | None = None
+    """When the run started, in ms since the epoch (a trial's: its job's first attempt's start)."""
+    end_time: int | None = None
+    """When it ended, in ms since the epoch; None while RUNNING."""
 
 
 @runtime_checkable
@@ -97,7 +102,8 @@ class Tracker(Protocol):
       write applied again (`tracking.outbox`) adds nothing.
     - A read reflects every write that returned before it (wrappers that queue writes, like
       `QueuedTracker`, say so).
-    - `set_status` ends a run with a final status; `delete_run` removes it from `find_runs`.
+    - `set_status` ends a run with a final status, at `end_time` if given (else now);
+      `delete_run` removes it from `find_runs`.
     - An unknown run id raises `RunNotFound`; any other store failure raises `TrackingError`
       (never a backend's own exception type).
     - Safe to call from several threads.
@@ -141,6 +147,10 @@ class Tracker(Protocol):
         """Store `text` as the run's artifact `path` (e.g. `patch/trial-3.patch`)."""
         ...
 
+    def log_artifact(self, run_id: str, source: ArtifactSource, path: str) -> None:
+        """Store the text `source` renders (a log, a diff: read from its files now) as artifact `path`."""
+        ...
+
     def metric_history(self, run_id: str, key: str) -> list[LoggedMetric]:
         """Every value of metric `key` in run `run_id` (empty when it has none)."""
         ...
@@ -153,8 +163,9 @@ class Tracker(Protocol):
         """The datasets recorded on a run, in the order logged."""
         ...
 
-    def set_status(self, run_id: str, status: RunStatus) -> None:
-        """End a run with a final status (FINISHED, FAILED or KILLED)."""
+    def set_status(self, run_id: str, status: RunStatus, *, end_time: int | None = None) -> None:
+        """End a run with a final status (FINISHED, FAILED or KILLED), at `end_time` (ms since the
+        epoch; a job's last attempt's end) or now."""
         ...
 
     def delete_run(self, run_id: str) -> None:
@@ -178,4 +189,20 @@ class CreatesRuns(Protocol):
     ) -> list[str]:
         """`n` new RUNNING runs in `experiment_id`; returns their ids. In bulk, none is made when the
         call raises."""
+        ...
+
+
+@runtime_checkable
+class MovesRunStart(Protocol):
+    """Optional: a run's recorded start moved to when its job started (a campaign makes its runs
+    ahead of need, `autoresearch.runner.run_pool`). MLflow's API cannot move a start, so an MLflow
+    store does it only where it writes the store itself (a local SQLite store: `SqliteBulk`)."""
+
+    @property
+    def moves_run_start(self) -> bool:
+        """Whether `set_start_time` works on this store."""
+        ...
+
+    def set_start_time(self, run_id: str, start_time: int) -> None:
+        """Record that run `run_id` started at `start_time` (ms since the epoch)."""
         ...

@@ -65,12 +65,13 @@ JOB_RUN_STATUS = {"succeeded": RunStatus.FINISHED, "failed": RunStatus.FAILED, "
 """The run status matching a job's final state."""
 
 
-def finish_run(tracker: Tracker, run_id: str, job_state: str) -> bool:
+def finish_run(tracker: Tracker, run_id: str, job_state: str, ended_at: float | None = None) -> bool:
     """End a still-RUNNING run with the status matching its job's final state
-    (succeeded -> FINISHED, failed -> FAILED, cancelled -> KILLED). A run the script
-    ended itself is left alone. Returns whether the run was ended here."""
+    (succeeded -> FINISHED, failed -> FAILED, cancelled -> KILLED), at `ended_at` (Unix time: its
+    job's last attempt's end; else now). A run the script ended itself is left alone. Returns
+    whether the run was ended here."""
     status = JOB_RUN_STATUS.get(job_state)
     if status is None or tracker.get_run(run_id).status is not RunStatus.RUNNING:
         return False
-    tracker.set_status(run_id, status)
+    tracker.set_status(run_id, status, end_time=None if ended_at is None else int(ended_at * 1000))
     return True

@@ -72,11 +72,9 @@ def mlflow_ui_base(tracking_uri: str) -> str | None:
     return None
 
 
-def mlflow_experiment_url(base: str, experiment_id: str) -> str:
-    """The MLflow UI page of one experiment (`base` from `mlflow_ui_base`)."""
-    return f"{base}/#/experiments/{experiment_id}"
-
-
-def mlflow_run_url(base: str, experiment_id: str, run_id: str) -> str:
-    """The MLflow UI page of one run."""
-    return f"{mlflow_experiment_url(base, experiment_id)}/runs/{run_id}"
+def mlflow_ui_url(base: str, experiment_id: str, run_id: str | None = None) -> str:
+    """The one builder of MLflow UI links (`base` from `mlflow_ui_base`): an experiment's runs table
+    (`#/experiments/ID/runs`; MLflow 3 opens a bare `#/experiments/ID` on its GenAI "Overview"
+    page), or with `run_id` that run's page (`#/experiments/ID/runs/RUN_ID`)."""
+    runs = f"{base}/#/experiments/{experiment_id}/runs"
+    return runs if run_id is None else f"{runs}/{run_id}"

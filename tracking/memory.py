@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 
+from tracking.artifacts import ArtifactSource
 from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, TrackingError
 from tracking.config import TrackingConfig
 from tracking.datasets import DatasetInput
@@ -43,9 +44,8 @@ class InMemoryTracker:
             if experiment_id not in self._experiments.values():
                 raise TrackingError(f"no experiment {experiment_id!r} in {self._config.tracking_uri}")
             run_id = uuid.uuid4().hex
-            self._runs[run_id] = RunView(
-                run_id=run_id, experiment_id=experiment_id, name=name, status=RunStatus.RUNNING, tags=dict(tags or {})
-            )
+            self._runs[run_id] = RunView(run_id=run_id, experiment_id=experiment_id, name=name, status=RunStatus.RUNNING,
+                                         tags=dict(tags or {}), start_time=int(time.time() * 1000))  # fmt: skip
             return run_id
 
     def _run(self, run_id: str) -> RunView:
@@ -102,6 +102,9 @@ class InMemoryTracker:
             self._run(run_id)
             self.artifacts[(run_id, path)] = text
 
+    def log_artifact(self, run_id: str, source: ArtifactSource, path: str) -> None:
+        self.log_text(run_id, source.render(), path)
+
     def metric_history(self, run_id: str, key: str) -> list[LoggedMetric]:
         with self._lock:
             self._run(run_id)
@@ -117,11 +120,20 @@ class InMemoryTracker:
             self._run(run_id)
             return list(self._datasets.get(run_id, []))
 
-    def set_status(self, run_id: str, status: RunStatus) -> None:
+    def set_status(self, run_id: str, status: RunStatus, *, end_time: int | None = None) -> None:
         if not status.final:
             raise ValueError(f"set_status ends a run: give FINISHED, FAILED or KILLED, not {status.value}")
+        end = int(time.time() * 1000) if end_time is None else end_time
         with self._lock:
-            self._runs[run_id] = self._run(run_id).model_copy(update={"status": status})
+            self._runs[run_id] = self._run(run_id).model_copy(update={"status": status, "end_time": end})
+
+    @property
+    def moves_run_start(self) -> bool:
+        return True
+
+    def set_start_time(self, run_id: str, start_time: int) -> None:
+        with self._lock:
+            self._runs[run_id] = self._run(run_id).model_copy(update={"start_time": start_time})
 
     def delete_run(self, run_id: str) -> None:
         with self._lock:

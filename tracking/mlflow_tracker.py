@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracking.artifacts import ArtifactSource
 from tracking.base import LoggedMetric, RunNotFound, RunStatus, RunView, TrackingError
 from tracking.config import TrackingConfig
 from tracking.sqlite_bulk import SqliteBulk
@@ -119,7 +120,7 @@ class MlflowTracker:
         return RunView(
             run_id=run.info.run_id, experiment_id=run.info.experiment_id, name=run.info.run_name,
             status=RunStatus(run.info.status), tags=dict(run.data.tags), params=dict(run.data.params),
-            metrics=dict(run.data.metrics),
+            metrics=dict(run.data.metrics), start_time=run.info.start_time, end_time=run.info.end_time,
         )  # fmt: skip
 
     def find_runs(
@@ -159,6 +160,9 @@ class MlflowTracker:
         with self._errors("log_text", run_id):
             self.client.log_text(run_id, text, path)
 
+    def log_artifact(self, run_id: str, source: ArtifactSource, path: str) -> None:
+        self.log_text(run_id, source.render(), path)
+
     def metric_history(self, run_id: str, key: str) -> list[LoggedMetric]:
         with self._errors("get_metric_history", run_id):
             history = self.client.get_metric_history(run_id, key)
@@ -189,11 +193,28 @@ class MlflowTracker:
         return [DatasetInput(name=i.dataset.name, source=i.dataset.source, digest=_full_digest(i.dataset))
                 for i in inputs]  # fmt: skip
 
-    def set_status(self, run_id: str, status: RunStatus) -> None:
+    def set_status(self, run_id: str, status: RunStatus, *, end_time: int | None = None) -> None:
         if not status.final:
             raise ValueError(f"set_status ends a run: give FINISHED, FAILED or KILLED, not {status.value}")
         with self._errors("set_terminated", run_id):
-            self.client.set_terminated(run_id, status=status.value)
+            self.client.set_terminated(run_id, status=status.value, end_time=end_time)
+
+    @property
+    def moves_run_start(self) -> bool:
+        """A local SQLite store only: MLflow's API has no call that moves a run's start."""
+        return self._bulk is not None
+
+    def set_start_time(self, run_id: str, start_time: int) -> None:
+        if self._bulk is None:
+            raise TrackingError(f"MLflow's API cannot move a run's start ({self._config.tracking_uri} is no local "
+                                "SQLite store): check `moves_run_start` first")  # fmt: skip
+        self.get_run(run_id)  # RunNotFound; and the store exists, made whole, before SQLite opens it
+        try:
+            errors = self._bulk.apply([(run_id, "set_start", {"start_time": start_time})])
+        except sqlite3.Error as exc:
+            errors = [str(exc)]
+        if errors:
+            raise TrackingError(f"moving the start of run {run_id} in {self._config.tracking_uri} failed: {errors[0]}")
 
     def delete_run(self, run_id: str) -> None:
         with self._errors("delete_run", run_id):

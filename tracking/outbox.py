@@ -14,7 +14,8 @@ Rules:
   the two applies the row again: every write is idempotent. Metric points carry the timestamp
   taken when they were queued, so a point applied twice is the same (key, step, timestamp, value)
   and MLflow keeps it once (its primary key); tags and run status overwrite; a param is
-  written again with the same value; an artifact is overwritten; a dataset input is kept once.
+  written again with the same value; an artifact is overwritten; a dataset input is kept once;
+  a run's end and start times carry the time the write was queued (or given).
 - A write that the store refuses is reported (`on_error`) and dropped, as before the outbox:
   the trial ledger, not MLflow, is the record of results.
 """
@@ -36,7 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from compute.pidlock import holder_pid, release, try_lock
-from tracking.base import RunStatus, Tracker
+from pydantic import TypeAdapter
+
+from tracking.artifacts import ArtifactSource
+from tracking.base import MovesRunStart, RunStatus, Tracker
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
 from tracking.mlflow_tracker import MlflowTracker
@@ -52,7 +56,9 @@ class WriteKind(str, enum.Enum):
     log = "log"
     log_text = "log_text"
     log_datasets = "log_datasets"
+    log_artifact = "log_artifact"
     set_status = "set_status"
+    set_start = "set_start"
     delete_run = "delete_run"
 
 
@@ -145,7 +151,8 @@ def apply_writes(tracker: Tracker, writes: Sequence[Write], on_error: Callable[[
             on_error(f"tracking write {kind.value} to run {run_id} failed (dropped): {exc}")
 
 
-_BULK = (WriteKind.log, WriteKind.set_status)
+_BULK = (WriteKind.log, WriteKind.set_status, WriteKind.set_start)
+_ARTIFACT: TypeAdapter[ArtifactSource] = TypeAdapter(ArtifactSource)
 
 
 def _bulk_for(tracker: Tracker) -> SqliteBulk | None:
@@ -178,8 +185,13 @@ def _call(tracker: Tracker, run_id: str, kind: WriteKind, payload: dict[str, Any
         tracker.log_text(run_id, payload["text"], payload["path"])
     elif kind is WriteKind.log_datasets:
         tracker.log_datasets(run_id, [DatasetInput.model_validate(d) for d in payload["datasets"]])
+    elif kind is WriteKind.log_artifact:
+        tracker.log_artifact(run_id, _ARTIFACT.validate_python(payload["source"]), payload["path"])
     elif kind is WriteKind.set_status:
-        tracker.set_status(run_id, RunStatus(payload["status"]))
+        tracker.set_status(run_id, RunStatus(payload["status"]), end_time=payload.get("end_time"))
+    elif kind is WriteKind.set_start:
+        if isinstance(tracker, MovesRunStart) and tracker.moves_run_start:
+            tracker.set_start_time(run_id, payload["start_time"])
     else:
         tracker.delete_run(run_id)
 

@@ -33,7 +33,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from tracking.base import CreatesRuns, LoggedMetric, RunStatus, RunView, Tracker
+from tracking.artifacts import ArtifactSource
+from tracking.base import CreatesRuns, LoggedMetric, MovesRunStart, RunStatus, RunView, Tracker
 from tracking.config import TrackingConfig
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
@@ -119,6 +120,10 @@ class QueuedTracker:
     def log_text(self, run_id: str, text: str, path: str) -> None:
         self._put(run_id, WriteKind.log_text, {"text": text, "path": path})
 
+    def log_artifact(self, run_id: str, source: ArtifactSource, path: str) -> None:
+        """Queued: its files are read when the write is applied."""
+        self._put(run_id, WriteKind.log_artifact, {"source": source.model_dump(mode="json"), "path": path})
+
     def log_datasets(self, run_id: str, datasets: Sequence[DatasetInput]) -> None:
         self._put(run_id, WriteKind.log_datasets, {"datasets": [d.model_dump(mode="json") for d in datasets]})
 
@@ -126,10 +131,19 @@ class QueuedTracker:
         with self.store_turn:
             return self.inner.datasets(run_id)
 
-    def set_status(self, run_id: str, status: RunStatus) -> None:
+    def set_status(self, run_id: str, status: RunStatus, *, end_time: int | None = None) -> None:
+        """Queued with its end time (now, unless given), so the run ends when it did, not when applied."""
         if not status.final:
             raise ValueError(f"set_status ends a run: give FINISHED, FAILED or KILLED, not {status.value}")
-        self._put(run_id, WriteKind.set_status, {"status": status.value})
+        end = int(time.time() * 1000) if end_time is None else end_time
+        self._put(run_id, WriteKind.set_status, {"status": status.value, "end_time": end})
+
+    @property
+    def moves_run_start(self) -> bool:
+        return isinstance(self.inner, MovesRunStart) and self.inner.moves_run_start
+
+    def set_start_time(self, run_id: str, start_time: int) -> None:
+        self._put(run_id, WriteKind.set_start, {"start_time": start_time})
 
     def delete_run(self, run_id: str) -> None:
         self._put(run_id, WriteKind.delete_run, {})

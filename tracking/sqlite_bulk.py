@@ -1,4 +1,4 @@
-"""`SqliteBulk`: the outbox's `log` and `set_status` writes of many runs applied to a local MLflow
+"""`SqliteBulk`: the outbox's `log`, `set_status` and `set_start` writes of many runs applied to a local MLflow
 SQLite store in one transaction, and new runs made several to a transaction.
 
 MLflow's client commits each call on its own, with an fsync: a trial's metrics, tags and end
@@ -15,7 +15,9 @@ against the same writes through `MlflowClient`, read back through it):
 - `params`: a param logged again must have the same value, else the call fails (nothing of it
   is written, as MLflow logs params first and stops there);
 - `tags`: overwritten; `mlflow.runName` also renames the run;
-- `set_status`: the run's status and end time.
+- `set_status`: the run's status and end time (the payload's `end_time`, else now);
+- `set_start`: the run's start time (MLflow's API has no call for it: runs made ahead of need get
+  their job's start so).
 
 A call this refuses is reported, not written; everything else of the batch is.
 
@@ -44,12 +46,12 @@ from typing import Any
 from tracking.tags import RUN_NAME_TAG
 
 BulkOp = tuple[str, str, dict[str, Any]]
-"""(run id, `log` or `set_status`, the outbox row's payload)."""
+"""(run id, `log`, `set_status` or `set_start`, the outbox row's payload)."""
 _MAX_FLOAT = 1.7976931348623157e308
 
 
 class SqliteBulk:
-    """Applies `log` and `set_status` calls to the MLflow store in SQLite file `path`, and makes runs there."""
+    """Applies `log`, `set_status` and `set_start` calls to the MLflow store in SQLite file `path`, and makes runs there."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -86,8 +88,12 @@ class SqliteBulk:
                 try:
                     self._check_active(db, run_id)
                     if kind == "set_status":
+                        end = payload.get("end_time") or int(time.time() * 1000)
                         db.execute("UPDATE runs SET status = ?, end_time = ? WHERE run_uuid = ?",
-                                   (payload["status"], int(time.time() * 1000), run_id))  # fmt: skip
+                                   (payload["status"], end, run_id))  # fmt: skip
+                        continue
+                    if kind == "set_start":
+                        db.execute("UPDATE runs SET start_time = ? WHERE run_uuid = ?", (payload["start_time"], run_id))
                         continue
                     metrics = [Metric(k, v, t, s) for k, v, s, t in payload["metrics"]]
                     params = [Param(k, str(v)) for k, v in payload["params"].items()]

@@ -21,7 +21,7 @@ from autoresearch.campaign import (
 )
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
-from tracking import LOCAL_MLFLOW_UI, mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, pending_writes, resolve_tracking
+from tracking import LOCAL_MLFLOW_UI, mlflow_ui_base, mlflow_ui_url, pending_writes, resolve_tracking
 from tracking.datasets import describe_datasets
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
@@ -230,12 +230,12 @@ def _mlflow_section(ledger: TrialLedger, trials: list[TrialRecord], home: str | 
     if uri.startswith("sqlite:"):
         lines.append(f"- Open it: `mlflow ui --backend-store-uri {uri}`, then {LOCAL_MLFLOW_UI}")
     if base and experiment_id:
-        lines.append(f"- Experiment page: {mlflow_experiment_url(base, experiment_id)}")
+        lines.append(f"- Runs: {mlflow_ui_url(base, experiment_id)}")
         runs = [(t.number, t.mlflow_run_id) for t in trials if t.mlflow_run_id]
         if runs:
             lines += ["", "| trial | run |", "| --- | --- |"]
             for number, run_id in runs:
-                lines.append(f"| {number} | [{run_id}]({mlflow_run_url(base, experiment_id, run_id)}) |")
+                lines.append(f"| {number} | [{run_id}]({mlflow_ui_url(base, experiment_id, run_id)}) |")
     return lines + [""]
 
 

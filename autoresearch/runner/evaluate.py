@@ -22,6 +22,7 @@ from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord,
 from autoresearch.policy import Policy, PruneDecision, Pruning
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
+from autoresearch.runner.run_record import RunRecorder
 from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
 from compute.health.rules import DISK_FULL
 from tracking import (
@@ -77,6 +78,8 @@ class Evaluator:
         """Trials numbered above it got their run from this runner (`Launcher.known_at_start`): no
         reader stored anything on it, so a `log` source does not read it back first."""
         self.live_sync_s = live_sync_s
+        self.records = RunRecorder(ledger, tracker)
+        """Dates each trial's run by its job and attaches the job's files at its end."""
         """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
         self._reported: dict[int, set[int]] = {}
         self._read_at: dict[int, float] = {}
@@ -125,6 +128,7 @@ class Evaluator:
             elif trial.number in self._pruning:
                 continue  # its stop was asked for: the verdict comes when the job ends
             elif job.state is JobState.running and trial.mlflow_run_id and self._due(trial.number):
+                self.records.started(trial, job)
                 values = self._read(trial, job, final=False)
                 pruner = self.pruner
                 if pruner and self._report(trial, values):
@@ -233,7 +237,7 @@ class Evaluator:
         crash_point("evaluate.ended")
         if job.state is JobState.cancelled and trial.mlflow_run_id:
             tag_run_with_job(self.tracker, trial.mlflow_run_id, job.id)  # reads tag the others
-        self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(record.state, RunStatus.KILLED))
+        self.records.close(trial, job, _RUN_STATUS.get(record.state, RunStatus.KILLED))
         self._forget(number)
         return record
 
@@ -241,10 +245,6 @@ class Evaluator:
         """Log what a trial about to be stopped has printed so far, and tag its run with the job."""
         if trial.mlflow_run_id and job.attempts:
             self._read(trial, job, final=True)
-
-    def _close_run(self, run_id: str | None, status: RunStatus) -> None:
-        if run_id:
-            self.tracker.set_status(run_id, status)
 
     def _forget(self, number: int) -> None:
         self.reader.forget(number)
@@ -259,8 +259,8 @@ class Evaluator:
             self._flush(trial, job)
         self.ledger.cancel(trial.number, reason, gpu_seconds=gpu_seconds(job) if job else 0.0)
         if job and not job.state.final:
-            self.client.cancel(job.id, reason=reason)
-        self._close_run(trial.mlflow_run_id, RunStatus.KILLED)
+            job = self.client.cancel(job.id, reason=reason)
+        self.records.close(trial, job, RunStatus.KILLED)
         self._forget(trial.number)
 
     def reconcile(self, experiment_id: str) -> None:
@@ -278,7 +278,7 @@ class Evaluator:
                 self.client.cancel(job.id, reason=f"trial {trial.number} is {trial.state.value}")
             if job and trial.mlflow_run_id in open_runs:
                 self._flush(trial, job)
-                self._close_run(trial.mlflow_run_id, _RUN_STATUS.get(trial.state, RunStatus.KILLED))
+                self.records.close(trial, job, _RUN_STATUS.get(trial.state, RunStatus.KILLED))
                 self._forget(trial.number)
 
     def _job(self, job_id: str | None) -> Job | None:

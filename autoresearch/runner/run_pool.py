@@ -12,6 +12,7 @@ Rules:
 - Nothing is lost on a crash: spares left by a killed runner are taken over by the next runner
   of the campaign, except those a trial of the ledger already records (taken, tags still queued).
   (`left_behind=False`: the campaign has just started, no runner came before; nothing to look for.)
+- A spare's recorded start is when it was made; its trial's job moves it (`run_record`).
 - `close` deletes the spares not handed out (before the tracker closes: the deletes are queued).
 - `take` waits only for a spare being made (the pool is past its turn and inside `create_run(s)`):
   that one is ready sooner than a run the caller would make beside it. Otherwise, with no spare

@@ -50,7 +50,7 @@ class CampaignView:
     trial_state: str | None
     curve: Curve | None
     experiment_url: str | None
-    """The MLflow UI page of the campaign's experiment (None: no experiment yet, or no UI for its store)."""
+    """The MLflow UI's runs table of the campaign's experiment (None: no experiment yet, or no UI for its store)."""
     run_urls: dict[str, str]
     """MLflow run id -> its MLflow UI page."""
     optuna_storage: str
@@ -133,7 +133,7 @@ def _view(
     per_page: int,
     trial_state: str | None,
 ) -> CampaignView:
-    from tracking import mlflow_experiment_url, mlflow_run_url, mlflow_ui_base, resolve_tracking
+    from tracking import mlflow_ui_base, mlflow_ui_url, resolve_tracking
 
     config = ledger.campaign
     trials = [t for t in status.trials if not trial_state or t.state.value == trial_state]
@@ -149,8 +149,8 @@ def _view(
         trials=page,
         trial_state=trial_state,
         curve=best_curve(status.trials, config.objective),
-        experiment_url=mlflow_experiment_url(base, experiment) if base and experiment else None,
-        run_urls={t.mlflow_run_id: mlflow_run_url(base, experiment, t.mlflow_run_id)
+        experiment_url=mlflow_ui_url(base, experiment) if base and experiment else None,
+        run_urls={t.mlflow_run_id: mlflow_ui_url(base, experiment, t.mlflow_run_id)
                   for t in page.items if base and experiment and t.mlflow_run_id},
         optuna_storage=ledger.storage_url,
     )  # fmt: skip

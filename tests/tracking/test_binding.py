@@ -65,6 +65,15 @@ def test_finish_run_ends_only_a_running_run_with_the_jobs_state(tracking: Tracki
     assert tracker.get_run(run_id).status is RunStatus.FAILED
 
 
+def test_finish_run_ends_the_run_when_its_job_ended_not_when_synced(tracking: TrackingConfig,
+                                                                   experiment_name: str) -> None:  # fmt: skip
+    tracker = MlflowTracker(tracking)
+    run_id = create_job_run(tracker, experiment_name).run_id
+    job_ended = (tracker.get_run(run_id).start_time or 0) / 1000 + 27.0  # a 27 s job, synced later
+    assert finish_run(tracker, run_id, "succeeded", job_ended)
+    assert tracker.get_run(run_id).end_time == int(job_ended * 1000)
+
+
 def test_public_names_are_exported() -> None:
     modules = [getattr(tracking_pkg, name) for name in ("base", "binding", "config", "logparse", "logsync", "memory",
                                                          "mlflow_tracker", "outbox", "queued", "sources", "tags", "usage")]  # fmt: skip

@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from tracking.base import CreatesRuns, RunNotFound, RunStatus, Tracker, TrackingError
+from tracking.base import CreatesRuns, MovesRunStart, RunNotFound, RunStatus, Tracker, TrackingError
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
 
@@ -128,6 +128,18 @@ class TrackerSuite:
         for status in (RunStatus.FAILED, RunStatus.KILLED):
             tracker.set_status(run_id, status)
             assert tracker.get_run(run_id).status is status
+
+    def test_a_run_ends_at_the_end_time_given_and_its_start_moves_where_the_store_can(self, tracker: Tracker) -> None:
+        run_id = tracker.create_run(_experiment(tracker))
+        made = tracker.get_run(run_id)
+        assert made.start_time is not None and made.end_time is None
+        if isinstance(tracker, MovesRunStart) and tracker.moves_run_start:
+            tracker.set_start_time(run_id, made.start_time + 5_000)
+            assert tracker.get_run(run_id).start_time == made.start_time + 5_000
+            with pytest.raises(RunNotFound):
+                tracker.set_start_time("0" * 32, made.start_time)
+        tracker.set_status(run_id, RunStatus.FINISHED, end_time=made.start_time + 27_000)
+        assert tracker.get_run(run_id).end_time == made.start_time + 27_000
 
     def test_text_artifacts_are_accepted(self, tracker: Tracker) -> None:
         run_id = tracker.create_run(_experiment(tracker))

@@ -63,6 +63,7 @@ def test_report_of_thirty_trials(home: Path, tmp_path: Path) -> None:
     best = ledger.best()
     assert f"**Best trial: #{best.number}**" in text
     assert f"mlflow ui --backend-store-uri sqlite:///{home}/mlflow.db" in text
+    assert "- Runs: http://127.0.0.1:5000/#/experiments/7/runs\n" in text  # the runs table, not MLflow 3's Overview
     assert "(http://127.0.0.1:5000/#/experiments/7/runs/run-0)" in text
     assert "## Research log" in text and "x near 1 scores best" in text
     assert f"optuna-dashboard {ledger.storage_url}" in text
@@ -86,6 +87,7 @@ def test_report_with_few_trials_explains_what_is_missing(home: Path, tmp_path: P
     assert not (path.parent / "importances.png").exists() and not (path.parent / "failures.png").exists()
     assert _is_png(path.parent / "best_by_trial.png") and _is_png(path.parent / "best_by_time.png")
     assert "(http://mlflow.internal:5000/#/experiments/3/runs/r1)" in text
+    assert "- Runs: http://mlflow.internal:5000/#/experiments/3/runs\n" in text
     assert "mlflow ui" not in text
 
 

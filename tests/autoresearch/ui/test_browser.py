@@ -10,6 +10,7 @@ with AR_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead: CI must run them.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -143,7 +144,8 @@ def test_every_page_loads(browser: Any, url: str, client: Client, fleet_home: tu
         _open(browser, f"{url}/campaigns/{name}")
         assert len(browser.find_elements(By.CSS_SELECTOR, "#trials tbody tr")) == 5
         assert len(browser.find_elements(By.CSS_SELECTOR, "#best-chart circle")) == 5
-        assert browser.find_element(By.ID, "mlflow-link").get_attribute("href").startswith("http://127.0.0.1:5000/#/")
+        runs_link = browser.find_element(By.ID, "mlflow-link").get_attribute("href")
+        assert re.fullmatch(r"http://127\.0\.0\.1:5000/#/experiments/\d+/runs", runs_link or "")
         _shot(browser, "campaign")
 
         trial_job = client.list(labels={"campaign": name}, limit=1)[0].id

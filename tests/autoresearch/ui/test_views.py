@@ -95,3 +95,21 @@ def test_the_fleet_page_has_no_projects_section_without_projects(tmp_path: Path)
     with TestClient(create_app(UiSettings(home=tmp_path / "home"), warm=False), base_url="http://localhost") as web:
         page = web.get("/fleet")
     assert page.status_code == 200 and 'id="projects"' not in page.text
+
+
+def test_the_campaign_page_links_the_mlflow_runs_table_and_each_run(tmp_path: Path) -> None:
+    from autoresearch.campaign import Ledger, Proposal
+    from autoresearch.testing._checks import suite_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(suite_campaign(tmp_path, "linked"), home=home)
+    ledger.set_mlflow_experiment("12")
+    number = ledger.admit(Proposal(params={"x": 0.5, "y": 2, "kind": "b"})).trial_number
+    ledger.mark_launched(number, "job-0000000001")
+    ledger.set_mlflow_run(number, "0123abcd")
+    ledger.complete(number, 4.25)
+    with TestClient(create_app(UiSettings(home=home), warm=False)) as web:
+        page = web.get("/campaigns/linked").text
+    # MLflow 3 opens a bare `#/experiments/12` on its GenAI "Overview" page, not the runs
+    assert 'href="http://127.0.0.1:5000/#/experiments/12/runs" id="mlflow-link"' in page
+    assert 'href="http://127.0.0.1:5000/#/experiments/12/runs/0123abcd"' in page
