@@ -35,7 +35,8 @@ class SyncMetricsOutput(SkillOutput):
 
 def sync_metrics(ctx: SkillContext, args: SyncMetricsInput) -> SyncMetricsOutput:
     """Write into a job's MLflow run the `key: value` and JSON lines the job printed that the run lacks
-    (read as its campaign reads them, for a campaign's job), and end the run (FINISHED, FAILED or KILLED) if the job has ended and its script did not."""
+    (read as its campaign reads them, for a campaign's job), and end the run (FINISHED, FAILED or
+    KILLED) if the job has ended and its script did not."""
     job = run_of_job(ctx, args.job_id)
     run_id = job.spec.labels[RUN_LABEL]
     with tracking_errors(ctx):

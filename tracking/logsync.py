@@ -88,8 +88,9 @@ class LogSync:
         """Log the lines of `logs` (attempt -> path) not logged yet, read up to `sizes` (default: now,
         at most `MAX_READ_BYTES` further per attempt), with `tags` in the same batch (written even
         when there are no new points). `skip_logged`: drop the points the run has (a sync that
-        starts on a run logged into before must set it). Returns the number of points logged. `parsed`: a parse of the same logs up to the same `sizes` with the
-        same patterns (`LogScan`'s); an attempt's is used when it starts where this sync stands."""
+        starts on a run logged into before must set it). Returns the number of points logged.
+        `parsed`: a parse of the same logs up to the same `sizes` with the same patterns (`LogScan`'s);
+        an attempt's is used when it starts where this sync stands."""
         points: list[MetricPoint] = []
         previous: ParserState | None = None
         rules = self.rules or MetricRules()
