@@ -10,7 +10,7 @@ from pathlib import Path
 
 from skills.context import SkillContext
 from skills.jobs import JobId
-from skills.metrics import run_of_job
+from skills.metrics import rules_of, run_of_job
 from skills.models import SkillInput, SkillOutput
 from skills.views import tracking_errors
 from tracking import RUN_LABEL, LogSync, finish_run
@@ -34,14 +34,18 @@ class SyncMetricsOutput(SkillOutput):
 
 
 def sync_metrics(ctx: SkillContext, args: SyncMetricsInput) -> SyncMetricsOutput:
-    """Write into a job's MLflow run the `key: value` and JSON lines the job printed since the last sync,
-    and end the run (FINISHED, FAILED or KILLED) if the job has ended and its script did not."""
+    """Write into a job's MLflow run the `key: value` and JSON lines the job printed that the run lacks
+    (read as its campaign reads them, for a campaign's job), and end the run (FINISHED, FAILED or
+    KILLED) if the job has ended and its script did not."""
     job = run_of_job(ctx, args.job_id)
     run_id = job.spec.labels[RUN_LABEL]
     with tracking_errors(ctx):
-        sync = LogSync.resume(ctx.tracker, ctx.tracker.get_run(run_id))
+        sync = LogSync(ctx.tracker, run_id, rules_of(job))
         logs = {a.number: Path(a.log_path) for a in job.attempts}
-        added = sync.sync(logs, final=job.state.final, skip_logged=True)
+        added, states = 0, None
+        while sync.states != states:  # each pass reads at most `MAX_READ_BYTES` more of a log
+            states = dict(sync.states)
+            added += sync.sync(logs, final=job.state.final, skip_logged=True)
         last = job.last_attempt
         ended = job.state.final and finish_run(ctx.tracker, run_id, job.state.value, last.ended_at if last else None)
         status = ctx.tracker.get_run(run_id).status.value

@@ -1,9 +1,11 @@
 """The fetch_metrics skill: latest, best and a downsampled history of a run's metrics.
 
 fetch_metrics is a read tool and never writes: a job's printed metrics the run lacks are
-parsed from its log in memory (`from_log`). Writing them into the run is `sync_metrics`
-(skills/metric_sync.py), a separate skill never offered to the LLM policy: a read that
-wrote would make a campaign with `objective.source: auto` read a stale value from MLflow.
+parsed from its log in memory (`from_log`), with the rules its campaign reads it with (the job's
+`metric_rules` label: patterns, config lines, `record`), so the agent reads what the campaign
+reads. Writing them into the run is `sync_metrics` (skills/metric_sync.py), a separate skill
+never offered to the LLM policy: a read that wrote would make a campaign with
+`objective.source: auto` read a stale value from MLflow.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ import math
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compute.records import Job
 from skills.context import SkillContext
 from skills.jobs import JobId
 from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
 from skills.views import compute_errors, tracking_errors
-from tracking import RUN_LABEL, LoggedMetric, read_log_points
+from tracking import RULES_LABEL, RUN_LABEL, LoggedMetric, MetricRules, read_log_points
 
 _LOWER_IS_BETTER = ("loss", "err", "bpb", "bpc", "perplexity", "ppl", "mse", "mae", "rmse", "nll", "regret",
                     "latency", "time", "wer", "cer")  # fmt: skip
@@ -88,8 +90,8 @@ class FetchMetricsOutput(SkillOutput):
     params: dict[str, str] = {}
     """The run's parameters."""
     from_log: list[str] = []
-    """Metrics the run has none of, read from the `key: value` / JSON lines the job printed (not written
-    to the run)."""
+    """Metrics the run has none of, read from the lines the job printed (not written to the run); for a
+    campaign's job, only what the campaign records, read as it reads them."""
 
 
 def fetch_metrics(ctx: SkillContext, args: MetricsInput) -> FetchMetricsOutput:
@@ -140,11 +142,27 @@ def run_of_job(ctx: SkillContext, job_id: str) -> Job:
     return job
 
 
+def rules_of(job: Job) -> MetricRules:
+    """The rules the job's log is read with: its campaign's (`metric_rules` label), else the built-ins."""
+    text = job.spec.labels.get(RULES_LABEL)
+    if text is None:
+        return MetricRules()
+    try:
+        return MetricRules.model_validate_json(text)
+    except ValidationError as exc:
+        raise SkillFailure(
+            ErrorCode.invalid_arguments,
+            f"job {job.id}: its label {RULES_LABEL} is not metric rules ({exc.errors()[0]['msg']}); "
+            f"resubmit the job without that label, or with the JSON of tracking.MetricRules",
+            field="job_id",
+        ) from None
+
+
 def _printed(job: Job, logged: dict[str, float]) -> dict[str, list[LoggedMetric]]:
     """The metrics the job printed that the run has no values of, parsed from its logs in memory."""
     logs = {a.number: Path(a.log_path) for a in job.attempts}
     found: dict[str, list[LoggedMetric]] = {}
-    for order, p in enumerate(read_log_points(logs, final=job.state.final)):
+    for order, p in enumerate(read_log_points(logs, final=job.state.final, rules=rules_of(job))):
         if p.key not in logged:
             found.setdefault(p.key, []).append(LoggedMetric(key=p.key, value=p.value, step=p.step, timestamp=order))
     return found

@@ -54,7 +54,6 @@ from tracking.logsync import (
     log_size,
     parse_log,
     read_log_points,
-    stored_states,
 )
 from tracking.memory import InMemoryTracker
 from tracking.mlflow_tracker import BATCH, MlflowTracker, mlflow_client
@@ -88,19 +87,17 @@ from tracking.tags import (
     EXPERIMENT_LABEL,
     JOB_TAG,
     LLM_POLICY_ROLE,
-    LOG_STATE_TAG,
     PARENT_TRIAL_TAG,
     PRUNE_REASON_TAG,
     PRUNED_AT_STEP_TAG,
     RERUN_OF_TAG,
     ROLE_TAG,
+    RULES_LABEL,
     RUN_LABEL,
     SOURCE_TAG,
     TRIAL_TAG,
     SPARE_TAG,
     RUN_NAME_TAG,
-    attempt_of_state_tag,
-    log_state_tag,
 )
 from tracking.usage import CALL_FIELDS, llm_usage_run, log_llm_params, log_llm_usage
 
@@ -122,7 +119,6 @@ __all__ = [
     "JOB_RUN_STATUS",
     "JOB_TAG",
     "LLM_POLICY_ROLE",
-    "LOG_STATE_TAG",
     "MATCH_TIMEOUT_S",
     "MAX_DICT_CHARS",
     "MAX_LINE_BYTES",
@@ -132,6 +128,7 @@ __all__ = [
     "PRUNE_REASON_TAG",
     "RERUN_OF_TAG",
     "ROLE_TAG",
+    "RULES_LABEL",
     "RUN_LABEL",
     "SOURCE_TAG",
     "STEP_KEYS",
@@ -175,7 +172,6 @@ __all__ = [
     "Tracker",
     "TrackingConfig",
     "TrackingError",
-    "attempt_of_state_tag",
     "builtin_key",
     "captured_names",
     "create_job_run",
@@ -184,7 +180,6 @@ __all__ = [
     "log_llm_params",
     "log_llm_usage",
     "log_size",
-    "log_state_tag",
     "mlflow_client",
     "parse_log",
     "parse_metrics",
@@ -197,6 +192,5 @@ __all__ = [
     "run_env",
     "run_labels",
     "source_of",
-    "stored_states",
     "tag_run_with_job",
 ]

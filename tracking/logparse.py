@@ -8,9 +8,15 @@ Built-in readers, for the lines no pattern of the `MetricRules` matches (`tracki
   but such pairs, step markers (`step 100`, `Epoch 3/10`, `iter 50:`), numbers and punctuation
   (progress bars): a line with any other word is prose and gives nothing, so
   `Overriding: learning_rate = 0.001` or `tokens per iteration will be: 768` never become metrics.
-- JSON object lines (`{"step": 3, "loss": 0.5}`) and Python-dict lines (HF Trainer's
-  `{'loss': 2.31, 'learning_rate': 5e-05, 'epoch': 0.5}`, at most `MAX_DICT_CHARS`): their
-  numbers, nested dicts flattened with `/`.
+- A config line, `name = value` alone on a line with a space before the `=` (a config file
+  echoed, as nanoGPT echoes its own: `batch_size = 64`), gives only the names the rules'
+  `config_names` allow (by default none).
+- JSON object lines (`{"step": 3, "loss": 0.5}`) and Python-dict lines (HF Trainer's: 4.x
+  `{'loss': 2.31, 'learning_rate': 5e-05, 'epoch': 0.5}`, 5.x the same numbers as quoted strings,
+  `{'loss': '2.31', 'learning_rate': '5e-05', 'epoch': '0.5'}`, at most `MAX_DICT_CHARS`), also
+  right after a tqdm progress bar on the same line (a bar on stderr leaves no newline before the
+  dict the script prints to stdout): their numbers, nested dicts flattened with `/`. A quoted
+  number never sets the step.
 
 A `step` (or, failing that, `epoch`, then `iter`) written as an integer sets the step of the
 metrics on its line and of those after it; metrics seen before any step get their own running
@@ -48,9 +54,13 @@ MAX_DICT_CHARS = 100_000
 
 _PAIR = re.compile(DEFAULT_PATTERN, re.IGNORECASE)
 _ONE_PAIR = re.compile(
-    r"\s*(?P<key>[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)*)(?::\s+|\s*=\s*)(?P<value>" + _NUMBER + r")\s*", re.IGNORECASE
+    r"\s*(?P<key>[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)*)(?P<sep>:\s+|\s*=\s*)(?P<value>" + _NUMBER + r")\s*", re.IGNORECASE
 )
-"""A line that is one `key: value` pair and nothing else (most lines): read without the general search."""
+"""A line that is one `key: value` pair and nothing else (most lines): read without the general search.
+A `sep` that starts with a space before `=` makes it a config line."""
+_QUOTED_NUMBER = re.compile(_NUMBER, re.IGNORECASE)
+_BAR = re.compile(r"\s*(?:[^{|]*:\s*)?\d+%\|[^{]*\]\s*")
+"""A tqdm progress bar (`desc:  50%|#####     | 4/8 [00:01<00:01,  3.10it/s]`), left before a dict line."""
 _STEP = re.compile(STEP_PATTERN, re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _WORD = re.compile(r"[^\W\d_]")
@@ -154,9 +164,13 @@ def _read_line(line: str, rules: MetricRules) -> list[_Pair]:
         if found is not None:
             return _pattern_pairs(found)
     stripped = line.strip()
-    if stripped.startswith("{") and stripped.endswith("}"):
-        return _dict_pairs(stripped)
-    return _text_pairs(line)
+    if stripped.endswith("}"):
+        if stripped.startswith("{"):
+            return _dict_pairs(stripped)
+        start = stripped.find("{")
+        if start > 0 and _BAR.fullmatch(stripped, 0, start):
+            return _dict_pairs(stripped[start:])
+    return _text_pairs(line, rules)
 
 
 def _pattern_pairs(found: list[tuple[str, str]]) -> list[_Pair]:
@@ -170,10 +184,13 @@ def _pattern_pairs(found: list[tuple[str, str]]) -> list[_Pair]:
     return pairs
 
 
-def _text_pairs(line: str) -> list[_Pair]:
-    """`key: value` pairs and step markers, or nothing when the line holds other words (prose)."""
+def _text_pairs(line: str, rules: MetricRules) -> list[_Pair]:
+    """`key: value` pairs and step markers, or nothing when the line holds other words (prose) or
+    is a config line of a name `rules` do not read from config lines."""
     one = _ONE_PAIR.fullmatch(line)
     if one is not None:  # what `_searched_pairs` gives such a line, a few times faster
+        if one["sep"][0].isspace() and not rules.reads_config(one["key"]):
+            return []
         value = float(one["value"])
         return [(one["key"], value, _INTEGER.fullmatch(one["value"]) is not None and _is_step(value))]
     return _searched_pairs(line)
@@ -248,6 +265,8 @@ def _flatten(obj: dict[str, Any], prefix: str) -> Any:
             yield from _flatten(value, f"{name}/")
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             yield name, float(value), isinstance(value, int) and value >= 0
+        elif isinstance(value, str) and _QUOTED_NUMBER.fullmatch(value):
+            yield name, float(value), False  # transformers 5 quotes its numbers; a quoted one is no step
 
 
 def _is_step(value: float) -> bool:

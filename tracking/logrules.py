@@ -7,7 +7,9 @@
   integral). A line that some pattern matches is read by the patterns only (each pattern once).
 - Other lines go to the built-in readers (`tracking.logparse`): `key: value` / `key=value`
   lines, JSON lines and Python-dict lines.
-- `record`: the metric names logged into a run (None: every parsed number). Nothing else of a
+- Config lines (`name = value` alone on a line, spaces around `=`: a config file echoed, as
+  nanoGPT echoes its own) are no metrics: only names in `config_names` are read from them.
+- `record`: the metric names logged into a run (None: every metric parsed). Nothing else of a
   log reaches the tracker.
 
 `pattern_problem` is the one check of a pattern (`autoresearch config check` uses it).
@@ -37,11 +39,18 @@ class MetricRules(BaseModel):
     patterns: tuple[str, ...] = ()
     """Regexes with named groups (`(?P<val_loss>[-+.\\deE]+)`); `step`/`epoch`/`iter` groups set the step."""
     record: frozenset[str] | None = None
-    """The metric names recorded; None: every parsed number."""
+    """The metric names recorded; None: every metric parsed."""
+    config_names: frozenset[str] | None = frozenset()
+    """The names read from config lines too (the objective, names the campaign's `record` lists);
+    None: every config line's number is a metric."""
 
     def records(self, key: str) -> bool:
         """Whether metric `key` is recorded."""
         return self.record is None or key in self.record
+
+    def reads_config(self, key: str) -> bool:
+        """Whether `key` is read from a config line."""
+        return self.config_names is None or key in self.config_names
 
     def captured(self) -> list[str]:
         """The metric names the patterns capture (step groups excepted), in pattern order."""

@@ -1,14 +1,15 @@
 """The one log -> tracker sync: the metrics a job printed, logged into its run once each.
 
 A job's attempts each write a log. `LogSync` parses each log from where it stopped and logs
-the new points, together with the new parser states (run tags `autoresearch.log_parser.attempt-N`,
-see `tracking.tags.log_state_tag`), in one `Tracker.log` batch; points and states land
-together, so each metric step is logged once however often it runs, and a process started
-later (`LogSync.resume`) goes on where the last one stopped. An attempt seen for the first
-time starts from the state of the attempt before (offset 0), so steps carry over.
-With `skip_logged`, points whose (step, value) the run already has for their key are
-dropped first: after a restart (a process killed inside its last batch), or when a script
-that logs to MLflow itself also prints the same values.
+the new points in one `Tracker.log` batch. An attempt seen for the first time starts from the
+state of the attempt before (offset 0), so steps carry over.
+
+The parser states live in memory only: a run's tags, params and metrics are what users browse,
+and internal state stays out of them. A sync that starts on a run an earlier one logged into (a
+resumed runner, a second `sync_metrics`) parses the logs from their start and, with
+`skip_logged`, drops the points whose (step, value) the run already has for their key: the parse
+is deterministic, so the steps are the ones logged before and nothing is logged twice. The same
+drop keeps out values that a script logging to MLflow itself also prints.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from tracking.base import RunView, Tracker
+from tracking.base import Tracker
 from tracking.logparse import MetricPoint, ParseResult, ParserState, parse_metrics
 from tracking.logrules import MetricRules
-from tracking.tags import attempt_of_state_tag, log_state_tag
 
 MAX_READ_BYTES = 64 << 20
 """At most this much of a log is read per call; the rest waits for the next."""
@@ -64,37 +64,16 @@ class Parsed(NamedTuple):
     """What `parse_log` returned from there (every metric, whatever the rules record)."""
 
 
-def stored_states(run: RunView) -> dict[int, ParserState]:
-    """The parser state of each attempt's log, as the run's tags keep it."""
-    states = {}
-    for tag, value in run.tags.items():
-        attempt = attempt_of_state_tag(tag)
-        if attempt is not None:
-            states[attempt] = ParserState.model_validate_json(value)
-    return states
-
-
 class LogSync:
     """Logs the new metric lines of one run's attempt logs into that run."""
 
-    def __init__(
-        self,
-        tracker: Tracker,
-        run_id: str,
-        states: Mapping[int, ParserState] | None = None,
-        rules: MetricRules | None = None,
-    ) -> None:
+    def __init__(self, tracker: Tracker, run_id: str, rules: MetricRules | None = None) -> None:
         self.tracker = tracker
         self.run_id = run_id
         self.rules = rules
         """How lines become metrics and which are logged (None: built-ins, every metric)."""
-        self.states: dict[int, ParserState] = dict(states or {})
-        """Per attempt: how far its log is logged into the run."""
-
-    @classmethod
-    def resume(cls, tracker: Tracker, run: RunView, rules: MetricRules | None = None) -> LogSync:
-        """Go on from the parser states stored on `run`."""
-        return cls(tracker, run.run_id, stored_states(run), rules)
+        self.states: dict[int, ParserState] = {}
+        """Per attempt: how far its log is logged into the run (in memory only)."""
 
     def sync(
         self,
@@ -106,12 +85,13 @@ class LogSync:
         tags: Mapping[str, str] | None = None,
         parsed: Mapping[int, Parsed] | None = None,
     ) -> int:
-        """Log the lines of `logs` (attempt -> path) not logged yet, read up to `sizes` (default: now),
-        with `tags` in the same batch (written even when there are no new points). Returns the
-        number of points logged. `parsed`: a parse of the same logs up to the same `sizes` with the
-        same patterns (`LogScan`'s); an attempt's is used when it starts where this sync stands."""
+        """Log the lines of `logs` (attempt -> path) not logged yet, read up to `sizes` (default: now,
+        at most `MAX_READ_BYTES` further per attempt), with `tags` in the same batch (written even
+        when there are no new points). `skip_logged`: drop the points the run has (a sync that
+        starts on a run logged into before must set it). Returns the number of points logged.
+        `parsed`: a parse of the same logs up to the same `sizes` with the same patterns (`LogScan`'s);
+        an attempt's is used when it starts where this sync stands."""
         points: list[MetricPoint] = []
-        batch_tags = dict(tags or {})
         previous: ParserState | None = None
         rules = self.rules or MetricRules()
         for attempt in sorted(logs):
@@ -126,14 +106,13 @@ class LogSync:
             if result is not None and result.state != known:
                 points += [p for p in result.points if rules.records(p.key)] if rules.record is not None else result.points
                 self.states[attempt] = result.state
-                batch_tags[log_state_tag(attempt)] = result.state.model_dump_json()
             previous = self.states.get(attempt, previous)
         if skip_logged and points:
             history = self.tracker.metric_history
             logged = {k: {(m.step, m.value) for m in history(self.run_id, k)} for k in {p.key for p in points}}
             points = [p for p in points if (p.step, p.value) not in logged[p.key]]
-        if points or batch_tags:
-            self.tracker.log(self.run_id, metrics=points, tags=batch_tags)
+        if points or tags:
+            self.tracker.log(self.run_id, metrics=points, tags=tags)
         return len(points)
 
 

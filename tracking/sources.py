@@ -3,8 +3,8 @@
 Where the values come from is a `MetricSource`, each a small class behind `ObjectiveSource`:
 
 - `LogSource`: `key: value` / JSON lines of the job's attempt logs, parsed in memory for the
-  values, and logged into the run by the one `LogSync` (points and parser states in one batch),
-  so a restarted reader goes on where the last one stopped;
+  values, and logged into the run by the one `LogSync`; a reader that starts on a run holding
+  metrics (a restarted runner) parses the logs again and logs only what the run lacks;
 - `MlflowSource`: the metric history of the run (the job logs into it itself);
 - `AutoSource`: `mlflow` as soon as the run has any metric the job logged, else `log` once the
   log holds the objective at two steps (or the job ended). Until then nothing is written, so a
@@ -27,7 +27,7 @@ from compute.records import Job
 from tracking.base import RunStatus, RunView, Tracker
 from tracking.logparse import ParserState
 from tracking.logrules import MetricRules
-from tracking.logsync import LogSync, Parsed, log_size, parse_log, stored_states
+from tracking.logsync import LogSync, Parsed, log_size, parse_log
 from tracking.tags import SOURCE_TAG
 
 
@@ -102,8 +102,8 @@ class LogSource:
     def __init__(self, tracker: Tracker, run: RunView, rules: MetricRules | None = None) -> None:
         self.tracker = tracker
         self.run_id = run.run_id
-        self.sync = LogSync(tracker, run.run_id, stored_states(run), rules)
-        self._resumed = bool(self.sync.states)
+        self.sync = LogSync(tracker, run.run_id, rules)
+        self._resumed = bool(run.metrics)
         """An earlier reader logged some lines: the first batch skips points the run has."""
 
     def read(self, scan: LogScan, *, final: bool, tags: Mapping[str, str]) -> list[tuple[int, float]]:

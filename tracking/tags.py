@@ -6,12 +6,13 @@ names the run it logs into. Nothing else spells these strings.
 
 from __future__ import annotations
 
-import re
-
 RUN_LABEL = "mlflow_run_id"
 """Job label holding the id of the MLflow run the job logs into."""
 EXPERIMENT_LABEL = "mlflow_experiment_id"
 """Job label holding the experiment id of that run."""
+RULES_LABEL = "metric_rules"
+"""Job label holding the `MetricRules` (JSON) its campaign reads the job's log with: the read tools
+read it with the same."""
 
 JOB_TAG = "autoresearch.job_id"
 """Run tag holding the id of the job that logs into the run."""
@@ -37,22 +38,6 @@ PRUNED_AT_STEP_TAG = "autoresearch.pruned_at_step"
 """Run tag: the step at which the pruner stopped the trial's running job."""
 PRUNE_REASON_TAG = "autoresearch.prune_reason"
 """Run tag: why the trial was pruned (which pruner, which metric)."""
-LOG_STATE_TAG = "autoresearch.log_parser"
-"""Run tag prefix: `<prefix>.attempt-N` holds the parser state of attempt N's log (JSON)."""
 
 LLM_POLICY_ROLE = "llm-policy"
 """The `ROLE_TAG` value of a campaign's LLM usage run."""
-
-_STATE_KEY = re.compile(re.escape(LOG_STATE_TAG) + r"\.attempt-?(\d+)$")
-
-
-def log_state_tag(attempt: int) -> str:
-    """The run tag holding the parser state of attempt `attempt`'s log."""
-    return f"{LOG_STATE_TAG}.attempt-{attempt}"
-
-
-def attempt_of_state_tag(tag: str) -> int | None:
-    """The attempt number a parser-state tag is for; None for other tags. Also reads the
-    `...attemptN` spelling runners before the tracking package wrote, so old runs resume."""
-    found = _STATE_KEY.match(tag)
-    return int(found[1]) if found else None

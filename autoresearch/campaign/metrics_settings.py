@@ -26,8 +26,10 @@ class Metrics(Section):
     a group named `step`, `iter` or `epoch` is the step. Lines no pattern matches go to the
     built-in readers (`key: value` lines, JSON lines, Python-dict lines)."""
     record: list[str] | Literal["all"] | None = None
-    """Metrics recorded besides the objective; default: every name a pattern captures;
-    `all`: every number parsed from the log."""
+    """Metrics recorded besides the objective; default: every metric read from the log (what the
+    patterns capture, the built-in readers' `key: value`, JSON and dict lines; config lines such as
+    `batch_size = 64` and prose never); a list: only these (read from config lines too);
+    `all`: every number parsed from the log, config lines included."""
 
     @field_validator("patterns")
     @classmethod
@@ -39,11 +41,15 @@ class Metrics(Section):
         return patterns
 
     def rules(self, objective: str) -> MetricRules:
-        """The tracking layer's rules for these settings: the objective is always recorded."""
+        """The tracking layer's rules for these settings: the objective is always recorded, and read
+        from config lines too."""
+        patterns = tuple(self.patterns)
         if self.record == "all":
-            return MetricRules(patterns=tuple(self.patterns))
-        names = captured_names(self.patterns) if self.record is None else self.record
-        return MetricRules(patterns=tuple(self.patterns), record=frozenset({objective, *names}))
+            return MetricRules(patterns=patterns, config_names=None)
+        if self.record is None:
+            return MetricRules(patterns=patterns, config_names=frozenset({objective}))
+        names = frozenset({objective, *self.record})
+        return MetricRules(patterns=patterns, record=names, config_names=names)
 
 
 def uncapturable(objective: str, source: MetricSource, metrics: Metrics) -> tuple[tuple[Any, ...], str] | None:

@@ -26,8 +26,8 @@ from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
 from compute import Launcher as MemberLauncher
 from tracking import (
-    CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RUN_NAME_TAG, SPARE_TAG, TRIAL_TAG, QueuedTracker, Tracker, describe_datasets, run_env,
-    run_labels,
+    CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RULES_LABEL, RUN_NAME_TAG, SPARE_TAG, TRIAL_TAG, QueuedTracker, Tracker,
+    describe_datasets, run_env, run_labels,
 )  # fmt: skip
 
 
@@ -143,7 +143,8 @@ class Launcher:
             "AR_SEED": str(campaign.trial_seed(origin.number)),
             "AR_TRIAL_DIR": str(trial_dir),
         }
-        labels = {"campaign": campaign.name, "trial": str(trial.number), **run_labels(self.experiment_id, run_id)}
+        labels = {"campaign": campaign.name, "trial": str(trial.number), **run_labels(self.experiment_id, run_id),
+                  RULES_LABEL: campaign.metric_rules.model_dump_json()}  # fmt: skip
         return JobSpec(
             name=f"{campaign.name}/trial-{trial.number}",
             argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number, trial_dir=trial_dir),

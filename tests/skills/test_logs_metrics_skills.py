@@ -10,7 +10,7 @@ import pytest
 from skills import ErrorCode, SkillContext
 from skills.builtin import builtin_registry
 from tests.skills.test_job_skills import call, wait_final
-from tracking import JOB_TAG, TrackingConfig, mlflow_client
+from tracking import JOB_TAG, RULES_LABEL, MetricRules, TrackingConfig, mlflow_client
 
 LINES = 5000
 NOISY = f"for i in range({LINES}): print(f'line {{i}} ' + ('error' if i % 100 == 0 else 'ok'))"
@@ -152,3 +152,37 @@ def test_the_run_of_a_job_that_does_not_use_mlflow_ends_with_the_job(
     out = call(ctx, "fetch_metrics", job_id=job.id)
     assert out.status == "FAILED" and out.metrics[0].latest == out.metrics[0].best
     assert (out.metrics[0].key, out.metrics[0].latest.value, out.metrics[0].latest.step) == ("loss", 0.5, 1)
+
+
+NANOGPT_JOB = Path(__file__).resolve().parents[1] / "autoresearch" / "runner" / "jobs" / "byo_job.py"
+
+
+def test_fetch_metrics_reads_a_campaign_job_as_its_campaign_does_and_never_a_config_echo(
+    ctx: SkillContext, experiment_name: str, tmp_path: Path
+) -> None:
+    """nanoGPT echoes its config file (`dropout = 0.2`, `batch_size = 64`, `n_layer = 6`): values that
+    contradict the trial's own params. A campaign's job (its `metric_rules` label, as the runner sets
+    it) is read with the campaign's patterns and `record`; any job's config lines are no metrics."""
+    rules = MetricRules(
+        patterns=(r"step (?P<step>\d+): train loss (?P<train_loss>[-+.\deE]+), val loss (?P<val_loss>[-+.\deE]+)",
+                  r"iter (?P<iter>\d+): loss (?P<loss>[-+.\deE]+)"),
+        record=frozenset({"val_loss", "loss"}), config_names=frozenset({"val_loss", "loss"}),
+    )  # fmt: skip
+    argv = [sys.executable, str(NANOGPT_JOB), "--format", "nanogpt", "--x", "0.5"]
+    campaign_job = call(ctx, "submit_job", argv=argv, cwd=str(tmp_path), labels={RULES_LABEL: rules.model_dump_json()},
+                        mlflow={"experiment": experiment_name}).job  # fmt: skip
+    plain_job = call(ctx, "submit_job", argv=argv, cwd=str(tmp_path), mlflow={"experiment": experiment_name}).job
+    wait_final(ctx, campaign_job.id)
+    wait_final(ctx, plain_job.id)
+
+    read = call(ctx, "fetch_metrics", job_id=campaign_job.id)
+    assert read.from_log == ["loss", "val_loss"]  # recorded by the campaign; train_loss is not
+    by_key = {m.key: m for m in read.metrics}
+    assert [step for step, _ in by_key["val_loss"].history] == [1, 2, 3, 4]
+    assert by_key["val_loss"].latest.value == 0.5
+    assert call(ctx, "fetch_metrics", job_id=plain_job.id).from_log == []  # nanoGPT's lines are prose or config
+
+    bad = call(ctx, "submit_job", argv=["true"], cwd=str(tmp_path), labels={RULES_LABEL: "{not json"},
+               mlflow={"experiment": experiment_name}).job  # fmt: skip
+    refused = call(ctx, "fetch_metrics", job_id=bad.id)
+    assert refused.error is ErrorCode.invalid_arguments and "label metric_rules" in refused.message

@@ -32,9 +32,13 @@ def _triples(points: list[MetricPoint]) -> list[tuple[str, float, int]]:
     return [(p.key, p.value, p.step) for p in points]
 
 
-def test_prose_never_becomes_a_metric() -> None:
-    got = _triples(parse_metrics(NANOGPT, final=True).points)
-    assert got == [("batch_size", 64.0, 0)]  # the one line made only of a key/value pair
+def test_prose_and_config_lines_never_become_metrics() -> None:
+    assert parse_metrics(NANOGPT, final=True).points == []  # `batch_size = 64` is nanoGPT's config file echoed
+    for names in (frozenset({"batch_size"}), None):  # a config line gives the names the rules ask for
+        got = _triples(parse_metrics(NANOGPT, rules=MetricRules(config_names=names), final=True).points)
+        assert got == [("batch_size", 64.0, 0)]
+    metrics = b"loss: 2.5\nloss=2.4\nstep 3 | loss = 2.3\n"  # no config lines: no space before `=`, or a step
+    assert _triples(parse_metrics(metrics, final=True).points) == [("loss", 2.5, 0), ("loss", 2.4, 1), ("loss", 2.3, 3)]
     for prose in (b"tokens per iteration will be: 768\n", b"num decayed parameter tensors: 10\n",
                   b"Overriding: learning_rate = 0.001\n", b"using fused AdamW: True\n", b"loss: 2.5 (best so far)\n"):
         assert parse_metrics(prose, final=True).points == [], prose
@@ -77,6 +81,28 @@ def test_hf_trainer_dict_lines_and_json_lines() -> None:
         ("loss", 2.01, 1), ("learning_rate", -1e-05, 1), ("epoch", 1.0, 2), ("nested/a", 1.0, 0),
         ("eval_loss", 0.3, 7),
     ]  # fmt: skip
+
+
+def test_transformers_5_quoted_numbers_after_progress_bars_read_as_4x_bare_numbers() -> None:
+    """transformers 5.x formats its log numbers with `.4g` inside quotes; its tqdm bar on stderr leaves
+    no newline, so the dict printed to stdout follows the bar on the same log line."""
+    bar = "\r 50%|\u2588\u2588\u2588\u2588\u2588     | 2/4 [00:02<00:02, 3.30it/s]".encode()
+    v5 = (
+        bar + b"{'loss': '2.31', 'grad_norm': '1.2', 'learning_rate': '5e-05', 'epoch': '0.5'}\n"
+        + bar + b"{'loss': '2.01', 'grad_norm': 'nan', 'learning_rate': '0', 'epoch': '1'}\n"
+        b"\r\x1b[A{'eval_loss': '3.462', 'eval_runtime': '0.0629', 'epoch': '1'}\n"
+        b"{'train_runtime': '1.234', 'train_loss': '2.16', 'epoch': '1', 'note': 'x1', 'e': '1e'}\n"
+    )
+    v4 = (
+        b"{'loss': 2.31, 'grad_norm': 1.2, 'learning_rate': 5e-05, 'epoch': 0.5}\n"
+        b"{'loss': 2.01, 'grad_norm': nan, 'learning_rate': 0.0, 'epoch': 1.0}\n"
+        b"{'eval_loss': 3.462, 'eval_runtime': 0.0629, 'epoch': 1.0}\n"
+        b"{'train_runtime': 1.234, 'train_loss': 2.16, 'epoch': 1.0}\n"
+    )
+    got = [(k, repr(v), step) for k, v, step in _triples(parse_metrics(v5, final=True).points)]
+    assert got == [(k, repr(v), step) for k, v, step in _triples(parse_metrics(v4, final=True).points)]
+    assert ("epoch", "1.0", 1) in got and ("eval_loss", "3.462", 0) in got  # a quoted '1' is a metric, never the step
+    assert parse_metrics(b"Config: {'lr': '0.1'}\n", final=True).points == []  # prose before a dict: no bar
 
 
 def test_record_keeps_only_the_named_metrics() -> None:

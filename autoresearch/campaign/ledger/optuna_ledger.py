@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import uuid
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,10 @@ class Ledger(TrialLedger):
                     f"give the campaign a new name to start over."
                 )
             study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
+            if study.metric_names != [campaign.objective.metric]:  # optuna-dashboard shows it, not "Objective 0"
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                    study.set_metric_names([campaign.objective.metric])
             new = "started_at" not in study.user_attrs
             if new:
                 study.set_user_attr("started_at", datetime.now(UTC).isoformat())

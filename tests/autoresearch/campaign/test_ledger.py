@@ -15,6 +15,7 @@ import optuna
 import pytest
 
 from autoresearch.campaign import (
+    CampaignPaths,
     CampaignState,
     Ledger,
     LedgerError,
@@ -109,6 +110,20 @@ def test_every_trial_is_in_the_optuna_study(home: Path, tmp_path: Path) -> None:
     assert trial.params == PARAMS and trial.value == 7.0
     assert trial.user_attrs["job_id"] == "job-00000000aa" and trial.user_attrs["mlflow_run_id"] == "run123"
     assert study.direction == optuna.study.StudyDirection.MAXIMIZE
+
+
+def test_the_study_names_its_metric_also_one_made_before(home: Path, tmp_path: Path) -> None:
+    """optuna-dashboard shows the objective's name, not "Objective 0", on new and older studies."""
+    campaign = make_campaign(tmp_path)
+    ledger = Ledger.open(campaign)
+    study = optuna.load_study(study_name="toy", storage=ledger.storage_url)
+    assert study.metric_names == [campaign.objective.metric]
+    older = campaign.model_copy(update={"name": "older"})
+    path = CampaignPaths.of("older", home).ledger_db
+    path.parent.mkdir(parents=True)
+    optuna.create_study(study_name="older", storage=f"sqlite:///{path}", direction="maximize")  # unnamed, as before
+    assert optuna.load_study(study_name="older", storage=f"sqlite:///{path}").metric_names is None
+    assert Ledger.open(older).study_view().metric_names == [campaign.objective.metric]
 
 
 def test_reopen_finds_unlaunched_and_unfinished_trials(home: Path, tmp_path: Path) -> None:

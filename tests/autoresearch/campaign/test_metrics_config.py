@@ -47,11 +47,11 @@ def test_patterns_and_record_become_the_tracking_rules(tmp_path: Path) -> None:
     campaign = load_campaign(_write(tmp_path, BASE + NANO))
     rules = campaign.metric_rules
     assert rules.patterns == tuple(campaign.metrics.patterns) and len(rules.patterns) == 2
-    assert rules.record == {"val_loss", "train_loss", "loss"}  # the objective plus every captured name
+    assert rules.record is None and rules.config_names == {"val_loss"}  # every metric; config lines: the objective
     narrowed = load_campaign(_write(tmp_path, BASE + NANO + "  record: [loss]\n")).metric_rules
-    assert narrowed.record == {"val_loss", "loss"}
-    assert load_campaign(_write(tmp_path, BASE + NANO + "  record: all\n")).metric_rules.record is None
-    assert load_campaign(_write(tmp_path, BASE)).metric_rules.record == {"val_loss"}  # no patterns: the objective
+    assert narrowed.record == narrowed.config_names == {"val_loss", "loss"}
+    every = load_campaign(_write(tmp_path, BASE + NANO + "  record: all\n")).metric_rules
+    assert every.record is None and every.config_names is None  # config lines too
     argv = campaign.render_command({"lr": 0.01}, 3, trial_dir="/x/trial-3")
     assert argv[-2:] == ["--out_dir", "/x/trial-3"]
 

@@ -5,11 +5,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from autoresearch.campaign import CampaignState, TrialState
+import optuna
+
+from autoresearch.campaign import CampaignState, Ledger, TrialState
 from autoresearch.runner import run_campaign
+from skills import SkillContext, builtin_registry
 from tests.autoresearch.runner._byo import NANOGPT_PATTERNS, byo_config, campaign_of, last_val_loss
 from tests.autoresearch.runner.conftest import FAST
 from tracking import SOURCE_TAG, mlflow_client
+
+HF_TRAIN = {"loss", "grad_norm", "learning_rate", "epoch"}
+HF_EVAL = {"eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second"}
+HF_SUMMARY = {"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"}
 
 
 def _runs(tracking, trials):
@@ -23,13 +30,19 @@ def test_a_nanogpt_log_through_patterns_records_its_losses_at_their_steps_and_no
 
     assert outcome.state is CampaignState.completed
     mlflow, runs = _runs(tracking, outcome.status.trials)
+    ctx = SkillContext(home=compute_client.home, tracking=tracking, client_factory=lambda: compute_client)
     for trial, run in zip(outcome.status.trials, runs):
         assert trial.state is TrialState.complete
         assert trial.value == last_val_loss(trial.params["x"], 4)
-        assert set(run.data.metrics) == {"val_loss", "train_loss", "loss"}  # no batch_size, learning_rate, be, tensors
+        assert set(run.data.metrics) == {"val_loss", "train_loss", "loss"}  # no batch_size, dropout, n_layer ...
         assert sorted(m.step for m in mlflow.get_metric_history(run.info.run_id, "val_loss")) == [1, 2, 3, 4]
         assert sorted(m.step for m in mlflow.get_metric_history(run.info.run_id, "loss")) == [1, 2, 3, 4]
         assert run.data.tags[SOURCE_TAG] == "log"
+        assert not [tag for tag in run.data.tags if tag.startswith("autoresearch.log_parser")]  # no parser state
+
+        read = builtin_registry().call("fetch_metrics", {"job_id": trial.job_id}, ctx)  # what the agent reads
+        assert {m.key for m in read.metrics} == {"val_loss", "train_loss", "loss"} and read.from_log == []
+        assert read.params == run.data.params
 
 
 def test_record_narrows_what_a_run_records(compute_client, tracking):
@@ -40,15 +53,33 @@ def test_record_narrows_what_a_run_records(compute_client, tracking):
     assert set(runs[0].data.metrics) == {"val_loss", "train_loss"}  # the objective, plus record
 
 
-def test_hf_trainer_dict_lines_record_only_the_objective_by_default(compute_client, tracking):
+def test_hf_trainer_dict_lines_record_every_named_metric_by_default(compute_client, tracking):
     data = byo_config(tracking, "hf", objective={"metric": "eval_loss"})
     outcome = run_campaign(campaign_of(data), settings=FAST)
 
     mlflow, runs = _runs(tracking, outcome.status.trials)
     for trial, run in zip(outcome.status.trials, runs):
         assert trial.state is TrialState.complete and trial.value == last_val_loss(trial.params["x"], 4)
-        assert set(run.data.metrics) == {"eval_loss"}
+        assert set(run.data.metrics) == {"loss", "grad_norm", "learning_rate", "epoch", "eval_loss", "eval_runtime"}
         assert sorted(m.step for m in mlflow.get_metric_history(run.info.run_id, "eval_loss")) == [0, 1, 2, 3]
+
+
+def test_a_transformers_5_trainer_log_is_read_and_its_study_names_the_metric(compute_client, tracking):
+    """transformers 5.x prints its numbers as quoted strings, after tqdm bars on the same log line."""
+    data = byo_config(tracking, "hf5", objective={"metric": "eval_loss"})
+    outcome = run_campaign(campaign_of(data), settings=FAST)
+
+    assert outcome.state is CampaignState.completed
+    mlflow, runs = _runs(tracking, outcome.status.trials)
+    for trial, run in zip(outcome.status.trials, runs):
+        assert trial.state is TrialState.complete
+        assert trial.value == float(f"{last_val_loss(trial.params['x'], 4):.4g}")
+        assert set(run.data.metrics) == HF_TRAIN | HF_EVAL | HF_SUMMARY  # every named metric, by default
+        assert sorted(m.step for m in mlflow.get_metric_history(run.info.run_id, "eval_loss")) == [0, 1, 2, 3]
+        assert [m.value for m in mlflow.get_metric_history(run.info.run_id, "epoch")][:4] == [0.5, 1.0, 1.0, 1.5]
+    ledger = Ledger.load(data["name"])
+    study = optuna.load_study(study_name=data["name"], storage=ledger.storage_url)  # what optuna-dashboard opens
+    assert study.metric_names == ["eval_loss"]
 
 
 def test_bracket_lines_through_a_pattern(compute_client, tracking):

@@ -51,6 +51,6 @@ def test_a_metric_the_log_never_prints_fails_fast_listing_the_names_it_does(comp
     for t in trials:
         assert t.failure_class is TrialFailure.no_metric
         first, *rest = t.log_excerpt.splitlines()
-        assert "never reported 'val_los'" in first and "batch_size, loss, train_loss, val_loss" in first
-        assert "last lines of the log:" in rest and rest[-1].startswith("step 4: train loss")
+        assert "never reported 'val_los'" in first and "seen in its log: loss, train_loss, val_loss." in first
+        assert "last lines of the log:" in rest and rest[-1].startswith("iter 4: loss")
 
