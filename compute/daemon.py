@@ -486,8 +486,7 @@ class Daemon:
         while True:
             try:
                 self.store.check_intact()
-            except StoreLost as err:  # holding its locks would only make every client wait 30 s for them
-                log.error("%s", err)
+            except StoreLost:  # holding its locks would only make every client wait 30 s for them (main logs it)
                 self.backend.close()
                 self.store.close()
                 raise

@@ -51,6 +51,8 @@ class Store:
         self.paths = paths
         paths.ensure()
         self._lock = threading.RLock()
+        if paths.db_marker.is_file() and (_identity(paths.db) or (0, 0, 0))[2] == 0:
+            raise self._lost()  # said at once: opening an emptied file beside a live -wal waits out other holders' locks
         self._conn = sqlite3.connect(
             paths.db, timeout=30.0, isolation_level=None, check_same_thread=False
         )
@@ -87,14 +89,17 @@ class Store:
             self._migrate()
             return
         if self.paths.db_marker.is_file():
-            raise StoreLost(
-                f"the compute store {self.paths.db} lost its tables (it was truncated, deleted or replaced) "
-                f"but this home had one ({self.paths.db_marker}); it is not recreated empty, which would forget "
-                f"every job. Stop the daemon (`autoresearch compute down`), restore {self.paths.db.name} from a "
-                f"backup, or delete {self.paths.db_marker.name} to start with an empty store."
-            )
+            raise self._lost()
         self._create_tables()
         self._mark()
+
+    def _lost(self) -> StoreLost:
+        return StoreLost(
+            f"the compute store {self.paths.db} lost its tables (it was truncated, deleted or replaced) "
+            f"but this home had one ({self.paths.db_marker}); it is not recreated empty, which would forget "
+            f"every job. Stop the daemon (`autoresearch compute down`), restore {self.paths.db.name} from a "
+            f"backup, or delete {self.paths.db_marker.name} to start with an empty store."
+        )
 
     def _create_tables(self, kind: str = "", reason: str = "") -> None:
         """Every table and index that is missing (all statements are IF NOT EXISTS), with an event if `kind`."""

@@ -303,6 +303,9 @@ def _fail(ledger: Ledger, exc: BaseException, *, what: str = "the runner failed"
     try:
         for trial in ledger.unlaunched():
             ledger.fail(trial.number, TrialFailure.not_launched, log_excerpt=reason)
+        if left := [t.number for t in ledger.running()]:  # their jobs may still run: resume reads them again
+            reason += (f". Trials {', '.join(map(str, left))} were running and stay so until `autoresearch resume "
+                       f"{ledger.campaign.name}` reads their jobs again, once the cause above is fixed")
         if ledger.state in (CampaignState.running, CampaignState.paused):
             ledger.set_state(CampaignState.failed, reason)
     except Exception:  # noqa: BLE001 - the ledger itself may be what failed; the caller reports exc
