@@ -56,7 +56,7 @@ def gpu_seconds(job: Job, now: float | None = None) -> float:
 
 def slot_nodes(job: Job) -> set[str]:
     """The nodes on which the job's attempts held GPU slots (every member of a gang's)."""
-    return {m.node for a in job.attempts for m in (a.members or [a]) if m.gpus}
+    return {node for a in job.attempts for node, gpus in ([(m.node, m.gpus) for m in a.members] or [(a.node, a.gpus)]) if gpus}
 
 
 class Evaluator:
