@@ -27,7 +27,8 @@ class NodeTarget(BaseModel):
     gpus: tuple[int, ...] = ()
     """GPU indices of this node on the host (what CUDA_VISIBLE_DEVICES would list)."""
     virtual: bool = False
-    """A virtual slice of this host (tests and fault drills); faults may be injected only here."""
+    """No physical GPU behind its slots (a host without GPUs, or a slice for tests and fault drills);
+    faults may be injected only here."""
 
     @classmethod
     def of(cls, node: Node) -> NodeTarget:
