@@ -46,6 +46,9 @@ def status(
     No NAME: every campaign."""
     try:
         if name is None:
+            if sort is not None:
+                fail(f"--sort {sort.value} orders the trials of one campaign: give its name "
+                     f"(`autoresearch status NAME --sort {sort.value}`); `autoresearch status` lists the campaigns")
             overview = read_overviews()
             if as_json:
                 print_json(overview)

@@ -68,6 +68,8 @@ def test_status_of_a_done_campaign_shows_the_best_trials_first_with_their_mlflow
     assert [t["number"] for t in by_value["trials"]] == [t.number for t in best_first]
     bad = run_cli(compute_client.home, "status", name, "--sort", "loss", dump=dump)[0]
     assert bad.returncode == 2 and "'loss' is not one of" in bad.stderr
+    nameless = run_cli(compute_client.home, "status", "--sort", "value", dump=dump)[0]
+    assert nameless.returncode == 2 and "give its name (`autoresearch status NAME --sort value`)" in nameless.stderr
 
 
 class _Recorder:
