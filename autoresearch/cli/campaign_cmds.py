@@ -49,10 +49,8 @@ def run(
 
 
 def _detach(config: Path, max_trials: int | None, as_json: bool) -> None:
-    from autoresearch.runner.detach import start_detached
-
     try:
-        started = start_detached(config, max_trials=max_trials)
+        started = api.run_detached(config, max_trials=max_trials)
     except (ConfigError, RunnerError) as exc:
         fail(str(exc))
     if as_json:
