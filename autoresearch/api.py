@@ -36,6 +36,7 @@ from autoresearch.runner import (
     Start,
     run_campaign,
 )
+from autoresearch.runner.detach import Detached, start_detached
 from autoresearch.steering import (
     Approve,
     CancelTrial,
@@ -71,6 +72,12 @@ def run(
     if max_trials is not None:
         campaign = with_max_trials(campaign, max_trials)
     return run_campaign(campaign, home=home, display=display, settings=settings, policy_factory=policy_factory)
+
+
+def run_detached(config_path: str | os.PathLike[str], *, max_trials: int | None = None, home: Home = None) -> Detached:
+    """`autoresearch run CONFIG --detach`: start the campaign's runner in the background and return
+    once it holds the campaign (its name, pid and log file; see `autoresearch.runner.detach`)."""
+    return start_detached(config_path, max_trials=max_trials, home=home)
 
 
 def resume(
@@ -136,6 +143,7 @@ def with_max_trials(campaign: Campaign, max_trials: int) -> Campaign:
 
 __all__ = [
     "Approve",
+    "Detached",
     "CampaignOverview",
     "CancelTrial",
     "Command",
@@ -158,6 +166,7 @@ __all__ = [
     "report",
     "resume",
     "run",
+    "run_detached",
     "status",
     "with_max_trials",
 ]

@@ -40,6 +40,8 @@ def plan_nodes(
 
     - default: one node `local` with the detected GPUs, else 4 virtual slots;
     - `gpus=N`: one node `local` with N slots (the first N real GPUs when there are enough);
+    - `local` is virtual when a slot of it has no physical GPU behind it (its probes skip those
+      slots, `cluster_status` says `virtual: true`, campaigns count slot-hours, not GPU-hours);
     - `virtual_nodes=N, gpus_per_node=K`: nodes `local-0` ... `local-{N-1}`, virtual,
       owning GPU indices 0..N*K-1 in blocks of K.
     """
@@ -64,5 +66,7 @@ def plan_nodes(
         raise ComputeError("--gpus-per-node needs --virtual-nodes N as well")
     found = detect_gpus() if detected is None else detected
     if gpus is None:
-        return [Node(name="local", gpus=found or list(range(DEFAULT_VIRTUAL_SLOTS)))]
-    return [Node(name="local", gpus=found[:gpus] if len(found) >= gpus else list(range(gpus)))]
+        slots = found or list(range(DEFAULT_VIRTUAL_SLOTS))
+    else:
+        slots = found[:gpus] if len(found) >= gpus else list(range(gpus))
+    return [Node(name="local", gpus=slots, virtual=not set(slots) <= set(found))]

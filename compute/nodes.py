@@ -47,7 +47,8 @@ class NodeStatus(BaseModel):
     reason: str
     """The reason of its last state or health change."""
     virtual: bool
-    """A virtual slice of this host (fault drills allowed)."""
+    """Its GPU slots have no physical GPU behind them (a host without GPUs, or a slice of it for
+    tests; fault drills allowed)."""
     last_probe_at: float | None
     """Unix time of its last probe, None before the first."""
     gpus: list[int]

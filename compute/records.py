@@ -110,7 +110,8 @@ class Node(_Record):
     reason: str = ""
     """The reason of the last state or health change."""
     virtual: bool = False
-    """A virtual node (a slice of this host, for tests and fault drills)."""
+    """Its slots have no physical GPU behind them (a host without GPUs, or a slice of one for tests
+    and fault drills)."""
     last_probe_at: float | None = None
     address: str = ""
     """Backend-specific address (the Ray node id for the ray backend)."""

@@ -33,7 +33,8 @@ class NodeStatus(BaseModel):
     """Free slots that can take work now (0 on a node that is not active)."""
     running_jobs: int
     virtual: bool = False
-    """A virtual slice of a host (tests, fault drills)."""
+    """Its GPU slots have no physical GPU behind them (a host without GPUs, or a slice of one for
+    tests and fault drills): its hours are slot-hours, not GPU-hours."""
 
 
 class ClusterStatusOutput(SkillOutput):

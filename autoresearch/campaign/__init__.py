@@ -28,7 +28,8 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
     from autoresearch.campaign.status import (
         BudgetUsed, CampaignOverview, CampaignStatus, CampaignStopReason, TrialSummary, active_seconds,
-        budget_used, campaign_status, free_slots, overview, read_overviews, read_status, status_of, stop_reason,
+        budget_used, campaign_status, free_slots, hours_unit, on_real_gpus, overview, read_overviews, read_status,
+        status_of, stop_reason,
     )
 
 _WHERE = {
@@ -90,6 +91,8 @@ _WHERE = {
     "budget_used": "autoresearch.campaign.status",
     "campaign_status": "autoresearch.campaign.status",
     "free_slots": "autoresearch.campaign.status",
+    "hours_unit": "autoresearch.campaign.status",
+    "on_real_gpus": "autoresearch.campaign.status",
     "overview": "autoresearch.campaign.status",
     "read_overviews": "autoresearch.campaign.status",
     "read_status": "autoresearch.campaign.status",
@@ -155,6 +158,8 @@ __all__ = [
     "check_params",
     "first_line",
     "free_slots",
+    "hours_unit",
+    "on_real_gpus",
     "known_campaigns",
     "load_campaign",
     "overview",

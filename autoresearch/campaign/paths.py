@@ -87,6 +87,11 @@ class CampaignPaths:
         return self.root / "runner.lock"
 
     @property
+    def runner_log(self) -> Path:
+        """The output of runners started with `autoresearch run --detach` (each appends to it)."""
+        return self.root / "runner.log"
+
+    @property
     def report_dir(self) -> Path:
         """The default folder of `autoresearch report` (report.md and its plots)."""
         return self.root / "report"

@@ -4,12 +4,29 @@ report, the policies' prompts and skills, chat) ranks trials with `ranked`."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol, TypeVar
 
 from autoresearch.campaign.config import Objective
 from autoresearch.campaign.records import TrialRecord, TrialState
 
 
-def ranked(trials: Iterable[TrialRecord], objective: Objective) -> list[TrialRecord]:
+class Rankable(Protocol):
+    """What ranking reads of a trial (a `TrialRecord`, or the `TrialSummary` that status shows)."""
+
+    @property
+    def number(self) -> int: ...
+
+    @property
+    def state(self) -> TrialState: ...
+
+    @property
+    def value(self) -> float | None: ...
+
+
+T = TypeVar("T", bound=Rankable)
+
+
+def ranked(trials: Iterable[T], objective: Objective) -> list[T]:
     """Complete trials with a value, best first; among equal values the earliest trial first."""
     sign = -1.0 if objective.direction == "maximize" else 1.0
     done = [t for t in trials if t.state is TrialState.complete and t.value is not None]

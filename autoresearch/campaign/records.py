@@ -117,7 +117,10 @@ class TrialRecord(_Record):
     ended_at: datetime | None = None
     """When it reached a final state."""
     gpu_seconds: float = 0.0
-    """GPU time its job used (GPUs x seconds), summed over attempts."""
+    """Slot time its job held (GPU slots x seconds), summed over attempts: GPU time when `real_gpus`."""
+    real_gpus: bool = False
+    """Its job's slots were physical GPUs (False: virtual slots of a host without them, no slots, or
+    not recorded), so `gpu_seconds` are GPU-seconds, not just slot-seconds."""
 
 
 class CampaignState(str, enum.Enum):

@@ -31,12 +31,31 @@ class BudgetUsed(_Record):
     trials: int
     """Trials in the ledger, cancelled ones excepted (running and proposed ones included)."""
     gpu_hours: float
-    """GPU hours of the trials that ended."""
+    """Hours of GPU slots the trials that ended held (what `budget.max_gpu_hours` counts): GPU-hours
+    when `real_gpus`, else slot-hours (virtual slots of a host without GPUs)."""
+    real_gpus: bool = False
+    """Every ended trial that held slots held physical GPUs (false before any did)."""
     llm_usd: float
     """Dollars spent on LLM calls."""
     elapsed: float
     """Seconds runners have driven the campaign: its runs summed, the live one so far; the hours
     it sat paused, ended or without a runner between runs do not count."""
+
+
+    def hours_text(self, digits: str = ".2f") -> str:
+        """`0.13 slot-hours`, or `0.13 GPU-hours` on physical GPUs."""
+        return f"{self.gpu_hours:{digits}} {hours_unit(self.real_gpus)}"
+
+
+def hours_unit(real_gpus: bool) -> str:
+    """What hours of held slots are called: GPU-hours only when the slots were physical GPUs."""
+    return "GPU-hours" if real_gpus else "slot-hours"
+
+
+def on_real_gpus(trials: list[TrialRecord]) -> bool:
+    """Whether every trial that held slots held physical GPUs (False when none held any)."""
+    held = [t for t in trials if t.gpu_seconds > 0]
+    return bool(held) and all(t.real_gpus for t in held)
 
 
 class TrialSummary(_Record):
@@ -136,6 +155,7 @@ def budget_used(facts: CampaignFacts, trials: list[TrialRecord], now: datetime, 
     return BudgetUsed(
         trials=sum(t.state is not TrialState.cancelled for t in trials),
         gpu_hours=sum(t.gpu_seconds for t in trials) / 3600.0,
+        real_gpus=on_real_gpus(trials),
         llm_usd=facts.llm_usd,
         elapsed=active_seconds(facts, trials, now, live=live),
     )

@@ -15,7 +15,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from autoresearch.campaign import Campaign, CampaignPaths, Ledger, LedgerError, TrialRecord, TrialState, campaign_status
+from autoresearch.campaign import (
+    Campaign, CampaignPaths, Ledger, LedgerError, TrialRecord, TrialState, campaign_status, hours_unit,
+)
 from autoresearch.campaign.params import check_params
 from autoresearch.runner import holder_pid
 from autoresearch.steering import (
@@ -98,7 +100,7 @@ class ChatSession:
             f"runner: pid {pid}" if pid else "runner: none attached (changes apply when it runs again)",
             f"trials: {used.trials}/{campaign.budget.max_trials} counted; "
             + (", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none yet"),
-            f"budget: max_parallel {campaign.budget.max_parallel}, gpu-hours {used.gpu_hours:.3g}"
+            f"budget: max_parallel {campaign.budget.max_parallel}, {hours_unit(used.real_gpus)} {used.gpu_hours:.3g}"
             + (f"/{campaign.budget.max_gpu_hours:g}" if campaign.budget.max_gpu_hours else "")
             + f", llm ${used.llm_usd:.2f}, priority {campaign.compute.priority}",
             "search space: " + "; ".join(f"{k} {describe_spec(v)}" for k, v in campaign.search_space.items()),

@@ -6,7 +6,7 @@ from typing import Any, NoReturn
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 
 from autoresearch.cli._plain import write_json
@@ -14,8 +14,27 @@ from compute.errors import validation_message
 
 __all__ = ["JSON_OPTION", "console", "err_console", "fail", "print_json", "to_jsonable", "validation_message"]
 
-console = Console()
-err_console = Console(stderr=True)
+UNWRAPPED_WIDTH = 10_000
+"""The width tables and lines get where output is not a terminal (a pipe, a file, an agent): wide
+enough that no cell is folded mid-word (`pendin/g`) and no line is wrapped."""
+
+
+class _CliConsole(Console):
+    """A terminal's width on a terminal; elsewhere (unless COLUMNS sets one) no wrapping at all."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        if self._width is None and not self.is_terminal:
+            return ConsoleDimensions(UNWRAPPED_WIDTH, super().size.height)
+        return super().size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+console = _CliConsole()
+err_console = _CliConsole(stderr=True)
 
 JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of a table.")
 

@@ -54,12 +54,25 @@ reference/jobs.md.
 
 ## Campaigns
 
+A campaign runs until its budget ends: start it detached (`--detach` returns at once with the
+campaign name, the runner's pid and its log file, and `--json` prints them as an object), then
+poll `status --json` until `state` is no longer `running`:
+
 ```bash
 autoresearch config check campaign.yaml --json
 NAME=$(autoresearch config check campaign.yaml --json | python -c "import json, sys; print(json.load(sys.stdin)['name'])")
-autoresearch run campaign.yaml --quiet
-autoresearch status "$NAME" --json
+autoresearch run campaign.yaml --detach --json
+until autoresearch status "$NAME" --json | python -c "import json, sys; sys.exit(json.load(sys.stdin)['state'] == 'running')"; do sleep 5; done
+autoresearch status "$NAME" --sort value --json
 ```
+
+Never run `autoresearch run` in the foreground from a tool call: it blocks until the campaign ends.
+
+What the training script must print: its metrics as `key: value` lines on stdout or stderr, one
+or more per line (`val_loss: 0.412`, `step: 100 | loss: 2.3`; JSON lines and Python dicts such as
+Hugging Face Trainer's log work too), and at least once the key named by the campaign's
+`objective.metric` (the last value counts). A `step: N` on a line numbers the values after it. A
+trial whose log never has the objective fails as `no_metric`; prose lines are never read.
 
 Steer a campaign (running or not) with chat slash commands on stdin; see reference/campaigns.md.
 

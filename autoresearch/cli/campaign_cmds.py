@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, ConfigError, LedgerError
-from autoresearch.cli._common import console, err_console, fail
+from autoresearch.cli._common import console, err_console, fail, print_json
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
 from autoresearch.runner.display import tracking_line
 
@@ -32,10 +32,37 @@ def run(
     config: Path = typer.Argument(..., help="The campaign YAML file."),
     max_trials: int | None = typer.Option(None, "--max-trials", help="Override budget.max_trials."),
     quiet: bool = QUIET_OPTION,
+    detach: bool = typer.Option(False, "--detach", help="Run in the background (a new session; output to "
+                                "runner.log in the campaign's folder) and return at once with the campaign name and the "
+                                "runner's pid; follow it with `autoresearch status NAME`."),
+    as_json: bool = typer.Option(False, "--json", help="With --detach: print {campaign, pid, log} as JSON."),
 ) -> None:
     """Run a campaign until its budget or target ends it (continues it if it ran before)."""
+    if detach:
+        _detach(config, max_trials, as_json)
+        return
+    if as_json:
+        fail("--json goes with --detach (it prints the detached runner's campaign, pid and log); a campaign run in "
+             "the foreground prints a summary: read it afterwards with `autoresearch status NAME --json`")
     _quiet_libraries()
     _run_guarded(lambda display: api.run(config, max_trials=max_trials, display=display), quiet)
+
+
+def _detach(config: Path, max_trials: int | None, as_json: bool) -> None:
+    try:
+        started = api.run_detached(config, max_trials=max_trials)
+    except (ConfigError, RunnerError) as exc:
+        fail(str(exc))
+    if as_json:
+        print_json({"campaign": started.campaign, "pid": started.pid, "log": str(started.log),
+                    "running": started.exit_code is None})  # fmt: skip
+        return
+    if started.exit_code is None:
+        text = (f"campaign {started.campaign}: runner pid {started.pid} in the background, output in {started.log}; "
+                f"follow it with `autoresearch status {started.campaign}`")  # fmt: skip
+    else:
+        text = f"campaign {started.campaign}: the runner (pid {started.pid}) ended at once; see {started.log}"
+    console.print(escape(text), highlight=False, soft_wrap=True)
 
 
 @cli.command("resume")

@@ -1,25 +1,54 @@
-"""`autoresearch status [NAME] [--json]`: where campaigns stand, read straight from their ledger
-files (`read_status`: no Optuna, SQLAlchemy, langgraph or mlflow), so an agent polling it gets an
-answer in a fraction of a second. The table imports the runner's display (rich) only to draw it."""
+"""`autoresearch status [NAME] [--sort value|number] [--json]`: where campaigns stand, read straight
+from their ledger files (`read_status`: no Optuna, SQLAlchemy, langgraph or mlflow), so an agent
+polling it gets an answer in a fraction of a second. The table imports the runner's display (rich)
+only to draw it."""
 
 from __future__ import annotations
 
+import enum
+
 import typer
 
-from autoresearch.campaign import CampaignOverview, LedgerError, read_overviews, read_status
+from autoresearch.campaign import (
+    Campaign,
+    CampaignOverview,
+    CampaignState,
+    CampaignStatus,
+    LedgerError,
+    TrialSummary,
+    ranked,
+    read_overviews,
+    read_status,
+)
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
 
 cli = typer.Typer()
 
 
+class TrialOrder(str, enum.Enum):
+    """How `status NAME` orders trials."""
+
+    value = "value"
+    """Complete trials best first (the top of the table), then the others by number."""
+    number = "number"
+    """By trial number: the table shows the latest."""
+
+
 @cli.command("status")
 def status(
     name: str | None = typer.Argument(None, help="A campaign name; without it, list campaigns."),
+    sort: TrialOrder | None = typer.Option(
+        None, "--sort", help="value: the best trials first; number: the latest. Default: value once the campaign "
+        "completed or stopped with a complete trial, else number. With --json, orders `trials` (default: by number)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Where a campaign stands: state, budget used, best trial, trials. No NAME: every campaign."""
+    """Where a campaign stands: state, budget used, best trial, trials with their job and MLflow run.
+    No NAME: every campaign."""
     try:
         if name is None:
+            if sort is not None:
+                fail(f"--sort {sort.value} orders the trials of one campaign: give its name "
+                     f"(`autoresearch status NAME --sort {sort.value}`); `autoresearch status` lists the campaigns")
             overview = read_overviews()
             if as_json:
                 print_json(overview)
@@ -30,11 +59,26 @@ def status(
     except LedgerError as exc:
         fail(str(exc))
     if as_json:
-        print_json(current)
+        print_json(current if sort is None else current.model_copy(update={"trials": _ordered(campaign, current, sort)}))
         return
     from autoresearch.runner.display import render_status
 
-    console.print(render_status(current, campaign.budget.max_trials))
+    order = sort or _default_order(current)
+    best = ranked(current.trials, campaign.objective) if order is TrialOrder.value else None
+    console.print(render_status(current, campaign.budget.max_trials, best))
+
+
+def _default_order(current: CampaignStatus) -> TrialOrder:
+    done = current.state in (CampaignState.completed, CampaignState.stopped)
+    return TrialOrder.value if done and current.best_trial is not None else TrialOrder.number
+
+
+def _ordered(campaign: Campaign, current: CampaignStatus, sort: TrialOrder) -> list[TrialSummary]:
+    if sort is TrialOrder.number:
+        return current.trials
+    best = ranked(current.trials, campaign.objective)
+    shown = {t.number for t in best}
+    return [*best, *(t for t in current.trials if t.number not in shown)]
 
 
 def _print_overview(overview: list[CampaignOverview]) -> None:

@@ -1,8 +1,9 @@
 """The morning report: Markdown with PNG plots, one section per campaign, diffed against the
 snapshot of the night before.
 
-`$AUTORESEARCH_HOME/nightly/<night id>/report.md` with `gpu_hours.png`, `failures.png` and
-one `best-<campaign>.png` per campaign that has a complete trial.
+`$AUTORESEARCH_HOME/nightly/<night id>/report.md` with `gpu_hours.png` (when slots were held),
+`failures.png` (when trials failed) and one `best-<campaign>.png` per campaign that has a complete
+trial. Hours of held slots are GPU-hours only on physical GPUs, slot-hours otherwise.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from autoresearch.campaign import Ledger, LedgerError, TrialRecord, TrialState
+from autoresearch.campaign import Ledger, LedgerError, TrialRecord, TrialState, hours_unit, on_real_gpus
 from autoresearch.nightly.night import CampaignNight, NightResult
 from autoresearch.nightly.snapshot import (
     CampaignSnapshot,
@@ -46,6 +47,7 @@ def write_morning_report(result: NightResult, *, home: Home = None) -> Path:
     since = result.started_at
     tonight = {n: [t for t in lg.trials() if t.ended_at and t.ended_at >= since] for n, lg in ledgers.items()}
     gpu = {n: sum(t.gpu_seconds for t in ts) / 3600 for n, ts in tonight.items()}
+    unit = hours_unit(on_real_gpus([t for ts in tonight.values() for t in ts]))
     failures: Counter[str] = Counter()
     for ts in tonight.values():
         failed = [t for t in ts if t.state is TrialState.failed]
@@ -60,7 +62,7 @@ def write_morning_report(result: NightResult, *, home: Home = None) -> Path:
         f"Jobs still pending or running after the window: {result.jobs_left_running}.",
         f"Compared with: {'night ' + before.night if before else 'nothing (first night)'}.",
         "",
-        "| campaign | state | trials tonight | best so far | since last night | GPU-h tonight | faults retried |",
+        f"| campaign | state | trials tonight | best so far | since last night | {unit} tonight | faults retried |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for entry in result.campaigns:
@@ -71,9 +73,13 @@ def write_morning_report(result: NightResult, *, home: Home = None) -> Path:
         prior = before.campaigns.get(snap.name) if before else None
         lines.append(f"| {snap.name} | {snap.state} | {len(tonight[snap.name])} | {_value(snap.best_value)} | "
                      f"{_change(snap, prior)} | {gpu[snap.name]:.3g} | {len(entry.faults)} |")  # fmt: skip
-    lines += ["", "## Compute", "", f"GPU-hours tonight: {sum(gpu.values()):.3g} (all campaigns).",
-              "![GPU-hours by campaign](gpu_hours.png)", "", *_quarantined(home), ""]  # fmt: skip
-    _plot_gpu_hours(gpu, folder / "gpu_hours.png")
+    lines += ["", "## Compute", ""]
+    if sum(gpu.values()) > 0:
+        _plot_gpu_hours(gpu, unit, folder / "gpu_hours.png")
+        lines += [f"{unit} tonight: {sum(gpu.values()):.3g} (all campaigns).", f"![{unit} by campaign](gpu_hours.png)"]
+    else:
+        lines.append("No trial held a GPU slot tonight (0 slot-hours), so there is no chart of them.")
+    lines += ["", *_quarantined(home), ""]
     lines += ["## Failures tonight", ""]
     if failures:
         plot_failures(failures, folder / "failures.png")
@@ -106,7 +112,7 @@ def _campaign_section(entry: CampaignNight, snap: CampaignSnapshot | None, befor
         "- best so far: " + (f"trial {snap.best_number}: {_value(snap.best_value)} ({_params(snap.best_params)})"
                               if snap.best_number is not None else "no complete trial yet"),
         f"- since last night: {_change(snap, prior)}",
-        f"- GPU-hours: {snap.gpu_hours:.3g} in all",
+        f"- {hours_unit(snap.real_gpus)}: {snap.gpu_hours:.3g} in all",
         "- failures so far: " + (", ".join(f"{k}: {v}" for k, v in sorted(snap.failures.items())) or "none"),
     ]  # fmt: skip
     queued = [t for t in ledger.trials() if t.state is TrialState.proposed and t.resume_of is not None]
@@ -147,14 +153,14 @@ def _quarantined(home: Home) -> list[str]:
     return ["Quarantined nodes:", "", *(f"- {n.name}: {n.reason or 'no reason recorded'}" for n in bad)]
 
 
-def _plot_gpu_hours(gpu: dict[str, float], path: Path) -> Path:
+def _plot_gpu_hours(gpu: dict[str, float], unit: str, path: Path) -> Path:
     fig = Figure(figsize=(7, 3.5), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     names = sorted(gpu) or ["(none)"]
     ax.barh(names, [gpu.get(n, 0.0) for n in names], color="C2")
-    ax.set_xlabel("GPU-hours tonight")
-    ax.set_title("GPU-hours by campaign")
+    ax.set_xlabel(f"{unit} tonight")
+    ax.set_title(f"{unit} by campaign")
     fig.savefig(path, format="png")
     return path
 

@@ -34,7 +34,9 @@ class CampaignSnapshot(_Record):
     best_value: float | None = None
     best_params: dict[str, object] = Field(default_factory=dict)
     gpu_hours: float
-    """GPU-hours of all the campaign's ended trials so far."""
+    """Hours of GPU slots all the campaign's ended trials held so far (GPU-hours when `real_gpus`)."""
+    real_gpus: bool = False
+    """Those slots were physical GPUs (else slot-hours: virtual slots)."""
     failures: dict[str, int] = Field(default_factory=dict)
     """Failure class -> failed trials so far."""
 
@@ -57,7 +59,7 @@ def snapshot_campaign(ledger: Ledger) -> CampaignSnapshot:
         trials=status.budget_used.trials, complete=sum(t.state is TrialState.complete for t in trials),
         max_trials=ledger.campaign.budget.max_trials, best_number=best.number if best else None,
         best_value=best.value if best else None, best_params=dict(best.params) if best else {},
-        gpu_hours=status.budget_used.gpu_hours, failures=dict(failures),
+        gpu_hours=status.budget_used.gpu_hours, real_gpus=status.budget_used.real_gpus, failures=dict(failures),
     )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from autoresearch.campaign import (
     TrialRecord,
     TrialState,
     campaign_status,
+    hours_unit,
 )
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
@@ -101,7 +102,7 @@ def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list
         "",
         f"Objective: `{objective.metric}` ({objective.mode.value}{target}).",
         "",
-        "| trials used | of | GPU hours | LLM $ | elapsed |",
+        f"| trials used | of | {hours_unit(used.real_gpus)} | LLM $ | elapsed |",
         "| --- | --- | --- | --- | --- |",
         f"| {used.trials} | {campaign.budget.max_trials} | {used.gpu_hours:.2f} | {used.llm_usd:.2f} | "
         f"{_duration(used.elapsed)} |",

@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from autoresearch.campaign import CampaignState, CampaignStatus, TrialState
+from autoresearch.campaign import CampaignState, CampaignStatus, TrialState, TrialSummary
 
 _SHOWN = 12
 _ENDED = (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
@@ -83,7 +83,8 @@ class LiveDisplay:
 
 
 def summary_line(status: CampaignStatus, max_trials: int) -> str:
-    """`name state | trials 12/40 (3 running, 1 pending) | best #7 0.973 | 1m20s`."""
+    """`name state | trials 12/40 (3 running, 1 pending) | best #7 0.973 | 1m20s, 0.13 slot-hours`
+    (GPU-hours on physical GPUs)."""
     counts = _counts(status)
     best = status.best_trial
     if best and best.value is not None:
@@ -94,7 +95,7 @@ def summary_line(status: CampaignStatus, max_trials: int) -> str:
     return (
         f"{status.name} {status.state.value} | trials {used.trials}/{max_trials} "
         f"({counts['running']} running, {counts['proposed']} pending) | {best_text} | "
-        f"{_duration(used.elapsed)}, {used.gpu_hours:.2f} GPU h"
+        f"{_duration(used.elapsed)}, {used.hours_text()}"
     )
 
 
@@ -105,32 +106,37 @@ def tracking_line(status: CampaignStatus) -> str:
     return f"tracking: {status.tracking_pending} writes pending ({who}); MLflow has every run once it is 0"
 
 
-def render_status(status: CampaignStatus, max_trials: int) -> Group:
-    """The live view: a summary line and a table of active and recent trials."""
+def render_status(status: CampaignStatus, max_trials: int, ranked: list[TrialSummary] | None = None) -> Group:
+    """The live view: a summary line and a table of active and recent trials, or of the `ranked`
+    ones (complete trials, best first: `status --sort value`)."""
     table = Table(show_edge=False, pad_edge=False, expand=False)
-    for column in ("#", "state", "value", "params", "job", "why"):
+    for column in ("#", "state", "value", "params", "job", "run", "why"):
         table.add_column(column, justify="right" if column in ("#", "value") else "left")
-    active = [t for t in status.trials if not t.state.final]
-    recent = [t for t in status.trials if t.state.final][-max(0, _SHOWN - len(active)) :]
+    if ranked is None:
+        active = [t for t in status.trials if not t.state.final]
+        rows = [*[t for t in status.trials if t.state.final][-max(0, _SHOWN - len(active)) :], *active]
+        note = f"showing the latest {len(rows)} of {len(status.trials)} trials; `--json` lists them all"
+    else:
+        rows = ranked[:_SHOWN]
+        note = (f"showing the best {len(rows)} of {len(status.trials)} trials by value (`--sort number`: the latest); "
+                "`--json` lists them all")  # fmt: skip
     best = status.best_trial.number if status.best_trial else None
-    for t in [*recent, *active]:
+    for t in rows:
         value = "" if t.value is None else f"{t.value:.6g}"
         params = ", ".join(f"{k}={_short(v)}" for k, v in t.params.items())
         mark = " *" if t.number == best else ""
         style = _STYLE.get(t.state.value, "")
         why = f"{t.failure_class.value}: {t.reason or ''}" if t.failure_class else (t.reason or "")
         table.add_row(f"{t.number}{mark}", Text(t.state.value, style=style), value, params, t.job_id or "",
-                      Text(why[:160]))  # fmt: skip
+                      t.mlflow_run_id or "", Text(why[:160]))  # fmt: skip
     parts: list[Text | Table] = [Text(summary_line(status, max_trials), style="bold")]
     if status.state_reason and status.state is not CampaignState.running:
         parts.append(Text(f"{status.state.value}: {status.state_reason}"))
     if status.tracking_pending:
         parts.append(Text(tracking_line(status)))
     parts.append(table)
-    shown = len(recent) + len(active)
-    if shown < len(status.trials):
-        parts.append(Text(f"showing the latest {shown} of {len(status.trials)} trials; `--json` lists them all",
-                          style="dim"))  # fmt: skip
+    if len(rows) < len(status.trials):
+        parts.append(Text(note, style="dim"))
     return Group(*parts)
 
 

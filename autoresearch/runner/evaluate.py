@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
 from autoresearch.policy import Policy, PruneDecision, Pruning
@@ -49,9 +50,14 @@ _RUN_STATUS = {TrialState.complete: RunStatus.FINISHED, TrialState.failed: RunSt
 
 
 def gpu_seconds(job: Job, now: float | None = None) -> float:
-    """GPU time of a job: GPUs x seconds, summed over its attempts."""
+    """Slot time of a job: GPU slots x seconds, summed over its attempts."""
     now = now or time.time()
     return sum(((a.ended_at or now) - a.started_at) * len(a.gpus) for a in job.attempts)
+
+
+def slot_nodes(job: Job) -> set[str]:
+    """The nodes on which the job's attempts held GPU slots (every member of a gang's)."""
+    return {node for a in job.attempts for node, gpus in ([(m.node, m.gpus) for m in a.members] or [(a.node, a.gpus)]) if gpus}
 
 
 class Evaluator:
@@ -81,6 +87,9 @@ class Evaluator:
         self.records = RunRecorder(ledger, tracker)
         """Dates each trial's run by its job and attaches the job's files at its end."""
         """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
+        self._virtual: dict[str, bool] = {}
+        """Node name -> virtual (no physical GPU behind its slots), read from compute when a job ran
+        on a node not seen yet."""
         self._reported: dict[int, set[int]] = {}
         self._read_at: dict[int, float] = {}
         self._pruning: dict[int, int] = {}
@@ -198,9 +207,22 @@ class Evaluator:
         found = _PRUNE_REASON.match(job.state_reason or "") if job.state is JobState.cancelled else None
         return int(found[2]) if found and int(found[1]) == trial.number else None
 
+    def _usage(self, job: Job | None) -> dict[str, Any]:
+        """What a verdict records of the compute a job used: its slot time, and whether every slot
+        it held was a physical GPU (its nodes are not virtual)."""
+        if job is None:
+            return {}
+        nodes = slot_nodes(job)
+        if not nodes <= self._virtual.keys():
+            try:
+                self._virtual = {n.name: n.virtual for n in self.client.nodes()}
+            except ComputeError:
+                pass  # not known: counted as slots, not GPUs
+        return {"gpu_seconds": gpu_seconds(job), "real_gpus": bool(nodes) and all(self._virtual.get(n) is False for n in nodes)}
+
     def _finish(self, trial: TrialRecord, job: Job) -> TrialRecord:
         """The verdict on a trial whose job reached a final state."""
-        number, used = trial.number, gpu_seconds(job)
+        number, used = trial.number, self._usage(job)
         values: list[tuple[int, float]] = []
         pruned_at = self._pruned_step(trial, job)
         if (job.state is not JobState.cancelled or pruned_at is not None) and trial.mlflow_run_id:
@@ -210,17 +232,17 @@ class Evaluator:
         attempt = job.last_attempt
         tail = log_tail(attempt.log_path if attempt else None)
         if pruned_at is not None and job.state is JobState.cancelled:
-            record = self.ledger.prune(number, gpu_seconds=used)
+            record = self.ledger.prune(number, **used)
             if trial.mlflow_run_id:
                 reason = job.state_reason or f"trial {number} pruned at step {pruned_at}"
                 self.tracker.log(trial.mlflow_run_id, tags={PRUNED_AT_STEP_TAG: str(pruned_at), PRUNE_REASON_TAG: reason})
         elif job.state is JobState.succeeded:
             if values:
-                record = self.ledger.complete(number, values[-1][1], gpu_seconds=used)
+                record = self.ledger.complete(number, values[-1][1], **used)
             else:
                 metric = self.ledger.campaign.objective.metric
                 excerpt = no_metric_excerpt(metric, self.reader.seen(number), job, tail)
-                record = self.ledger.fail(number, TrialFailure.no_metric, log_excerpt=excerpt, gpu_seconds=used)
+                record = self.ledger.fail(number, TrialFailure.no_metric, log_excerpt=excerpt, **used)
         elif job.state is JobState.failed:
             failure = TrialFailure.user
             if attempt and attempt.outcome is AttemptOutcome.timed_out:
@@ -229,11 +251,11 @@ class Evaluator:
                 failure = _FAILURE[attempt.failure_class]
             excerpt = failed_excerpt(job, tail)
             if failure is TrialFailure.resource and re.search(DISK_FULL, excerpt):  # not the trial's fault
-                record = self.ledger.cancel(number, f"{DISK_FULL_CANCEL}: {excerpt}", gpu_seconds=used)
+                record = self.ledger.cancel(number, f"{DISK_FULL_CANCEL}: {excerpt}", **used)
             else:
-                record = self.ledger.fail(number, failure, log_excerpt=excerpt, gpu_seconds=used)
+                record = self.ledger.fail(number, failure, log_excerpt=excerpt, **used)
         else:
-            record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", gpu_seconds=used)
+            record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", **used)
         crash_point("evaluate.ended")
         if job.state is JobState.cancelled and trial.mlflow_run_id:
             tag_run_with_job(self.tracker, trial.mlflow_run_id, job.id)  # reads tag the others
@@ -257,7 +279,7 @@ class Evaluator:
         job = self._job(trial.job_id)
         if job is not None:
             self._flush(trial, job)
-        self.ledger.cancel(trial.number, reason, gpu_seconds=gpu_seconds(job) if job else 0.0)
+        self.ledger.cancel(trial.number, reason, **self._usage(job))
         if job and not job.state.final:
             job = self.client.cancel(job.id, reason=reason)
         self.records.close(trial, job, RunStatus.KILLED)

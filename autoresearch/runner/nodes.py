@@ -89,11 +89,14 @@ class CampaignNodes:
         return {"steering": []}
 
     def launch(self, state: RunnerState) -> RunnerState:
-        """Give every proposed trial a run and a job (again after a crash: same run, same job)."""
+        """Give every proposed trial a run and a job (again after a crash: same run, same job), then
+        show them running: the display's last refresh (replan's) came before they were proposed, and
+        the next waits for a trial to end."""
         try:
             if self.ledger.state is not CampaignState.running:
                 return {}
-            for trial in self.ledger.unlaunched():
+            unlaunched = self.ledger.unlaunched()
+            for trial in unlaunched:
                 try:
                     job = self.ctx.launcher.launch(trial)
                 except PatchError as exc:
@@ -103,6 +106,8 @@ class CampaignNodes:
                 self.display.event(f"trial {trial.number} launched as {job.id}")
                 if not job.state.final:  # as submitted: `evaluate` need not read it back
                     self._job_states[job.id] = job.state.value
+            if unlaunched:
+                self.ctx.show()
             return {}
         finally:
             self._release_writes()

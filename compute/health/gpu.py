@@ -201,7 +201,8 @@ def _temp(gpu: GpuReading) -> str:
 
 def _missing(index: int, node: NodeTarget) -> Check:
     if node.virtual:
-        return Check(name=f"gpu{index}", status=HealthStatus.ok, message="skipped: no physical GPU behind this slot")
+        return Check(name=f"gpu{index}", status=HealthStatus.ok, skipped="no physical GPU behind this slot",
+                     message="skipped: no physical GPU behind this slot")
     return Check(
         name=f"gpu{index}",
         status=HealthStatus.critical,
@@ -282,7 +283,7 @@ class GpuProbe:
             return [skipped("node has no GPUs")]
         exe = shutil.which(self.nvidia_smi)
         if exe is None:
-            return [skipped(f"no {self.nvidia_smi} on PATH (no NVIDIA GPU or driver here)")]
+            return [skipped(f"no {self.nvidia_smi}", "not on PATH: no NVIDIA GPU or driver here")]
         result, fields = self._query(exe)
         if result.timed_out:
             return [Check(name="nvidia-smi", status=HealthStatus.critical, threshold=self.timeout_s,

@@ -27,7 +27,8 @@ class NodeTarget(BaseModel):
     gpus: tuple[int, ...] = ()
     """GPU indices of this node on the host (what CUDA_VISIBLE_DEVICES would list)."""
     virtual: bool = False
-    """A virtual slice of this host (tests and fault drills); faults may be injected only here."""
+    """No physical GPU behind its slots (a host without GPUs, or a slice for tests and fault drills);
+    faults may be injected only here."""
 
     @classmethod
     def of(cls, node: Node) -> NodeTarget:
@@ -50,6 +51,9 @@ class Check(BaseModel):
     """The limit it was compared with (None when there is none)."""
     message: str = ""
     """One line for a person or an agent: what is wrong and what it means."""
+    skipped: str | None = None
+    """Why this was not checked here (`no nvidia-smi`, `torch is not installed` ...); None when it
+    was. A skipped check is ok, but says nothing about the node's health."""
 
 
 class HealthReport(BaseModel):
@@ -92,13 +96,21 @@ class HealthReport(BaseModel):
 
     @property
     def reason(self) -> str:
-        """One line naming what failed (or `healthy`), for node reasons and event logs."""
+        """One line naming what failed, else `healthy` and what was skipped, for node reasons and event logs:
+        `gpu+cuda: skipped (no nvidia-smi)` when no probe could look, never `healthy` then."""
         bad = [c for c in self.checks if c.status is self.status and c.status is not HealthStatus.ok]
-        if not bad:
-            return f"{self.probe}: healthy"
-        text = "; ".join(f"{c.name}: {c.message}" if c.message else c.name for c in bad[:3])
-        more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
-        return f"{self.probe} {self.status.value}: {text}{more}"
+        if bad:
+            text = "; ".join(f"{c.name}: {c.message}" if c.message else c.name for c in bad[:3])
+            more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
+            return f"{self.probe} {self.status.value}: {text}{more}"
+        skips: dict[str, list[str]] = {}
+        for c in self.checks:
+            if c.skipped is not None:
+                skips.setdefault(c.skipped, []).append(self.probe if c.name == "skipped" else c.name.removesuffix(".skipped"))
+        if skips and all(c.skipped is not None for c in self.checks):
+            return f"{self.probe}: skipped ({'; '.join(skips)})"
+        skipped = "".join(f"; {', '.join(names)} skipped ({why})" for why, names in skips.items())
+        return f"{self.probe}: healthy{skipped}"
 
 
 def combine(node: str, reports: Iterable[HealthReport], ts: float, duration_s: float) -> HealthReport:
@@ -109,9 +121,11 @@ def combine(node: str, reports: Iterable[HealthReport], ts: float, duration_s: f
     return HealthReport.from_checks(node, probe, checks, ts, duration_s)
 
 
-def skipped(why: str) -> Check:
-    """An ok check saying a probe did not apply here (no GPU, no torch ...)."""
-    return Check(name="skipped", status=HealthStatus.ok, value=None, message=f"skipped: {why}")
+def skipped(why: str, detail: str = "") -> Check:
+    """An ok check saying a probe did not apply here (no GPU, no torch ...): `why` short (it goes
+    into node reasons), `detail` what that means."""
+    return Check(name="skipped", status=HealthStatus.ok, value=None, skipped=why,
+                 message=f"skipped: {why}" + (f" ({detail})" if detail else ""))
 
 
 @runtime_checkable
@@ -123,7 +137,8 @@ class HealthProbe(Protocol):
       for its own bugs (the monitor turns those into a degraded check).
     - It returns within its own timeout (a hung nvidia-smi or NCCL call is a critical check,
       not a hang): the monitor runs probes in worker threads but does not kill them.
-    - A probe that does not apply (no GPU, no torch) returns status ok with one `skipped` check.
+    - A probe that does not apply (no GPU, no torch) returns status ok with one `skipped()` check:
+      its `skipped` field says why, and the report's reason says skipped, never healthy.
     - It is safe to call from several threads at once for different nodes.
     """
 

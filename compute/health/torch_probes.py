@@ -60,7 +60,7 @@ def cuda_checks(result: Mapping[str, Any], node: NodeTarget, max_rel_err: float 
         if "error" in dev:
             checks.append(Check(name=name, status=HealthStatus.critical, message=str(dev["error"])))
         elif "busy" in dev:
-            checks.append(Check(name=name, status=HealthStatus.ok,
+            checks.append(Check(name=name, status=HealthStatus.ok, skipped="GPU busy",
                                 message=f"skipped: GPU busy, no memory left for the check ({dev['busy']})"))
         elif dev["rel_err"] > max_rel_err:
             checks.append(Check(
@@ -135,7 +135,7 @@ class _TorchProbe(abc.ABC):
         if not node.gpus:
             return [skipped("node has no GPUs")]
         if shutil.which("nvidia-smi") is None:  # as the gpu probe: no driver, so no CUDA device to check
-            return [skipped("no nvidia-smi on PATH (no NVIDIA GPU or driver here)")]
+            return [skipped("no nvidia-smi", "not on PATH: no NVIDIA GPU or driver here")]
         if self.python == sys.executable and importlib.util.find_spec("torch") is None:
             return [skipped("torch is not installed")]
         env = {**os.environ, **self.env, "CUDA_VISIBLE_DEVICES": ",".join(map(str, node.gpus))}

@@ -41,10 +41,12 @@ def test_the_daemon_wraps_image_jobs_and_shell_strings():
     assert attempt_argv(plain, (), "/w", "/c", {}) == ["python", "a b.py"]
 
 
-def test_default_node_has_detected_gpus_or_four_virtual_slots():
-    assert [(n.name, n.gpus, n.virtual) for n in plan_nodes(detected=[])] == [("local", [0, 1, 2, 3], False)]
-    assert plan_nodes(detected=[0, 1, 2, 3, 4, 5, 6, 7], gpus=2)[0].gpus == [0, 1]
-    assert plan_nodes(detected=[], gpus=6)[0].gpus == list(range(6))
+def test_default_node_has_detected_gpus_or_four_virtual_slots_and_says_which():
+    assert [(n.name, n.gpus, n.virtual) for n in plan_nodes(detected=[])] == [("local", [0, 1, 2, 3], True)]
+    assert [(n.gpus, n.virtual) for n in plan_nodes(detected=[0, 1, 2, 3, 4, 5, 6, 7], gpus=2)] == [([0, 1], False)]
+    assert [(n.gpus, n.virtual) for n in plan_nodes(detected=[4, 5])] == [([4, 5], False)]
+    assert [(n.gpus, n.virtual) for n in plan_nodes(detected=[], gpus=6)] == [(list(range(6)), True)]
+    assert [(n.gpus, n.virtual) for n in plan_nodes(detected=[0], gpus=2)] == [([0, 1], True)]  # slot 1 has no GPU
     nodes = plan_nodes(virtual_nodes=3, gpus_per_node=2, detected=[])
     assert [(n.name, n.gpus, n.virtual) for n in nodes] == [
         ("local-0", [0, 1], True), ("local-1", [2, 3], True), ("local-2", [4, 5], True)]

@@ -11,7 +11,7 @@ import pytest
 
 from compute import AttemptOutcome, Client, FailureClass, JobSpec, JobState, NodeState, UncordonFailed
 from compute.health import FaultRefused, HealthConfig
-from tests.compute.helpers import gate_job, wait_started, wait_until
+from tests.compute.helpers import gate_job, real_gpu_host, wait_started, wait_until
 
 FAST = dict(preflight_ttl_s=600, recheck_backoff_s=60, recheck_backoff_max_s=60)
 
@@ -173,10 +173,13 @@ def test_user_failures_spend_retries_and_keep_the_classified_excerpt(start_compu
     assert attempt.failure_class is FailureClass.resource and "(rule cuda_oom)" in attempt.log_excerpt
 
 
-def test_faults_are_refused_on_a_real_node(compute_client):
+def test_faults_are_refused_on_a_real_node(start_compute, tmp_path, monkeypatch):
+    real_gpu_host(tmp_path / "bin", monkeypatch)
+    client = start_compute()
+    assert [(n.name, n.gpus, n.virtual) for n in client.nodes()] == [("local", [0, 1, 2, 3], False)]
     with pytest.raises(FaultRefused, match="'local' is a real node"):
-        compute_client.inject_fault("local", "ecc")
-    assert "fault_injected" not in kinds(compute_client, "local")
+        client.inject_fault("local", "ecc")
+    assert "fault_injected" not in kinds(client, "local")
 
 
 def test_failure_rules_from_the_config_classify_through_the_daemon(start_compute, tmp_path):

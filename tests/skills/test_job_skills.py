@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from compute import detect_gpus
 from skills import ErrorCode, SkillContext, SkillError
 from skills.builtin import builtin_registry
 from tracking import mlflow_client
@@ -109,6 +110,7 @@ def test_cluster_status_counts_slots_and_queue(ctx: SkillContext, tmp_path: Path
     status = call(ctx, "cluster_status")
     assert (status.gpus_total, status.gpus_used, status.gpus_free) == (4, 3, 1)
     assert [(n.name, n.gpus_used, n.running_jobs, n.health.value) for n in status.nodes] == [("local", 3, 1, "ok")]
+    assert status.nodes[0].virtual is (len(detect_gpus()) < 4)  # 4 slots with no GPU behind them (no GPU here): virtual
     assert (status.running, status.pending, status.pending_gpus) == (1, 2, 6)
     assert status.pending_by_priority == {"high": 1, "idle+10": 1}
 

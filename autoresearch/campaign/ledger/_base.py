@@ -93,21 +93,23 @@ class TrialLedger(Protocol):
         """Record an intermediate objective value; a step already recorded is ignored."""
 
     @abstractmethod
-    def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0) -> TrialRecord:
-        """End trial `number` with its objective value (a non-finite one fails it)."""
+    def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
+        """End trial `number` with its objective value (a non-finite one fails it). Every verdict
+        keeps the slot time the job held (`gpu_seconds`) and whether those slots were physical GPUs."""
 
     @abstractmethod
-    def prune(self, number: int, *, gpu_seconds: float = 0.0) -> TrialRecord:
+    def prune(self, number: int, *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
         """End trial `number` as pruned (its value: the last intermediate value)."""
 
     @abstractmethod
     def fail(
-        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0
+        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0,
+        real_gpus: bool = False,
     ) -> TrialRecord:
         """End trial `number` as failed, keeping why and the end of its log."""
 
     @abstractmethod
-    def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0) -> TrialRecord:
+    def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
         """End trial `number` without a verdict (campaign stopped, person cancelled)."""
 
     # --- abstract: the campaign ---------------------------------------------------------

@@ -183,4 +183,5 @@ def record_of(
         started_at=datetime.fromisoformat(started) if started else None,
         ended_at=_aware(datetime_complete),
         gpu_seconds=float(attrs.get("gpu_seconds", 0.0)),
+        real_gpus=bool(attrs.get("real_gpus", False)),
     )

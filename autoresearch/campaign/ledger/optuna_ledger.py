@@ -261,23 +261,25 @@ class Ledger(TrialLedger):
             self._storage.set_trial_intermediate_value(self._trial_id(number), step, float(value))
             self._amend(number, intermediate_values={**current.intermediate_values, step: float(value)})
 
-    def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0) -> TrialRecord:
+    def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
         if not math.isfinite(value):
             excerpt = f"objective was {value}"
-            return self.fail(number, TrialFailure.non_finite, log_excerpt=excerpt, gpu_seconds=gpu_seconds)
-        return self._end(number, OptunaState.COMPLETE, value, {"gpu_seconds": gpu_seconds})
+            return self.fail(number, TrialFailure.non_finite, log_excerpt=excerpt, gpu_seconds=gpu_seconds,
+                             real_gpus=real_gpus)
+        return self._end(number, OptunaState.COMPLETE, value, _usage(gpu_seconds, real_gpus))
 
-    def prune(self, number: int, *, gpu_seconds: float = 0.0) -> TrialRecord:
-        return self._end(number, OptunaState.PRUNED, None, {"gpu_seconds": gpu_seconds})
+    def prune(self, number: int, *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
+        return self._end(number, OptunaState.PRUNED, None, _usage(gpu_seconds, real_gpus))
 
     def fail(
-        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0
+        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0,
+        real_gpus: bool = False,
     ) -> TrialRecord:
-        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, "gpu_seconds": gpu_seconds}
+        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, **_usage(gpu_seconds, real_gpus)}
         return self._end(number, OptunaState.FAIL, None, attrs)
 
-    def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0) -> TrialRecord:
-        attrs = {"cancelled": True, "log_excerpt": reason, "gpu_seconds": gpu_seconds}
+    def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
+        attrs = {"cancelled": True, "log_excerpt": reason, **_usage(gpu_seconds, real_gpus)}
         return self._end(number, OptunaState.FAIL, None, attrs)
 
     def _end(self, number: int, state: OptunaState, value: float | None, attrs: dict[str, Any]) -> TrialRecord:
@@ -334,3 +336,9 @@ class Ledger(TrialLedger):
                 f"only the runner holding the campaign's lock writes. Send a steering command instead "
                 f"(`autoresearch chat {self._campaign.name}`)."
             )
+
+
+def _usage(gpu_seconds: float, real_gpus: bool) -> dict[str, Any]:
+    """The user attributes of a verdict that say what compute it used (`real_gpus` only when true:
+    a ledger written before it existed reads as not known to be real GPUs)."""
+    return {"gpu_seconds": gpu_seconds, **({"real_gpus": True} if real_gpus else {})}

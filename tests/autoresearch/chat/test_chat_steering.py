@@ -50,6 +50,7 @@ def test_chat_narrows_the_space_tries_a_trial_pauses_resumes_and_stops(compute_h
     assert state(name) is CampaignState.paused
     chat.send("/status")
     chat.expect("paused (night shift)")
+    chat.expect("slot-hours 0, llm $0.00")  # its trials held no GPU, physical or virtual
     assert len(trials(name)) == paused_count  # nothing new while paused
 
     chat.send("/resume")

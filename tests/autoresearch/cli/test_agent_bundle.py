@@ -78,4 +78,5 @@ def test_the_bundle_has_front_matter_and_every_command_in_it_runs(compute_home: 
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-8000:]
     assert "Traceback" not in done.stdout + done.stderr
     assert done.stdout.count("exit 2") == 3  # the three bad-input examples exit 2 (the wait on a done job: 0)
-    assert "campaign bundle-demo completed" in done.stdout
+    assert '"campaign": "bundle-demo"' in done.stdout and '"running": true' in done.stdout  # run --detach returned
+    assert '"state": "completed"' in done.stdout  # the polled status once the detached runner was done

@@ -63,7 +63,8 @@ def test_a_night_stops_on_time_leaves_nothing_running_and_the_next_night_continu
     text = report.read_text()
     assert f"## {name}" in text and "Compared with: nothing (first night)" in text
     assert "Quarantined nodes: none" in text and "queued for the next night" in text
-    assert "gpu_hours.png" in _plots_ok(report)
+    assert "gpu_hours.png" not in _plots_ok(report)  # its trials held no GPU slot: no empty chart, a line instead
+    assert "No trial held a GPU slot tonight (0 slot-hours)" in text and "| slot-hours tonight |" in text
 
     second = Night([config], window_end(None, 8), settings=FAST_NIGHT, retry_s=1).run()
     assert _active(compute_client, name) == [] and second.jobs_left_running == 0

@@ -31,7 +31,7 @@ def test_plain_lines_carry_the_summary_and_events():
     display.update(_status(), max_trials=10)
     lines = out.getvalue().splitlines()
     assert lines[0].endswith("trial 2 launched as job-0000000002")
-    assert "demo running | trials 4/10 (1 running, 1 pending) | best #1 0.95 | 2m05s, 0.50 GPU h" in lines[1]
+    assert "demo running | trials 4/10 (1 running, 1 pending) | best #1 0.95 | 2m05s, 0.50 slot-hours" in lines[1]
 
 
 def test_the_live_view_shows_the_trials_table_with_the_best_marked():

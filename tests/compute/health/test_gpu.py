@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compute.health import GpuProbe, GpuThresholds, NodeTarget, evaluate, parse_nvidia_smi
+from compute.health import CommandProbe, CudaProbe, GpuProbe, GpuThresholds, NodeTarget, combine, evaluate, parse_nvidia_smi
 from compute.health.gpu import OLD_PREFIX, query_fields
 from compute.records import HealthStatus
 from tests.compute.health.helpers import SMI, gpu_node
@@ -149,3 +149,14 @@ def test_skipped_cleanly_without_gpus_or_nvidia_smi(node):
     assert report.status is HealthStatus.ok
     (check,) = report.checks
     assert check.name == "skipped" and check.message.startswith("skipped: ")
+
+
+def test_a_host_without_nvidia_smi_says_its_probes_were_skipped_not_that_it_is_healthy(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    node = gpu_node(4, virtual=True)
+    nothing_ran = combine(node.name, [GpuProbe().probe(node), CudaProbe().probe(node)], 0.0, 0.0)
+    assert nothing_ran.status is HealthStatus.ok
+    assert [c.skipped for c in nothing_ran.checks] == ["no nvidia-smi", "no nvidia-smi"]
+    assert nothing_ran.reason == "gpu+cuda: skipped (no nvidia-smi)"
+    one_ran = combine(node.name, [CommandProbe(["/bin/true"]).probe(node), GpuProbe().probe(node)], 0.0, 0.0)
+    assert one_ran.reason == "command+gpu: healthy; gpu skipped (no nvidia-smi)"

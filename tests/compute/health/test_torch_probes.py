@@ -32,7 +32,7 @@ def test_a_host_without_an_nvidia_driver_starts_no_torch_check(tmp_path, python,
     for target in (NODE, NodeTarget(name="local-0", gpus=(0,), virtual=True)):
         report = CudaProbe(timeout_s=60, python=python, env=env).probe(target)
         assert report.status is HealthStatus.ok
-        assert report.checks[0].message == "skipped: no nvidia-smi on PATH (no NVIDIA GPU or driver here)"
+        assert report.checks[0].message == "skipped: no nvidia-smi (not on PATH: no NVIDIA GPU or driver here)"
 
 
 def fake_torch(tmp_path, body: str) -> dict[str, str]:
