@@ -46,7 +46,7 @@ def steering_registry(campaign: str) -> SkillRegistry:
 
 def _skill(command: type[Any], campaign: str) -> SkillFn:
     kind = command.model_fields["kind"].default
-    fields = {name: (field.annotation, field) for name, field in command.model_fields.items() if name != "kind"}
+    fields: dict[str, Any] = {name: (field.annotation, field) for name, field in command.model_fields.items() if name != "kind"}
     model = create_model(f"{command.__name__}Input", __base__=SkillInput, __module__=__name__, **fields)
 
     def steer(ctx: SkillContext, args: SkillInput) -> Queued:
