@@ -64,13 +64,16 @@ def test_an_agent_pauses_changes_the_budget_tries_a_point_resumes_and_stops_over
 
             failed, budget = await call("set_budget", {"changes": {"max_trials": 300}})
             assert not failed and "budget.max_trials: 400 -> 300" in budget["text"], budget
+            failed, space = await call("set_space", {"params": {"x1": [0, 2]}})
+            assert not failed and "search_space.x1: float [-5, 10] -> float [0, 2]" in space["text"], space
             failed, tried = await call("try_trial", {"params": {"x1": 1.5, "x2": 2.5}, "rationale": "from the agent"})
-            assert not failed and tried["text"].startswith(f"queued #{budget['message_id'] + 1} try x1=1.5 x2=2.5")
+            assert not failed and tried["text"].startswith(f"queued #{space['message_id'] + 1} try x1=1.5 x2=2.5")
             failed, resumed = await call("resume", {})
             assert not failed, resumed
             wait_until(lambda: any(t.rationale == "from the agent" for t in Ledger.load(name).trials()),
                        what="the tried trial after resume")  # fmt: skip
-            assert Ledger.load(name).campaign.budget.max_trials == 300
+            campaign = Ledger.load(name).campaign
+            assert campaign.budget.max_trials == 300 and campaign.search_space["x1"].high == 2
 
             failed, stopped = await call("stop", {"reason": "enough"})
             assert not failed, stopped
@@ -81,5 +84,5 @@ def test_an_agent_pauses_changes_the_budget_tries_a_point_resumes_and_stops_over
     assert ledger.state is CampaignState.stopped and ledger.state_reason == "enough"
     messages = read_messages(name)
     assert [(m.kind, m.author) for m in messages] == [
-        ("pause", "mcp"), ("budget", "mcp"), ("try", "mcp"), ("resume", "mcp"), ("stop", "mcp")]
+        ("pause", "mcp"), ("budget", "mcp"), ("space", "mcp"), ("try", "mcp"), ("resume", "mcp"), ("stop", "mcp")]
     assert all(m.handled_at is not None for m in messages)
