@@ -8,8 +8,9 @@ A skill is a plain function::
 The input model (a `SkillInput`) gives the JSON Schema, the output model (a `SkillOutput`)
 the result, the docstring the description. Every consumer (OpenAI and Anthropic tool
 lists, the MCP server, the CLI) is generated from the `ToolDef` the registry builds, and
-every call goes through `SkillRegistry.call`, which validates, runs, maps failures to a
-typed `SkillError` and applies the output bound.
+every call goes through `SkillRegistry.call`, which reads what clients send as strings
+(skills/arguments.py), validates, runs, maps failures to a typed `SkillError` and applies the
+output bound.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skills.arguments import read_client_strings
 from skills.bounds import bound_output
 from skills.context import SkillContext
 from skills.models import ErrorCode, SkillError, SkillFailure, SkillInput, SkillOutput
@@ -161,11 +163,13 @@ class SkillRegistry:
                 skill=name,
                 message=f"arguments must be a JSON object, not {type(arguments).__name__}",
             )
+        arguments = read_client_strings(skill.tooldef.parameters, arguments)
         if _depth(arguments) > MAX_ARGUMENT_DEPTH:
             return _too_deep(name)
         try:
-            # JSON mode, strict: a number sent as a string ("5") or a bool for an integer is
-            # refused with the field named, never coerced; enum values and dates still parse.
+            # JSON mode, strict: once a client's strings are read (skills/arguments.py: "5" for an
+            # integer field), a wrong type such as a bool for an integer is refused with the field
+            # named, never coerced; enum values and dates still parse.
             args = skill.input_model.model_validate_json(json.dumps(arguments), strict=True)
         except (TypeError, ValueError) as exc:
             if isinstance(exc, ValidationError):

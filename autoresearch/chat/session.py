@@ -203,7 +203,7 @@ class ChatSession:
             text += " (needs approval: approvals.priority_raise)"
         return self._post(SetPriority(priority=priority), text)
 
-    def try_trial(self, params: dict[str, Any]) -> str:
+    def try_trial(self, params: dict[str, Any], rationale: str = "") -> str:
         """Queue a trial with these parameters; missing ones come from the best trial so far."""
         ledger = self.ledger()
         space = ledger.campaign.search_space
@@ -221,7 +221,7 @@ class ChatSession:
         text = f"try {_params(checked)}"
         if borrowed and best is not None:
             text += f" ({', '.join(borrowed)} from best trial {best.number})"
-        return self._post(TryTrial(params=checked), text)
+        return self._post(TryTrial(params=checked, rationale=rationale), text)
 
     def cancel(self, number: int) -> str:
         t = self._trial(number)
@@ -241,6 +241,29 @@ class ChatSession:
             raise ChatError(f"request {request} is not waiting; waiting: {ids}")
         command = (Approve if approved else Deny)(request=chosen.id, reason=reason)
         return self._post(command, f"{command.kind} #{chosen.id}: {chosen.summary}")
+
+    def send(self, command: Command) -> str:
+        """Check `command` against the campaign and queue it, as the matching slash command does."""
+        match command:
+            case Pause() | Stop():
+                return (self.pause if isinstance(command, Pause) else self.stop)(command.reason)
+            case Resume():
+                return self.resume()
+            case Note():
+                return self.note(command.text)
+            case SetBudget():
+                return self.set_budget(command.changes)
+            case SetSpace():
+                return self.set_space(command.params)
+            case SetPriority():
+                return self.set_priority(command.priority)
+            case TryTrial():
+                return self.try_trial(command.params, command.rationale)
+            case CancelTrial():
+                return self.cancel(command.trial)
+            case Approve() | Deny():
+                return self.answer(isinstance(command, Approve), command.request, command.reason)
+        raise ChatError(f"{command.kind} messages are not sent from chat")
 
     def _check(self, change: Any, value: Any) -> tuple[Campaign, list[str]]:
         try:

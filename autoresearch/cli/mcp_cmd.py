@@ -27,7 +27,8 @@ def mcp(
     campaign: str | None = CAMPAIGN_OPTION,
 ) -> None:
     """Serve the skills over MCP (stdio). Add to a coding agent as: autoresearch mcp
-    (with --campaign NAME, also that campaign's read-only trial skills)."""
+    (with --campaign NAME, also that campaign's read-only trial skills and its steering:
+    pause, resume, stop, note, set_budget, set_space, set_priority, try_trial, cancel_trial, approve, deny)."""
     ctx = cli_context(home, tracking_uri, max_bytes, campaign)
     try:
         build_mcp_server(cli_registry(campaign), ctx).run("stdio")

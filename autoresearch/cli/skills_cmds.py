@@ -37,17 +37,20 @@ _OUR_ERRORS = {ErrorCode.unavailable, ErrorCode.internal}
 CAMPAIGN_OPTION = typer.Option(
     None, "--campaign", metavar="NAME",
     help="Add the campaign's read-only skills (list_trials, best_trials, trial_details, read_trial_logs, "
-    "suggest_with_optuna), answering about campaign NAME.",
+    "suggest_with_optuna) and its steering (pause, resume, stop, note, set_budget, set_space, set_priority, "
+    "try_trial, cancel_trial, approve, deny), for campaign NAME.",
 )  # fmt: skip
 
 
 def cli_registry(campaign: str | None = None) -> SkillRegistry:
-    """The skills the CLI and `autoresearch mcp` expose; with a campaign, its read-only skills too."""
+    """The skills the CLI and `autoresearch mcp` expose; with a campaign, its read-only skills and
+    the steering commands (pause, set_budget, try_trial ...) acting on it too."""
     if campaign is None:
         return builtin_registry()
+    from autoresearch.chat.steering_skills import steering_registry
     from autoresearch.policy.agent_skills import campaign_registry
 
-    return campaign_registry()
+    return campaign_registry().include(steering_registry(campaign))
 
 
 def cli_context(home: Path | None, tracking_uri: str | None, max_bytes: int, campaign: str | None) -> SkillContext:

@@ -1,4 +1,4 @@
-"""Caller errors over `skills call` exit 2 with a message and no traceback; nothing is coerced."""
+"""Caller errors over `skills call` exit 2 with a message and no traceback; only unambiguous strings are read."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def call(compute_client: Client, tracking: TrackingConfig):
 @pytest.mark.parametrize("skill, arguments, error, needle", [
     ("read_logs", DEEP, ErrorCode.invalid_json, f"more than {MAX_ARGUMENT_DEPTH} levels deep"),
     ("wait_for_jobs", NESTED, ErrorCode.invalid_json, "levels deep"),
-    ("read_logs", '{"job_id": "job-0123456789", "tail": "5"}', ErrorCode.invalid_arguments, "tail"),
-    ("submit_job", '{"argv": ["true"], "gpus": "1"}', ErrorCode.invalid_arguments, "gpus"),
+    ("read_logs", '{"job_id": "job-0123456789", "tail": "five"}', ErrorCode.invalid_arguments, "tail"),
+    ("submit_job", '{"argv": ["true"], "gpus": "1.5"}', ErrorCode.invalid_arguments, "gpus"),
     ("submit_job", '{"argv": ["true"], "gpus": true}', ErrorCode.invalid_arguments, "gpus"),
     ("submit_job", '{"argv": ["true"], "cwd": "/no/such/dir"}', ErrorCode.failed, "/no/such/dir is not a directory"),
     ("submit_job", '{"argv": ["true"], "gpus": 8}', ErrorCode.failed, "largest node"),
@@ -48,8 +48,8 @@ def test_caller_errors_exit_2_with_the_field_named(call, skill, arguments, error
     assert output["error"] == error.value and needle in output["message"]
 
 
-def test_a_number_as_a_string_is_refused_not_coerced(call, tmp_path: Path) -> None:
+def test_a_number_as_a_string_is_read_a_bool_is_refused(call, tmp_path: Path) -> None:
     code, output, _ = call("list_jobs", '{"limit": "5"}')
-    assert code == 2 and output["field"] == "limit"
-    code, output, _ = call("list_jobs", '{"limit": 5}')
     assert code == 0 and output["jobs"] == []
+    code, output, _ = call("list_jobs", '{"limit": true}')
+    assert code == 2 and output["field"] == "limit"

@@ -81,7 +81,7 @@ def test_submit_job_with_progress_timeout_stops_a_silent_attempt_as_hung(ctx: Sk
     hung, second = status.attempt_history
     assert (hung.outcome.value, hung.failure_class.value, hung.stop_reason) == ("infra_failed", "infra", "hang")
     assert second.outcome.value == "succeeded"
-    for bad in (0, -5, True, "10"):
+    for bad in (0, -5, True, "ten", "0"):  # "10" would be read as 10 (skills/arguments.py)
         refused = call(ctx, "submit_job", argv=["true"], progress_timeout_s=bad)
         assert (refused.error, refused.field) == (ErrorCode.invalid_arguments, "progress_timeout_s"), bad
 

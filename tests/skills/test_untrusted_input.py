@@ -15,7 +15,7 @@ from compute import Client as ComputeClient
 from skills import ErrorCode, SkillContext
 from tracking import TrackingConfig
 from tests.skills.test_job_skills import call, wait_final
-from tests.skills.test_mcp import _server
+from tests.skills.test_mcp import mcp_server
 
 BACKTRACK = r"^(a+)+$"
 """Exponential in plain `re` on `aaa...!` lines: it never answers."""
@@ -42,7 +42,7 @@ def test_a_slow_call_does_not_block_the_mcp_server(
 ) -> None:
     async def session() -> list[str]:
         done: list[str] = []
-        async with Client(_server(compute_client.home, tracking), read_timeout_seconds=120) as client:
+        async with Client(mcp_server(compute_client.home, tracking), read_timeout_seconds=120) as client:
 
             async def slow() -> None:
                 result = await client.call_tool("read_logs", {"job_id": aaa_job, "grep": BACKTRACK})

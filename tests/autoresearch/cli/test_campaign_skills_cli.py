@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 import autoresearch.cli.skills_cmds  # noqa: F401 - registers `skills`
 from autoresearch.campaign import Ledger, Proposal
 from autoresearch.cli import app
+from autoresearch.chat.steering_skills import steering_registry
 from autoresearch.policy.agent_skills import CAMPAIGN_SKILLS
 from skills.builtin import builtin_registry
 from tests.autoresearch.campaign.conftest import make_campaign, toy_objective
@@ -23,6 +24,7 @@ from tests.autoresearch.campaign.conftest import make_campaign, toy_objective
 REPO = Path(__file__).resolve().parents[3]
 POINTS = [{"x": 4.0, "y": 9, "kind": "a"}, {"x": 1.0, "y": 3, "kind": "b"}, {"x": 0.0, "y": 2, "kind": "c"}]
 runner = CliRunner()
+STEERING = steering_registry("toy").names()
 
 
 def _ledger(base: Path) -> Ledger:
@@ -37,7 +39,7 @@ def _ledger(base: Path) -> Ledger:
 def test_skills_list_and_call_with_a_campaign(home: Path, tmp_path: Path) -> None:
     _ledger(tmp_path)
     names = [line.split()[0] for line in runner.invoke(app, ["skills", "list", "--campaign", "toy"]).stdout.splitlines()]
-    assert names == builtin_registry().names() + [fn.__name__ for fn in CAMPAIGN_SKILLS]
+    assert names == builtin_registry().names() + [fn.__name__ for fn in CAMPAIGN_SKILLS] + STEERING
     assert "propose_trials" not in names  # the policy's finish skills stay inside the policy
 
     best = runner.invoke(app, ["skills", "call", "best_trials", "--campaign", "toy", "--json", '{"k": 2}'])
@@ -64,7 +66,7 @@ def test_mcp_with_a_campaign_serves_its_trial_skills(home: Path, tmp_path: Path)
     async def session() -> None:
         async with Client(server, read_timeout_seconds=120) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
-            assert tools == builtin_registry().names() + [fn.__name__ for fn in CAMPAIGN_SKILLS]
+            assert tools == builtin_registry().names() + [fn.__name__ for fn in CAMPAIGN_SKILLS] + STEERING
             result = await client.call_tool("trial_details", {"number": 1})
             assert not result.is_error and result.structured_content["trial"]["params"] == POINTS[1]
             result = await client.call_tool("suggest_with_optuna", {"n": 2})
