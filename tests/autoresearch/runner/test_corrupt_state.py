@@ -210,3 +210,21 @@ def test_a_lost_compute_store_stops_run_with_its_message(compute_home: Path, tra
         store.write_bytes(saved)  # the fixture's teardown reads it
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"the compute store {store} lost its tables" in " ".join(done.stderr.split())
+
+
+
+def test_a_failing_runner_says_which_trials_it_left_running(tmp_path: Path) -> None:
+    """A runner that fails with jobs still out (a lost store, a dead daemon ...) leaves their
+    trials running, and the reason says so and what brings them back."""
+    from autoresearch.campaign import CampaignState, Ledger, Proposal
+    from autoresearch.runner.run import _fail
+    from tests.autoresearch.campaign.conftest import make_campaign
+    from tests.autoresearch.campaign.test_ledger import PARAMS
+
+    ledger = Ledger.open(make_campaign(tmp_path, name="left"), tmp_path / "home")
+    ledger.set_state(CampaignState.running)
+    for _ in range(2):
+        ledger.mark_launched(ledger.admit(Proposal(params=PARAMS)).trial_number, "job-0123456789")
+    _fail(ledger, RuntimeError("the compute store lost its tables"))
+    assert ledger.state is CampaignState.failed
+    assert "Trials 0, 1 were running" in ledger.state_reason and "`autoresearch resume left`" in ledger.state_reason
