@@ -108,7 +108,7 @@ def test_the_campaign_page_links_the_mlflow_runs_table_and_each_run(tmp_path: Pa
     ledger.mark_launched(number, "job-0000000001")
     ledger.set_mlflow_run(number, "0123abcd")
     ledger.complete(number, 4.25)
-    with TestClient(create_app(UiSettings(home=home), warm=False)) as web:
+    with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
         page = web.get("/campaigns/linked").text
     # MLflow 3 opens a bare `#/experiments/12` on its GenAI "Overview" page, not the runs
     assert 'href="http://127.0.0.1:5000/#/experiments/12/runs" id="mlflow-link"' in page
