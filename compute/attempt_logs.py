@@ -38,8 +38,6 @@ TAIL_SCAN_BYTES = 32 << 20
 """The most a tail reads back from the end of a log, however few newlines it finds there."""
 CHUNK_BYTES = 1 << 20
 """The largest piece `read_chunks` reads at once."""
-DEFAULT_LOG_MAX_BYTES = 256 << 20
-"""The default disk cap of one attempt's log (`compute up --log-max-bytes`)."""
 CUT_MARKER = "[autoresearch] log cut"
 """The start of the line written where a log passing `log_max_bytes` was cut."""
 _BLOCK = 1 << 16
@@ -86,7 +84,7 @@ def read_tail(path: str | os.PathLike[str] | None, *, lines: int | None = None,
     except OSError:
         return LogTail(b"", 0, 0)
     data = b"".join(reversed(blocks))
-    if pos > 0 and b"\n" in data[:-1]:  # the window starts inside a line
+    if pos > 0 and data.find(b"\n", 0, len(data) - 1) >= 0:  # the window starts inside a line
         cut = data.index(b"\n") + 1
         data, pos = data[cut:], pos + cut
     if lines is not None:

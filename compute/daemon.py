@@ -50,7 +50,7 @@ from pathlib import Path
 from compute.backends.base import (
     AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, WakesDaemon, Warms,
 )
-from compute.attempt_logs import append_log, excerpt, log_tail
+from compute.attempt_logs import append_log, cap_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
 from compute.errors import StoreLost, StoreUnavailable
@@ -146,6 +146,7 @@ class Daemon:
             self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
         stopping = {a.key for a in running if a.stop is not None}
         for attempt in running:
+            self._cap_logs(attempt)
             began, due = self._stop_if_due(attempt, now)
             if began:
                 stopping.add(attempt.key)
@@ -432,7 +433,13 @@ class Daemon:
             self._host_gpus = frozenset(detect_gpus())
         return set(gpus) <= self._host_gpus
 
+    def _cap_logs(self, attempt: LiveAttempt) -> None:
+        """Cut the middle of an attempt's logs that passed `log_max_bytes` (one stat per log)."""
+        for path in _logs_of(attempt):
+            cap_log(path, self.config.log_max_bytes)
+
     def _finish(self, attempt: LiveAttempt, ended: AttemptExit) -> None:
+        self._cap_logs(attempt)  # what it wrote since the last tick
         code, node, log_path = ended.exit_code, attempt.node, attempt.log_path
         if attempt.members and (blamed := self.gangs.blame(attempt)) is not None:
             node, log_path = blamed.node, blamed.log_path  # the attempt ends as its first failed member did
