@@ -14,7 +14,7 @@ from pathlib import Path
 
 from compute import Client, JobSpec, JobState
 from compute.attempt_logs import CUT_MARKER, TAIL_SCAN_BYTES, read_chunks, read_tail, text_of
-from tests.compute.helpers import quick_job, wait_state
+from tests.compute.helpers import wait_state
 from tracking import read_log_points
 
 ROOT = Path(__file__).resolve().parents[2]
