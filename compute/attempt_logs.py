@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import logging
 import os
 from collections.abc import Iterator
@@ -161,7 +162,7 @@ def cap_log(path: str, max_bytes: int) -> bool:
         _punch(fd, start, cut_end - start)
         return True
     except OSError as err:
-        log.warning("could not cap %s at log_max_bytes=%d: %s", path, max_bytes, err)
+        _warn_once(path, f"could not cap it at log_max_bytes={max_bytes}: {err}")
         return False
     finally:
         os.close(fd)
@@ -178,6 +179,11 @@ def _marker(fd: int, max_bytes: int) -> tuple[int, bytes]:
     text = (f"{CUT_MARKER}: it passed log_max_bytes ({max_bytes} bytes on disk): the middle is left out, "
             "the head above and the newest lines below are kept\n")
     return at, lead + text.encode()
+
+
+@functools.lru_cache(maxsize=256)
+def _warn_once(path: str, what: str) -> None:
+    log.warning("log %s: %s", path, what)
 
 
 def _punch(fd: int, offset: int, length: int) -> None:
