@@ -12,7 +12,8 @@ insert its job and waits for the reply: compute/submissions.py.)
 The loop waits on the socket, on pidfds of its attempts (an exit wakes it at once), on
 signals, and on the next deadline (a grace period running out, a time limit, a backoff
 ending). Each tick: answer submission requests (compute/submissions.py), reap ended
-attempts, cap logs past `log_max_bytes` (docs/logs.md), carry out stop requests (cancel, time limit, SIGKILL after grace, a hang: a log silent for its job's
+attempts, cap logs past `log_max_bytes` (docs/logs.md), carry out stop requests (cancel, time limit,
+SIGKILL after grace, a hang: a log silent for its job's
 `progress_timeout_s`, seen by one stat per attempt), check node health, then call the pure `schedule` function and start/preempt what it says.
 
 One daemon per home, enforced by an fcntl lock on `daemon.lock`. Attempts run in their
