@@ -41,6 +41,9 @@ CHUNK_BYTES = 1 << 20
 """The largest piece `read_chunks` reads at once."""
 CUT_MARKER = "[autoresearch] log cut"
 """The start of the line written where a log passing `log_max_bytes` was cut."""
+MARK_SUFFIX = ".checked"
+"""A log's checked mark (`<log>.checked`): how far it was checked for its attempt's secrets
+(compute/log_secrets.py). Readers read a log that has one only up to it."""
 _BLOCK = 1 << 16
 _PUNCH_HOLE = 0x02 | 0x01
 """FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE."""
@@ -73,7 +76,7 @@ def read_tail(path: str | os.PathLike[str] | None, *, lines: int | None = None,
         return LogTail(b"", 0, 0)
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            size = readable_size(path, os.fstat(f.fileno()).st_size)
             pos, blocks, newlines = size, [], 0
             while pos > 0 and size - pos < max_bytes and (lines is None or newlines <= lines):
                 step = min(_BLOCK, pos, max_bytes - (size - pos))
@@ -107,10 +110,12 @@ def log_tail(path: str | None) -> str:
 def read_chunks(path: str | os.PathLike[str], start: int = 0, end: int | None = None,
                 chunk: int = CHUNK_BYTES) -> Iterator[tuple[int, bytes]]:
     """The log from `start` to `end` (default: its size now), as (offset after the chunk, chunk)
-    pieces of at most `chunk` bytes; a cut's hole is skipped, not read. OSError if unreadable."""
+    pieces of at most `chunk` bytes; a cut's hole is skipped, not read. OSError if unreadable.
+    Never past the log's checked mark."""
     with open(path, "rb") as f:
         fd = f.fileno()
-        end = os.fstat(fd).st_size if end is None else end
+        size = readable_size(path, os.fstat(fd).st_size)
+        end = size if end is None else min(end, size)
         pos = start
         while pos < end:
             pos = data_offset(fd, pos, end)
@@ -123,6 +128,22 @@ def read_chunks(path: str | os.PathLike[str], start: int = 0, end: int | None = 
                 return
             pos += len(data)
             yield pos, data
+
+
+def mark_path(log: str | os.PathLike[str]) -> str:
+    """Where a log's checked mark is kept."""
+    return f"{os.fspath(log)}{MARK_SUFFIX}"
+
+
+def readable_size(log: str | os.PathLike[str], size: int) -> int:
+    """How much of a log of `size` bytes readers may show: all of it, or up to its checked mark."""
+    try:
+        with open(mark_path(log)) as f:
+            return min(size, int(f.read()))
+    except FileNotFoundError:
+        return size
+    except (OSError, ValueError):
+        return 0  # a mark being replaced or unreadable: show nothing rather than a secret
 
 
 def data_offset(fd: int, pos: int, end: int) -> int:

@@ -12,7 +12,7 @@ from typing import Annotated, BinaryIO
 import regex as re
 from pydantic import Field
 
-from compute.attempt_logs import read_tail, text_of
+from compute.attempt_logs import read_tail, readable_size, text_of
 from compute.jobenv import redact_secrets
 
 from skills.bounds import cut_marker, cut_middle
@@ -95,7 +95,7 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
     if args.byte_end is not None and args.byte_start is None:
         raise SkillFailure(ErrorCode.invalid_arguments, "byte_end needs byte_start", field="byte_end")
     path, attempt, secrets = _log_file(ctx, args)
-    size = path.stat().st_size
+    size = readable_size(path, path.stat().st_size)  # never past what was checked for secrets
     budget = max(ctx.max_output_bytes - _RESERVED_BYTES - len(json.dumps(str(path))), 200)
     common = dict(job_id=args.job_id, attempt=attempt, rank=args.rank, log_path=str(path), size_bytes=size)
     if args.grep is not None:
@@ -104,7 +104,7 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
         except re.error as exc:
             raise SkillFailure(ErrorCode.invalid_arguments, f"grep is not a valid regex: {exc}", field="grep") from exc
         try:
-            text, matches = _grep(path, regex, args.max_matches, budget)
+            text, matches = _grep(path, size, regex, args.max_matches, budget)
         except TimeoutError as exc:
             raise SkillFailure(
                 ErrorCode.invalid_arguments,
@@ -187,14 +187,15 @@ def _tail(path: Path, n: int, budget: int) -> tuple[str, int]:
     return "\n".join(kept), start
 
 
-def _grep(path: Path, regex: re.Pattern[str], max_matches: int, budget: int) -> tuple[str, int]:
-    """Matching lines that fit `budget`, and how many matched; TimeoutError past GREP_TIMEOUT_S."""
+def _grep(path: Path, size: int, regex: re.Pattern[str], max_matches: int, budget: int) -> tuple[str, int]:
+    """Matching lines of the first `size` bytes that fit `budget`, and how many matched; TimeoutError
+    past GREP_TIMEOUT_S."""
     deadline = time.monotonic() + GREP_TIMEOUT_S
     shown: list[str] = []
     used = matches = unshown = scanned = 0
     with path.open("rb") as f:
-        for number, (size, raw) in enumerate(_lines(f), start=1):
-            scanned += size
+        for number, (length, raw) in enumerate(_lines(f, size), start=1):
+            scanned += length
             if scanned > _MAX_SCAN_BYTES:
                 shown.append(f"[... grep stopped after {_MAX_SCAN_BYTES} bytes; use byte_start to read further ...]")
                 break
@@ -217,12 +218,16 @@ def _grep(path: Path, regex: re.Pattern[str], max_matches: int, budget: int) -> 
     return "\n".join(shown), matches
 
 
-def _lines(f: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """(its size, its first `GREP_LINE_BYTES`) of each line: a huge line is read on in bounded
-    pieces, never held whole (at most `_MAX_SCAN_BYTES` of it: then the grep stops)."""
-    while raw := f.readline(GREP_LINE_BYTES):
+def _lines(f: BinaryIO, end: int) -> Iterator[tuple[int, bytes]]:
+    """(its size, its first `GREP_LINE_BYTES`) of each line up to offset `end`: a huge line is read on
+    in bounded pieces, never held whole (at most `_MAX_SCAN_BYTES` of it: then the grep stops)."""
+
+    def piece() -> bytes:
+        return f.readline(min(GREP_LINE_BYTES, end - f.tell()))
+
+    while raw := piece():
         size = len(raw)
-        while not raw.endswith(b"\n") and size <= _MAX_SCAN_BYTES and (more := f.readline(GREP_LINE_BYTES)):
+        while not raw.endswith(b"\n") and size <= _MAX_SCAN_BYTES and (more := piece()):
             size += len(more)
             if more.endswith(b"\n"):
                 break

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from compute import Client, ComputeError, Event, Job, JobState
-from compute.attempt_logs import read_chunks, read_tail, text_of
+from compute.attempt_logs import read_chunks, read_tail, readable_size, text_of
 
 if TYPE_CHECKING:  # compute.nodes imports the health package: on the first Fleet request, not at start-up
     from compute import NodeStatus
@@ -155,7 +155,7 @@ def read_from(path: Path, offset: int, max_bytes: int = LOG_TAIL_BYTES) -> tuple
     lags more than `max_bytes` behind the end (a page opened on an old offset, or far behind): then
     the log's tail is sent, never the whole file."""
     try:
-        size = path.stat().st_size
+        size = readable_size(path, path.stat().st_size)
         if not 0 <= offset <= size or size - offset > max_bytes:
             tail = read_tail(path, max_bytes=max_bytes)
             return tail.text, tail.size, True
