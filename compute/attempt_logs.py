@@ -6,7 +6,9 @@ excerpts, `jobs logs`, the dashboard, the read_logs skill, the metric parser):
 - `read_tail`: the end of a log, read backwards from its end in blocks, never more than
   `max_bytes` (plus one block) whatever the log's size or line lengths;
 - `read_chunks`: the log from an offset, in bounded chunks (streaming without loading);
-- `data_offset`: where the next data is, past a cut (`cap_log`).
+- `data_offset`: where the next data is, past a cut (`cap_log`);
+- `readable_size`: how far readers may read: a log whose attempt has secrets is shown only up to
+  its checked mark, as far as the daemon masked them (compute/log_secrets.py).
 
 `cap_log` bounds a log's disk use (the daemon calls it on every tick for each running attempt,
 and once more when the attempt ends, with the `log_max_bytes` setting). Past the cap it keeps
