@@ -25,7 +25,7 @@ from tracking.logrules import MetricRules
 
 MAX_READ_BYTES = 64 << 20
 """At most this much of a log is read per call (unless final); the rest waits for the next."""
-CHUNK_BYTES = 4 << 20
+PARSE_CHUNK_BYTES = 4 << 20
 """A log is parsed this much at a time (more than `MAX_LINE_BYTES`: each chunk consumes something)."""
 
 
@@ -47,7 +47,7 @@ def parse_log(
     max_bytes: int | None = MAX_READ_BYTES,
 ) -> ParseResult | None:
     """Parse the bytes of `path` from `state.offset` up to `size` (default: its current size) with
-    `rules`, at most `max_bytes` of them (None: all), in chunks of `CHUNK_BYTES`: memory stays
+    `rules`, at most `max_bytes` of them (None: all), in chunks of `PARSE_CHUNK_BYTES`: memory stays
     bounded whatever the log's size or line lengths, and a cut's hole is passed over unread.
     None when there is nothing new. `final`: the log is complete (a last partial line counts)."""
     state = state or ParserState()
@@ -62,7 +62,7 @@ def parse_log(
             if at > state.offset:
                 state = state.model_copy(update={"offset": at})
             f.seek(at)
-            data = f.read(min(CHUNK_BYTES, stop - at))
+            data = f.read(min(PARSE_CHUNK_BYTES, stop - at))
             result = parse_metrics(data, state, rules=rules, final=final and at + len(data) >= size)
             points += result.points
             moved = result.state.offset > state.offset

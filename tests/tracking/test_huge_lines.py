@@ -9,9 +9,9 @@ from pathlib import Path
 
 from compute import Attempt, Job, JobSpec, JobState
 from compute.attempt_logs import CUT_MARKER, cap_log, read_chunks, text_of
-from tracking import InMemoryTracker, MetricReader, MetricSource, ParserState, parse_metrics
+from tracking import PARSE_CHUNK_BYTES, InMemoryTracker, MetricReader, MetricSource, ParserState, parse_log, parse_metrics
 from tracking.logparse import MAX_LINE_BYTES
-from tracking.logsync import CHUNK_BYTES, parse_log
+
 
 
 def _ended_job(log: Path) -> Job:
@@ -44,7 +44,7 @@ def test_an_objective_printed_after_a_200_mb_line_is_read_in_bounded_memory(tmp_
         tracemalloc.stop()
     assert values == [(1, 0.31)]
     assert [m.value for m in tracker.metric_history(run_id, "objective")] == [0.31]
-    assert peak < 4 * CHUNK_BYTES  # the 200 MB line was never held
+    assert peak < 4 * PARSE_CHUNK_BYTES  # the 200 MB line was never held
 
 
 def test_a_runaway_line_read_across_calls_gives_no_metric_from_its_pieces(tmp_path: Path) -> None:
