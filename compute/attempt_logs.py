@@ -166,7 +166,8 @@ def cap_log(path: str, max_bytes: int) -> bool:
     Cuts when the log holds more than `max_bytes` on disk: head and `CUT_MARKER` kept, the middle up
     to its newest `max_bytes // 4` freed."""
     try:
-        if os.stat(path).st_blocks * 512 <= max_bytes:
+        st = os.stat(path)
+        if min(st.st_size, st.st_blocks * 512) <= max_bytes:  # (blocks may count space reserved past the end)
             return False
         fd = os.open(path, os.O_RDWR)
     except OSError:
