@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -189,8 +190,6 @@ def test_fetch_metrics_reads_a_campaign_job_as_its_campaign_does_and_never_a_con
 
 
 def test_tail_and_grep_read_past_a_24_mb_line_in_bounded_memory(ctx: SkillContext, noisy_job: str) -> None:
-    import tracemalloc
-
     log = Path(ctx.client.log_path(noisy_job))
     with log.open("ab") as f:
         for _ in range(24):
