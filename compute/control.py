@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compute.attempt_logs import read_tail
 from compute.errors import ComputeError, DaemonAlreadyRunning
 from compute.paths import ComputePaths
 from compute.pidlock import holder_pid, try_lock
@@ -106,7 +107,7 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
                 return other
             raise ComputeError(
                 f"the compute daemon exited with code {code} while starting; "
-                f"last lines of {paths.daemon_log}:\n{_tail(paths.daemon_log)}"
+                f"last lines of {paths.daemon_log}:\n{read_tail(paths.daemon_log, lines=15).text.rstrip() or '(no log)'}"
             )
         time.sleep(0.02)
     raise ComputeError(f"the compute daemon did not become ready within {wait_s:g}s; see {paths.daemon_log}")
@@ -193,10 +194,3 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
             Path(address).unlink(missing_ok=True)
         paths.daemon_info.unlink(missing_ok=True)
         os.close(lock_fd)
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"

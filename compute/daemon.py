@@ -12,7 +12,8 @@ insert its job and waits for the reply: compute/submissions.py.)
 The loop waits on the socket, on pidfds of its attempts (an exit wakes it at once), on
 signals, and on the next deadline (a grace period running out, a time limit, a backoff
 ending). Each tick: answer submission requests (compute/submissions.py), reap ended
-attempts, carry out stop requests (cancel, time limit, SIGKILL after grace, a hang: a log silent for its job's
+attempts, cap logs past `log_max_bytes` (docs/logs.md), carry out stop requests (cancel, time limit,
+SIGKILL after grace, a hang: a log silent for its job's
 `progress_timeout_s`, seen by one stat per attempt), check node health, then call the pure `schedule` function and start/preempt what it says.
 
 One daemon per home, enforced by an fcntl lock on `daemon.lock`. Attempts run in their
@@ -50,10 +51,13 @@ from pathlib import Path
 from compute.backends.base import (
     AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, WakesDaemon, Warms,
 )
-from compute.attempt_logs import append_log, excerpt, log_tail
+from compute.attempt_logs import append_log, cap_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
 from compute.daemon_config import DaemonConfig
 from compute.errors import StoreLost, StoreUnavailable
+from compute.jobenv import secret_values
+from compute.log_secrets import SecretMasker
+from compute.spec import JobSpec
 from compute.endings import JobBudget, AttemptStopReason, decide_ending, hang_reason
 from compute.gang_run import GangWatch
 from compute.gang_start import gang_requests, preflight_port, settle_preflight
@@ -109,6 +113,8 @@ class Daemon:
         """The members of multi-node attempts (compute/gang_run.py)."""
         self._host_gpus: frozenset[int] | None = None
         """This host's real GPUs (nvidia-smi), read when the first container job starts."""
+        self.masker = SecretMasker(paths.run_dir)
+        """Masks running attempts' secret values in their logs (compute/log_secrets.py)."""
         self.progress = ProgressWatch()
         """When each running attempt's log last grew (hang detection, `progress_timeout_s`)."""
         self._told = 0
@@ -146,6 +152,7 @@ class Daemon:
             self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
         stopping = {a.key for a in running if a.stop is not None}
         for attempt in running:
+            self._guard_logs(attempt)
             began, due = self._stop_if_due(attempt, now)
             if began:
                 stopping.add(attempt.key)
@@ -384,6 +391,7 @@ class Daemon:
                     f"set {missing} in the shell that starts the daemon (`autoresearch compute down`, then "
                     "submit again from a shell that has it)"
                 )
+            self.masker.begin(key, _secrets_of(spec), [str(started.log_path)])
             handle = self.backend.launch(request)
         except Exception as err:  # LaunchError, or anything else: the attempt did not start
             return self._not_started(started, key, err)
@@ -409,6 +417,7 @@ class Daemon:
             health = self.health
             requests = gang_requests(started, cwd, master, preflight, port, config.gang_preflight_timeout_s,
                                      lambda node: health is not None and health.preflight_fault(node) is not None)
+            self.masker.begin(key, _secrets_of(spec), [str(r.log_path) for r in requests])
             handle = self.gangs.launch(requests)
         except Exception as err:  # the attempt did not start: none of its members runs
             return self._not_started(started, key, err)
@@ -432,7 +441,16 @@ class Daemon:
             self._host_gpus = frozenset(detect_gpus())
         return set(gpus) <= self._host_gpus
 
+    def _guard_logs(self, attempt: LiveAttempt, ended: bool = False) -> None:
+        """Mask the attempt's secrets in what its logs gained (compute/log_secrets.py), then cut the
+        middle of a log that passed `log_max_bytes` (one stat per log)."""
+        logs = _logs_of(attempt)
+        self.masker.scan(attempt.key, logs, ended)
+        for path in logs:
+            cap_log(path, self.config.log_max_bytes)
+
     def _finish(self, attempt: LiveAttempt, ended: AttemptExit) -> None:
+        self._guard_logs(attempt, ended=True)  # what it wrote since the last tick
         code, node, log_path = ended.exit_code, attempt.node, attempt.log_path
         if attempt.members and (blamed := self.gangs.blame(attempt)) is not None:
             node, log_path = blamed.node, blamed.log_path  # the attempt ends as its first failed member did
@@ -465,6 +483,7 @@ class Daemon:
         else:
             self._tracked.discard(attempt.key)
             self.backend.release(attempt.key)
+        self.masker.release(attempt.key)
         log.info("%s attempt %d: %s", attempt.job_id, attempt.number, ending.reason)
 
     # -- the loop -------------------------------------------------------------------
@@ -560,6 +579,15 @@ def _drain(sock: socket.socket) -> None:
             pass
     except (BlockingIOError, InterruptedError):
         pass
+
+
+def _secrets_of(spec: JobSpec) -> list[str]:
+    """The values of the spec's `secret_env` in the daemon's environment (none when one is missing:
+    the launch then fails and says which)."""
+    try:
+        return list(secret_values(spec.secret_env).values())
+    except KeyError:
+        return []
 
 
 def _logs_of(attempt: LiveAttempt) -> list[str]:

@@ -49,6 +49,7 @@ from tracking.logrules import (
 )
 from tracking.logsync import (
     MAX_READ_BYTES,
+    PARSE_CHUNK_BYTES,
     LogSync,
     Parsed,
     log_size,
@@ -124,6 +125,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_READ_BYTES",
     "PARENT_TRIAL_TAG",
+    "PARSE_CHUNK_BYTES",
     "PRUNED_AT_STEP_TAG",
     "PRUNE_REASON_TAG",
     "RERUN_OF_TAG",

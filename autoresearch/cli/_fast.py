@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from autoresearch.cli._logs import check_attempt, log_path, log_view, not_started, print_file
+from autoresearch.cli._logs import check_attempt, log_path, write_log_json, not_started, print_file
 from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields, write_error, write_json
 from compute.errors import JobNotFound, store_unavailable
 from compute.paths import ComputePaths
@@ -157,7 +157,7 @@ def logs(values: dict[str, Any], args: list[str]) -> int:
         return 2
     check_attempt(job, values["attempt"], values["rank"])
     if values["as_json"]:
-        write_json(log_view(job, values["attempt"], values["tail"], values["rank"]))
+        write_log_json(job, values["attempt"], values["tail"], values["rank"])
     elif not job["attempts"]:
         sys.stderr.write(not_started(job) + "\n")
     else:

@@ -29,6 +29,8 @@ def up(
     min_runtime: float | None = typer.Option(None, "--min-runtime", help="Seconds before an attempt may be preempted (default 10)."),
     half_life: float | None = typer.Option(None, "--fair-share-half-life", help="Seconds: half-life of the borrowed "
                                            "usage fair share between projects weighs (default 3600, docs/projects.md)."),
+    log_max_bytes: int | None = typer.Option(None, "--log-max-bytes", help="Disk cap of one attempt's log in bytes "
+                                             "(default 256 MiB): past it the middle is cut, head and tail kept."),
     health_config: str | None = typer.Option(
         None, "--health-config", help="YAML/JSON file of health settings: probe intervals, quarantine, "
         "command probe, failure_rules (see docs/health.md)."),
@@ -41,7 +43,7 @@ def up(
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
     settings: dict[str, Any] = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
                 "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
-                "fair_share_half_life_s": half_life}
+                "fair_share_half_life_s": half_life, "log_max_bytes": log_max_bytes}
     if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None):
         fail("--virtual-nodes and --gpus-per-node split this host for the local backend; with --backend ray "
              "the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N`)")
@@ -57,7 +59,7 @@ def up(
     except ValidationError as err:
         fail(validation_message("compute up settings", err).replace("grace_s", "--grace")
              .replace("min_runtime_s", "--min-runtime").replace("ray_address", "--address")
-             .replace("fair_share_half_life_s", "--fair-share-half-life"))
+             .replace("fair_share_half_life_s", "--fair-share-half-life").replace("log_max_bytes", "--log-max-bytes"))
     paths = ComputePaths.of()
     try:
         start_daemon(paths.home, config, wait_s=120.0 if config.backend == "ray" else 30.0)

@@ -12,7 +12,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json, validation_message
-from autoresearch.cli._logs import check_attempt, log_view, not_started, print_file, reason
+from autoresearch.cli._logs import check_attempt, write_log_json, not_started, print_file, reason
 from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields
 from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name
 
@@ -167,7 +167,7 @@ def logs(
         except BadInput as err:
             fail(str(err))
         if as_json:
-            print_json(log_view(job.model_dump(mode="json"), attempt, tail, rank))
+            write_log_json(job.model_dump(mode="json"), attempt, tail, rank)
             return
         while not job.attempts:
             if not follow or job.state.final:

@@ -25,6 +25,7 @@ from autoresearch.runner.crash import crash_point
 from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
 from autoresearch.runner.run_record import RunRecorder
 from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
+from compute.attempt_logs import read_tail
 from compute.health.rules import DISK_FULL
 from tracking import (
     CAMPAIGN_TAG,
@@ -39,6 +40,8 @@ from tracking import (
 
 _FAILURE = {FailureClass.user: TrialFailure.user, FailureClass.resource: TrialFailure.resource,
             FailureClass.infra: TrialFailure.infra}  # fmt: skip
+EXCERPT_BYTES = 2000
+"""How much of the end of a trial's log its failure excerpt is taken from."""
 DISK_FULL_CANCEL = "its job ran out of disk space (not counted toward budget.max_trials)"
 """How a trial whose job died of a full disk is cancelled (the campaign then pauses)."""
 _PRUNE_REASON = re.compile(r"^trial (\d+) pruned at step (\d+): ")
@@ -230,7 +233,7 @@ class Evaluator:
             if self.pruner:
                 self._report(trial, values)
         attempt = job.last_attempt
-        tail = log_tail(attempt.log_path if attempt else None)
+        tail = read_tail(attempt.log_path if attempt else None, max_bytes=EXCERPT_BYTES).text
         if pruned_at is not None and job.state is JobState.cancelled:
             record = self.ledger.prune(number, **used)
             if trial.mlflow_run_id:
@@ -310,17 +313,3 @@ class Evaluator:
             return self.client.get(job_id)
         except ComputeError:
             return None
-
-
-def log_tail(path: str | None, limit: int = 2000) -> str:
-    """The last `limit` characters of a log (empty when there is none)."""
-    if not path:
-        return ""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - limit))
-            return f.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""

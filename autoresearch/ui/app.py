@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compute import Client, ComputeError, JobNotFound, priority_name
+from compute.attempt_logs import read_tail
 from autoresearch.ui import campaigns, fleet
 from autoresearch.ui.guard import COOKIE, Guard, Refused
 from autoresearch.ui.live import ChangeFeed, changes, follow_log
@@ -151,8 +152,8 @@ class Dashboard:
 
     def job_page(self, request: Request) -> Response:
         view = fleet.job(self.client, request.path_params["job_id"])
-        tail, offset = fleet.read_tail(view.log_path) if view.log_path else ("", 0)
-        return self.render(request, "job.html", "jobs", view=view, job=view.job, log_tail=tail, log_offset=offset)
+        tail = read_tail(view.log_path, max_bytes=fleet.LOG_TAIL_BYTES)
+        return self.render(request, "job.html", "jobs", view=view, job=view.job, log_tail=tail.text, log_offset=tail.size)
 
     def campaigns_page(self, request: Request) -> Response:
         return self.render(request, "campaigns.html", "campaigns", rows=campaigns.overview(self.ledgers))
