@@ -52,6 +52,7 @@ from compute.backends.base import (
 )
 from compute.attempt_logs import append_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
+from compute.clock import Now, boot_id
 from compute.daemon_config import DaemonConfig
 from compute.endings import JobBudget, AttemptStopReason, decide_ending, hang_reason
 from compute.gang_run import GangWatch
@@ -60,8 +61,8 @@ from compute.gpus import detect_gpus
 from compute.health import HANG_MARKER, MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.health.gang_preflight import plan as plan_preflight
 from compute.lifecycle import (
-    LiveAttempt, Started, daemon_event, end_attempt, job_budget_row, job_event, live_attempts, mark_killed, pending_jobs,
-    record_handle, request_stop, start_attempt, sync_nodes,
+    LiveAttempt, Started, daemon_event, end_attempt, forget_other_boots, job_budget_row, job_event, live_attempts,
+    mark_killed, pending_jobs, record_handle, request_stop, start_attempt, sync_nodes,
 )
 from compute.nodes import record_health
 from compute.paths import ComputePaths
@@ -125,17 +126,20 @@ class Daemon:
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
-        daemon_event(self.store, "daemon_started", f"pid {os.getpid()}", data=self.config.model_dump())
+        forget_other_boots(self.store)
+        daemon_event(self.store, "daemon_started", f"pid {os.getpid()}",
+                     data={**self.config.model_dump(), "boot_id": boot_id()})
 
     # -- one tick -------------------------------------------------------------------
 
     def tick(self) -> float | None:
         """Do everything that is due; return the next time something will be due (or None)."""
         answer_submissions(self.store)  # first: a job submitted through the daemon is scheduled in this tick
-        now = time.time()
+        clock = Now.read()  # durations on the boot clock: stored instants come rebased (compute/clock.py)
+        now = clock.wall
         deadlines: list[float] = []
         running: list[LiveAttempt] = []
-        for attempt in live_attempts(self.store):
+        for attempt in live_attempts(self.store, clock):
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
@@ -145,7 +149,7 @@ class Daemon:
             self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
         stopping = {a.key for a in running if a.stop is not None}
         for attempt in running:
-            began, due = self._stop_if_due(attempt, now)
+            began, due = self._stop_if_due(attempt, clock)
             if began:
                 stopping.add(attempt.key)
             if due is not None:
@@ -153,7 +157,7 @@ class Daemon:
         self._check_health(now, running, stopping)
         if self.draining:
             return min(deadlines, default=None)
-        pending, backing_off = pending_jobs(self.store, now)
+        pending, backing_off = pending_jobs(self.store, clock)
         if backing_off:
             deadlines.append(min(backing_off.values()))
         decision, nodes = Decision(), list[NodeView]()
@@ -239,8 +243,9 @@ class Daemon:
         else:
             self.backend.signal(attempt.key, signum)
 
-    def _stop_if_due(self, attempt: LiveAttempt, now: float) -> tuple[bool, float | None]:
+    def _stop_if_due(self, attempt: LiveAttempt, clock: Now) -> tuple[bool, float | None]:
         """Start or escalate a stop: (whether a stop began now, when to look again)."""
+        now = clock.wall
         if attempt.stop is not None:
             if attempt.killed:
                 return False, None
@@ -262,7 +267,7 @@ class Daemon:
             due.append(limit_at)
         if attempt.progress_timeout_s is not None:
             # A gang hangs when any member's log stops growing (one hung rank stalls them all).
-            silent, log_path = max((self.progress.silent_for(path, attempt.started_at, now), path)
+            silent, log_path = max((self.progress.silent_for(path, attempt.started_at, clock), path)
                                    for path in _logs_of(attempt))
             if silent >= attempt.progress_timeout_s:
                 reason = hang_reason(attempt.progress_timeout_s)
