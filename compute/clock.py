@@ -17,6 +17,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+_SAME_S = 0.001
+"""Below this, a rebased instant is the stored one: both clocks are read a few microseconds apart,
+and a stored instant must not wobble from tick to tick when the wall clock did not step."""
+
 
 def boot_id() -> str:
     """This boot of the host ('' where the kernel does not say)."""
@@ -42,7 +46,10 @@ class Now:
     def rebase(self, wall_at: float, boot_at: float | None) -> float:
         """An instant recorded as (`wall_at`, `boot_at`), on the wall clock as it reads now; the
         stored wall value where there is no boot reading (an older store, another boot)."""
-        return wall_at if boot_at is None else self.wall - (self.boot - boot_at)
+        if boot_at is None:
+            return wall_at
+        rebased = self.wall - (self.boot - boot_at)
+        return wall_at if abs(rebased - wall_at) < _SAME_S else rebased
 
     def boot_at(self, wall_at: float) -> float:
         """The boot-clock reading of `wall_at`, an instant given on the wall clock as it reads now."""
