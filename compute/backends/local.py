@@ -266,7 +266,7 @@ class LocalBackend:
             return False
         left = proc.tracking.signal(signal.SIGKILL)
         proc.seen |= left
-        proc.left_fds = [fd for pid in left if (fd := _pidfd(pid)) is not None]
+        proc.left_fds = [opened for pid in left if (opened := _pidfd(pid)) is not None]
         return bool(left)
 
     def _exit_code(self, key: str, fallback: int | None) -> int | None:
