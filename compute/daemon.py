@@ -60,6 +60,7 @@ from compute.gang_start import gang_requests, preflight_port, settle_preflight
 from compute.gpus import detect_gpus
 from compute.health import HANG_MARKER, MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.health.gang_preflight import plan as plan_preflight
+from compute.heartbeat import record_tick
 from compute.lifecycle import (
     LiveAttempt, Started, daemon_event, end_attempt, forget_other_boots, job_budget_row, job_event, live_attempts,
     mark_killed, pending_jobs, record_handle, request_stop, start_attempt, sync_nodes,
@@ -484,9 +485,11 @@ class Daemon:
         signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "draining", True))
         if self.health is not None:
             self.health.on_done = lambda: _poke(wake_w)
+        record_tick(self.paths)
         self.start()
         on_ready()
         while True:
+            record_tick(self.paths)  # `compute status` reports a daemon whose ticks stopped
             try:
                 due = self.tick()
             except Exception:  # one bad tick must not take the host's queue down
