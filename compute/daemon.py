@@ -81,6 +81,9 @@ _QUIET_S = 0.05
 """The daemon prepares the next launch (`Warms.warm`: the local backend's spare `sh`) once nothing
 happened for this long, not right after a launch: a spare started beside the job that had just
 begun slowed it (100-trial campaign, 4 jobs of 0.5 s on 2 cores: jobs ran 2-3% longer)."""
+_IDLE_S = 5.0
+"""Once nothing woke the daemon for this long, it truncates the store's write-ahead log (a burst of
+jobs grew it; SQLite never shrinks it while the daemon's connection is open)."""
 
 
 class Daemon:
@@ -488,6 +491,7 @@ class Daemon:
         record_tick(self.paths)
         self.start()
         on_ready()
+        quiet_since = time.monotonic()
         while True:
             record_tick(self.paths)  # `compute status` reports a daemon whose ticks stopped
             try:
@@ -503,6 +507,10 @@ class Daemon:
             if isinstance(self.backend, WakesDaemon):
                 fds += self.backend.wake_fds()
             readable = self._wait(fds, timeout)
+            if readable:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= _IDLE_S and self.store.wal_bytes() > 0:
+                self.store.truncate_wal()  # blocked by a reader: tried again at the next quiet wait
             for s in (sock, wake_r):
                 if s.fileno() in readable:
                     _drain(s)
