@@ -122,6 +122,7 @@ class Daemon:
 
     def start(self) -> None:
         """Register the backend's nodes and adopt attempts an earlier daemon left running."""
+        forget_other_boots(self.store)  # before any duration is read
         self.nodes = sync_nodes(self.store, self.backend.nodes())
         if self.health is not None:  # track the nodes as stored, so adopted attempts' failures count
             for node in self.nodes:
@@ -130,7 +131,6 @@ class Daemon:
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
-        forget_other_boots(self.store)
         daemon_event(self.store, "daemon_started", f"pid {os.getpid()}",
                      data={**self.config.model_dump(), "boot_id": boot_id()})
 
