@@ -101,3 +101,27 @@ def test_a_restarted_backend_stops_the_escapees_of_an_attempt_that_ended_meanwhi
     assert live_pids(tmp_path / "pids") == []
     backend.release(request.key)
     backend.close()
+
+
+def test_a_subreaper_gets_back_the_daemonized_orphans_of_its_children(tmp_path):
+    """Without cgroups the daemon is the child subreaper: an attempt's double-forked process is
+    re-parented to it, not to init (a separate Python process here, as the daemon is)."""
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "orphan.pid"
+    code = (
+        "import os, subprocess, sys, time\n"
+        "from compute.backends.attempt_procs import become_subreaper, reap\n"
+        "assert become_subreaper()\n"
+        f"subprocess.run(['sh', '-c', '(sleep 600 & echo $! > {pid_file})'], check=True)\n"
+        f"pid = int(open('{pid_file}').read())\n"
+        "ppid = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        "os.kill(pid, 9)\n"
+        "while reap({pid}):\n"
+        "    time.sleep(0.01)\n"
+        "print(ppid == os.getpid())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "True", out.stderr
+    assert live_pids(tmp_path) == []
