@@ -24,6 +24,7 @@ hands the script to the spare, and only the command's own fork remains on the pa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -351,6 +352,9 @@ class LocalBackend:
                 if fd is not None:
                     os.close(fd)
         self._procs.clear()
+        if self.cgroups is not None:  # removed once no attempt's cgroup is left in it
+            with contextlib.suppress(OSError):
+                self.cgroups.rmdir()
 
 
 def _container_code(found: container_ops.ContainerState | None) -> int | None:
