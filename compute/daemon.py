@@ -53,6 +53,7 @@ from compute.backends.base import (
 )
 from compute.attempt_logs import append_log, cap_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
+from compute.clock import Now, boot_id
 from compute.daemon_config import DaemonConfig
 from compute.errors import StoreLost, StoreUnavailable
 from compute.jobenv import secret_values
@@ -64,9 +65,10 @@ from compute.gang_start import gang_requests, preflight_port, settle_preflight
 from compute.gpus import detect_gpus
 from compute.health import HANG_MARKER, MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.health.gang_preflight import plan as plan_preflight
+from compute.heartbeat import record_tick
 from compute.lifecycle import (
-    LiveAttempt, Started, daemon_event, end_attempt, job_budget_row, job_event, live_attempts, mark_killed, pending_jobs,
-    record_handle, request_stop, start_attempt, sync_nodes,
+    LiveAttempt, Started, daemon_event, end_attempt, forget_other_boots, job_budget_row, job_event, live_attempts,
+    mark_killed, pending_jobs, record_handle, request_stop, start_attempt, sync_nodes,
 )
 from compute.nodes import record_health
 from compute.paths import ComputePaths
@@ -84,6 +86,9 @@ _QUIET_S = 0.05
 """The daemon prepares the next launch (`Warms.warm`: the local backend's spare `sh`) once nothing
 happened for this long, not right after a launch: a spare started beside the job that had just
 begun slowed it (100-trial campaign, 4 jobs of 0.5 s on 2 cores: jobs ran 2-3% longer)."""
+_IDLE_S = 5.0
+"""Once nothing woke the daemon for this long, it truncates the store's write-ahead log (a burst of
+jobs grew it; SQLite never shrinks it while the daemon's connection is open)."""
 
 
 class Daemon:
@@ -124,6 +129,7 @@ class Daemon:
 
     def start(self) -> None:
         """Register the backend's nodes and adopt attempts an earlier daemon left running."""
+        forget_other_boots(self.store)  # before any duration is read
         self.nodes = sync_nodes(self.store, self.backend.nodes())
         if self.health is not None:  # track the nodes as stored, so adopted attempts' failures count
             for node in self.nodes:
@@ -132,17 +138,19 @@ class Daemon:
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
-        daemon_event(self.store, "daemon_started", f"pid {os.getpid()}", data=self.config.model_dump())
+        daemon_event(self.store, "daemon_started", f"pid {os.getpid()}",
+                     data={**self.config.model_dump(), "boot_id": boot_id()})
 
     # -- one tick -------------------------------------------------------------------
 
     def tick(self) -> float | None:
         """Do everything that is due; return the next time something will be due (or None)."""
         answer_submissions(self.store)  # first: a job submitted through the daemon is scheduled in this tick
-        now = time.time()
+        clock = Now.read()  # durations on the boot clock: stored instants come rebased (compute/clock.py)
+        now = clock.wall
         deadlines: list[float] = []
         running: list[LiveAttempt] = []
-        for attempt in live_attempts(self.store):
+        for attempt in live_attempts(self.store, clock):
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
@@ -153,7 +161,7 @@ class Daemon:
         stopping = {a.key for a in running if a.stop is not None}
         for attempt in running:
             self._guard_logs(attempt)
-            began, due = self._stop_if_due(attempt, now)
+            began, due = self._stop_if_due(attempt, clock)
             if began:
                 stopping.add(attempt.key)
             if due is not None:
@@ -161,7 +169,7 @@ class Daemon:
         self._check_health(now, running, stopping)
         if self.draining:
             return min(deadlines, default=None)
-        pending, backing_off = pending_jobs(self.store, now)
+        pending, backing_off = pending_jobs(self.store, clock)
         if backing_off:
             deadlines.append(min(backing_off.values()))
         decision, nodes = Decision(), list[NodeView]()
@@ -247,8 +255,9 @@ class Daemon:
         else:
             self.backend.signal(attempt.key, signum)
 
-    def _stop_if_due(self, attempt: LiveAttempt, now: float) -> tuple[bool, float | None]:
+    def _stop_if_due(self, attempt: LiveAttempt, clock: Now) -> tuple[bool, float | None]:
         """Start or escalate a stop: (whether a stop began now, when to look again)."""
+        now = clock.wall
         if attempt.stop is not None:
             if attempt.killed:
                 return False, None
@@ -270,7 +279,7 @@ class Daemon:
             due.append(limit_at)
         if attempt.progress_timeout_s is not None:
             # A gang hangs when any member's log stops growing (one hung rank stalls them all).
-            silent, log_path = max((self.progress.silent_for(path, attempt.started_at, now), path)
+            silent, log_path = max((self.progress.silent_for(path, attempt.started_at, clock), path)
                                    for path in _logs_of(attempt))
             if silent >= attempt.progress_timeout_s:
                 reason = hang_reason(attempt.progress_timeout_s)
@@ -499,10 +508,13 @@ class Daemon:
         signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "draining", True))
         if self.health is not None:
             self.health.on_done = lambda: _poke(wake_w)
+        record_tick(self.paths)
         self.start()
         on_ready()
         failed = 0  # ticks failed in a row: the daemon then backs off, woken by signals only
+        quiet_since = time.monotonic()
         while True:
+            record_tick(self.paths)  # `compute status` reports a daemon whose ticks stopped
             try:
                 self.store.check_intact()
             except StoreLost:  # holding its locks would only make every client wait 30 s for them (main logs it)
@@ -529,6 +541,10 @@ class Daemon:
             if isinstance(self.backend, WakesDaemon):
                 fds += self.backend.wake_fds()
             readable = self._wait(fds, timeout)
+            if readable:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= _IDLE_S and self.store.wal_bytes() > 0:
+                self.store.truncate_wal()  # blocked by a reader: tried again at the next quiet wait
             for s in (sock, wake_r):
                 if s.fileno() in readable:
                     _drain(s)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, validation_message
 from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
-from compute.control import daemon_info, start_daemon, stop_daemon
+from compute.control import daemon_info, not_responding, start_daemon, stop_daemon
 from compute.health import load_health_config
 from autoresearch.cli import nodes_cmds  # noqa: F401 - adds nodes, cordon, uncordon, inject-fault to the group
 from autoresearch.cli import projects_cmds  # noqa: F401 - adds project set/rm and projects to the group
@@ -116,6 +116,8 @@ def status(as_json: bool = JSON_OPTION) -> None:
         return
     daemon = report["daemon"]
     line = f"daemon: running (pid {daemon['pid']})" if daemon else "daemon: not running (`autoresearch compute up`)"
+    if (silent := not_responding(daemon)) is not None:
+        line = f"daemon: {silent}"
     console.print(f"home: {paths.home}\n{line}", highlight=False)
     table = Table("node", "state", "health", "GPU slots", "used", "reason")
     for n in nodes:
