@@ -19,13 +19,14 @@ from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, mod
 from compute.container import validate_image
 from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
 from compute.spec import parse_priority
+from compute.suggest import suggest_names
 from tracking import MetricRules, MetricSource, resolve_tracking
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
 from autoresearch.campaign.command_check import missing_program, render_problem
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
-from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
+from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located
 from autoresearch.campaign.policy_settings import PolicySettings
 
 BUILTIN_PLACEHOLDERS: dict[str, str] = {
