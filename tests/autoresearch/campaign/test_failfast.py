@@ -61,18 +61,21 @@ def test_the_same_error_in_each_jobs_own_wrapper_script_is_one_failure() -> None
 
 
 def test_the_advice_names_commands_that_exist_and_reads_as_sentences() -> None:
+    import click
     from typer.main import get_command
 
     from autoresearch.cli import _register, app
 
     _register()
     root = get_command(app)
+    ctx = click.Context(root)
     for failure in TrialFailure:
         reason = repeated_failure(_campaign(), [_trial(n, failure=failure) for n in range(3)])
         assert reason is not None and re.search(r"[.?] Then ", reason) and ".. " not in reason and "  " not in reason
         assert "`autoresearch run CONFIG.yaml`" in reason  # resume keeps the old config: the advice says so
         for named in re.findall(r"`autoresearch ([a-z-]+(?: [a-z-]+)?)", reason):
             group, _, sub = named.partition(" ")
-            assert group in root.commands, named  # type: ignore[attr-defined]
-            if sub and hasattr(root.commands[group], "commands"):  # type: ignore[attr-defined]
-                assert sub in root.commands[group].commands, named  # type: ignore[attr-defined]
+            command = root.get_command(ctx, group)  # type: ignore[attr-defined]
+            assert command is not None, named
+            if sub and isinstance(command, click.Group):
+                assert command.get_command(ctx, sub) is not None, named
