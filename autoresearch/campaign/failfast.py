@@ -30,7 +30,10 @@ _CHECK = {
     TrialFailure.timed_out: "every trial hits compute.time_limit_s: raise it, or shorten the training",
     TrialFailure.non_finite: "the objective is NaN or infinite from the start: check the search space (learning rates)",
     TrialFailure.bad_patch: "the proposed patches do not apply: check code.editable",
-    TrialFailure.infra: "the nodes fail: check `autoresearch compute status` and `autoresearch compute nodes` (health, and why each node last changed)",
+    TrialFailure.infra: (
+        "the nodes fail: check `autoresearch compute status` and `autoresearch compute nodes` (health, and why each "
+        "node last changed)"
+    ),
 }
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.~-]*[/\\])+[\w.-]*")
 """A file path (absolute or relative, with at least one separator)."""
