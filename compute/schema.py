@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     outcome TEXT,
     exit_code INTEGER,
     failure_class TEXT,
+    failure_rule TEXT,
     log_excerpt TEXT,
     log_path TEXT NOT NULL,
     pid INTEGER,
@@ -109,8 +110,9 @@ JOB_COLUMNS = (
     "infra_retries_used, checkpoint_dir, not_before"
 )
 ATTEMPT_COLUMNS = (
-    "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, "
+    "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, failure_rule, "
     "log_excerpt, log_path, pid, stop_reason, members"
 )
-MIGRATIONS = {("attempts", "members"): "ALTER TABLE attempts ADD COLUMN members TEXT NOT NULL DEFAULT '[]'"}
+MIGRATIONS = {("attempts", "members"): "ALTER TABLE attempts ADD COLUMN members TEXT NOT NULL DEFAULT '[]'",
+              ("attempts", "failure_rule"): "ALTER TABLE attempts ADD COLUMN failure_rule TEXT"}
 """Columns added after a store's tables were made: (table, column) -> the statement that adds it."""

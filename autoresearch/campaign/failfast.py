@@ -6,7 +6,8 @@ the runner makes after each verdict: when the last `budget.max_consecutive_failu
 ended all failed the same way, and no trial of the campaign ever completed (or was pruned: its
 metric was read), it returns the reason the campaign fails with.
 
-"The same way" compares `failure_signature`s: the failure class and the first error line with
+"The same way" compares `failure_signature`s: the failure class, compute's classifier rule (when
+the job failed), and the first error line with
 what differs from job to job taken out (paths, such as each job's own wrapper script, ids and
 numbers), so `/bin/sh: 19: .../job-983606f6ac.1.sh: pythn: not found` and the same line of
 another job are one failure.
@@ -46,11 +47,11 @@ def first_line(excerpt: str | None) -> str:
     return (excerpt or "").strip().split("\n", 1)[0]
 
 
-def failure_signature(trial: TrialRecord) -> tuple[TrialFailure | None, str]:
-    """What two failed trials must share to count as the same failure: the class, and the first
-    error line without paths and numbers (`<path>`, `N`)."""
+def failure_signature(trial: TrialRecord) -> tuple[TrialFailure | None, str | None, str]:
+    """What two failed trials must share to count as the same failure: the class, the rule, and
+    the first error line without paths and numbers (`<path>`, `N`)."""
     line = _PATH.sub("<path>", first_line(trial.log_excerpt))
-    return trial.failure_class, _ID.sub("N", line)
+    return trial.failure_class, trial.failure_rule, _ID.sub("N", line)
 
 
 def repeated_failure(campaign: Campaign, trials: list[TrialRecord], since: datetime | None = None) -> str | None:

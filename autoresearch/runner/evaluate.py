@@ -227,7 +227,8 @@ class Evaluator:
             if failure is TrialFailure.resource and re.search(DISK_FULL, excerpt):  # not the trial's fault
                 record = self.ledger.cancel(number, f"{DISK_FULL_CANCEL}: {excerpt}", gpu_seconds=used)
             else:
-                record = self.ledger.fail(number, failure, log_excerpt=excerpt, gpu_seconds=used)
+                rule = attempt.failure_rule if attempt else None
+                record = self.ledger.fail(number, failure, log_excerpt=excerpt, gpu_seconds=used, rule=rule)
         else:
             record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", gpu_seconds=used)
         crash_point("evaluate.ended")

@@ -102,9 +102,11 @@ class TrialLedger(Protocol):
 
     @abstractmethod
     def fail(
-        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0
+        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0,
+        rule: str | None = None,
     ) -> TrialRecord:
-        """End trial `number` as failed, keeping why and the end of its log."""
+        """End trial `number` as failed, keeping why (`rule`: compute's classifier rule, when its job
+        failed) and the end of its log."""
 
     @abstractmethod
     def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0) -> TrialRecord:

@@ -266,9 +266,11 @@ class Ledger(TrialLedger):
         return self._end(number, OptunaState.PRUNED, None, {"gpu_seconds": gpu_seconds})
 
     def fail(
-        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0
+        self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0,
+        rule: str | None = None,
     ) -> TrialRecord:
-        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, "gpu_seconds": gpu_seconds}
+        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, "gpu_seconds": gpu_seconds,
+                 **({"failure_rule": rule} if rule else {})}  # fmt: skip
         return self._end(number, OptunaState.FAIL, None, attrs)
 
     def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0) -> TrialRecord:

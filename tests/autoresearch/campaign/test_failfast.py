@@ -58,6 +58,9 @@ def test_the_same_error_in_each_jobs_own_wrapper_script_is_one_failure() -> None
     assert repeated_failure(_campaign(), files) is not None
     assert repeated_failure(_campaign(), [_trial(0, line=lines[0]), _trial(1, line="pythn: not found"),
                                           _trial(2, line="bash: 1: ython: not found")]) is None  # fmt: skip
+    ruled = [_trial(n).model_copy(update={"failure_rule": rule}) for n, rule in enumerate(["a", "a", "b"])]
+    assert repeated_failure(_campaign(), ruled) is None  # compute's classifier told them apart
+    assert repeated_failure(_campaign(), ruled[:2] + [ruled[0].model_copy(update={"number": 2})]) is not None
 
 
 def test_the_advice_names_commands_that_exist_and_reads_as_sentences() -> None:

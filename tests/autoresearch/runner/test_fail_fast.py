@@ -71,6 +71,7 @@ def test_a_command_that_does_not_exist_is_named_before_and_fails_the_campaign_fa
     failed = [t for t in status["trials"] if t["state"] == "failed"]
     assert len(failed) >= 3 and len(status["trials"]) <= 4  # 3 in a row, not the 12 of the budget
     assert {t["reason"] for t in failed} == {"command not found: pythn"}
+    assert {t.failure_rule for t in Ledger.load(data["name"]).trials() if t.failure_class} == {"command_not_found"}
 
 
 def test_run_again_with_the_fixed_config_continues_and_says_what_changed(compute_client, tracking, tmp_path):
