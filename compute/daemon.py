@@ -481,7 +481,7 @@ class Daemon:
         )
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
         kept = excerpt(tail, verdict[0] if verdict else None) if failed else None
-        end_attempt(self.store, attempt, ending, code, kept)
+        end_attempt(self.store, attempt, ending, code, kept, verdict[0].rule if failed and verdict else None)
         self._tell_watchers()  # its waiter goes on now, not after this tick's other work
         if self.health is not None and verdict and ending.failure_class is FailureClass.infra:
             self.health.on_infra_failure(node, attempt.job_id, now)

@@ -213,8 +213,9 @@ def job_budget_row(store: Store, job_id: str) -> dict[str, Any]:
 
 
 def end_attempt(store: Store, attempt: LiveAttempt, ending: Ending, exit_code: int | None,
-                excerpt: str | None) -> None:
-    """Record the attempt's outcome and move its job on, in one transaction."""
+                excerpt: str | None, rule: str | None = None) -> None:
+    """Record the attempt's outcome (and `rule`, the classifier's, for a failed one) and move its
+    job on, in one transaction."""
     clock = Now.read()
     now = clock.wall
     not_before_boot = clock.boot_at(ending.not_before) if ending.not_before else None
@@ -222,10 +223,10 @@ def end_attempt(store: Store, attempt: LiveAttempt, ending: Ending, exit_code: i
             JobState.cancelled: "cancelled"}[ending.job_state]
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE attempts SET ended_at=?, outcome=?, exit_code=?, failure_class=?, log_excerpt=?"
+            "UPDATE attempts SET ended_at=?, outcome=?, exit_code=?, failure_class=?, failure_rule=?, log_excerpt=?"
             " WHERE job_id=? AND number=?",
             (now, ending.outcome.value, exit_code, ending.failure_class.value if ending.failure_class else None,
-             excerpt, attempt.job_id, attempt.number),
+             rule, excerpt, attempt.job_id, attempt.number),
         )
         excluded = set(json.loads(conn.execute(
             "SELECT excluded_nodes FROM jobs WHERE id=?", (attempt.job_id,)).fetchone()[0]))

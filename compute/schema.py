@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     outcome TEXT,
     exit_code INTEGER,
     failure_class TEXT,
+    failure_rule TEXT,
     log_excerpt TEXT,
     log_path TEXT NOT NULL,
     pid INTEGER,
@@ -112,7 +113,7 @@ JOB_COLUMNS = (
     "infra_retries_used, checkpoint_dir, not_before"
 )
 ATTEMPT_COLUMNS = (
-    "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, "
+    "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, failure_rule, "
     "log_excerpt, log_path, pid, stop_reason, members"
 )
 MIGRATIONS = {
@@ -120,6 +121,7 @@ MIGRATIONS = {
     ("attempts", "started_boot"): "ALTER TABLE attempts ADD COLUMN started_boot REAL",
     ("attempts", "kill_at_boot"): "ALTER TABLE attempts ADD COLUMN kill_at_boot REAL",
     ("jobs", "not_before_boot"): "ALTER TABLE jobs ADD COLUMN not_before_boot REAL",
+    ("attempts", "failure_rule"): "ALTER TABLE attempts ADD COLUMN failure_rule TEXT",
 }
 """Columns added after a store's tables were made: (table, column) -> the statement that adds it.
 The `*_boot` columns: CLOCK_BOOTTIME readings of the wall-clock instant beside them (compute/clock.py)."""

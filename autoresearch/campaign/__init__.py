@@ -12,6 +12,7 @@ if _typing.TYPE_CHECKING:
         BUILTIN_PLACEHOLDERS, Approvals, Budget, Campaign, CodeSettings, ComputeSettings, MetricSource, Metrics,
         Mode, Objective, ParamSpec, Tracking,
     )
+    from autoresearch.campaign.changes import config_changes, refused_change
     from autoresearch.campaign.datasets import Dataset
     from autoresearch.campaign.failfast import first_line, repeated_failure
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
@@ -45,6 +46,8 @@ _WHERE = {
     "Objective": "autoresearch.campaign.config",
     "ParamSpec": "autoresearch.campaign.config",
     "Tracking": "autoresearch.campaign.config",
+    "config_changes": "autoresearch.campaign.changes",
+    "refused_change": "autoresearch.campaign.changes",
     "Dataset": "autoresearch.campaign.datasets",
     "first_line": "autoresearch.campaign.failfast",
     "repeated_failure": "autoresearch.campaign.failfast",
@@ -156,6 +159,7 @@ __all__ = [
     "campaign_status",
     "campaigns_root",
     "check_params",
+    "config_changes",
     "first_line",
     "free_slots",
     "hours_unit",
@@ -166,6 +170,7 @@ __all__ = [
     "ranked",
     "read_overviews",
     "read_status",
+    "refused_change",
     "repeated_failure",
     "resolve_policy_kind",
     "status_of",

@@ -19,13 +19,14 @@ from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, mod
 from compute.container import validate_image
 from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
 from compute.spec import parse_priority
+from compute.suggest import suggest_names
 from tracking import MetricRules, MetricSource, resolve_tracking
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
-from autoresearch.campaign.command_check import render_problem
+from autoresearch.campaign.command_check import missing_program, render_problem
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
-from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
+from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located
 from autoresearch.campaign.policy_settings import PolicySettings
 
 BUILTIN_PLACEHOLDERS: dict[str, str] = {
@@ -343,6 +344,10 @@ class Campaign(Section):
     def trial_seed(self, trial_number: int) -> int:
         """The `{seed}` of a trial."""
         return (self.policy.seed or 0) + trial_number
+
+    def missing_program(self) -> str | None:
+        """Why the jobs could not start command[0] as they will see it, or None (`command_check`)."""
+        return missing_program(self.command, self.cwd, self.env, self.compute.image)
 
     def render_command(
         self,

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import difflib
 import enum
 import math
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
+
+from compute.suggest import suggest_names
 
 if TYPE_CHECKING:  # Optuna is imported by `distribution()` only: reading a config does not need it
     import optuna
@@ -25,12 +26,6 @@ def located(at: tuple[str | int, ...], message: str) -> PydanticCustomError:
     The loader appends `at` to the error's location to point at the right line.
     """
     return PydanticCustomError("campaign_config", "{detail}", {"detail": message, "at": at})
-
-
-def suggest_names(word: str, candidates: Iterable[str]) -> str:
-    """` (did you mean 'x'?)` for the closest candidate, or an empty string."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _leaf_types(annotation: Any) -> set[Any]:

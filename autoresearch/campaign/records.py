@@ -96,6 +96,9 @@ class TrialRecord(_Record):
     """Its MLflow run."""
     failure_class: TrialFailure | None = None
     """Why it failed (failed trials only)."""
+    failure_rule: str | None = None
+    """Failed trials whose job failed: the rule of compute's classifier that matched
+    (`command_not_found`, `python_traceback`, `unrecognized` ...)."""
     log_excerpt: str | None = None
     """Failed trials: the tail of the job's log. Cancelled trials: why they were cancelled."""
     patch: str | None = None

@@ -11,7 +11,7 @@ import yaml
 from rich.markup import escape
 
 from autoresearch.campaign import Campaign, ConfigError, load_campaign, resolve_policy_kind
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, warn
 
 config_app = typer.Typer(help="Campaign config files: JSON Schema and validation.", no_args_is_help=True)
 cli = typer.Typer()
@@ -47,6 +47,9 @@ def check(
         campaign = load_campaign(file)
     except ConfigError as exc:
         fail(str(exc))
+    missing = campaign.missing_program()
+    if missing is not None:
+        warn(f"{file}: {missing} (every trial would fail)")
     if as_json:
         print_json(campaign)
         return

@@ -256,7 +256,8 @@ class Evaluator:
             if failure is TrialFailure.resource and re.search(DISK_FULL, excerpt):  # not the trial's fault
                 record = self.ledger.cancel(number, f"{DISK_FULL_CANCEL}: {excerpt}", **used)
             else:
-                record = self.ledger.fail(number, failure, log_excerpt=excerpt, **used)
+                rule = attempt.failure_rule if attempt else None
+                record = self.ledger.fail(number, failure, log_excerpt=excerpt, rule=rule, **used)
         else:
             record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", **used)
         crash_point("evaluate.ended")

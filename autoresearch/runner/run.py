@@ -32,10 +32,13 @@ from autoresearch.campaign import (
     CampaignState,
     CampaignStatus,
     Ledger,
+    TrialRecord,
     PolicyKind,
     TrialFailure,
     active_seconds,
     campaign_status,
+    config_changes,
+    refused_change,
     stop_reason,
 )
 from autoresearch.llm import LLMError
@@ -112,7 +115,10 @@ def run_campaign(
     paths = CampaignPaths.of(campaign.name, home)
     seal_process()  # the runner holds the model's API key: jobs may not read it (compute/isolation.py)
     with CampaignLock(paths):
-        before = Ledger.load(campaign.name, home).campaign if paths.exists() and paths.ran_before() else None
+        earlier = Ledger.load(campaign.name, home) if paths.exists() and paths.ran_before() else None
+        before = earlier.campaign if earlier is not None else None
+        if earlier is not None:
+            _check_change(earlier.campaign, campaign, earlier.trials())
         ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)
         try:
             restore_steering(ledger, paths)  # chat's changes (steering.json, budget/space messages) over the config
@@ -124,6 +130,8 @@ def run_campaign(
             if before is not None:
                 ledger.set_campaign(before)  # nothing ran: this call's overrides (--max-trials) are not kept
             return ended
+        if before is not None:
+            _say_changes(ledger, before, display)
         try:
             policy, kind = build_policy(ledger.campaign, ledger, environ=environ, factory=factory)
         except PolicyError as exc:
@@ -189,6 +197,22 @@ def run_campaign(
             status=_status_after(ledger, tracker.pending_at_close, writer), tracking_pending=tracker.pending_at_close,
             tracking_writer_pid=writer,
         )  # fmt: skip
+
+
+def _check_change(before: Campaign, after: Campaign, trials: list[TrialRecord]) -> None:
+    """RunnerError when the edited config would change what the trials already run mean."""
+    problem = refused_change(before, after, trials)
+    if problem is not None:
+        raise RunnerError(problem)
+
+
+def _say_changes(ledger: Ledger, before: Campaign, display: Display) -> None:
+    """Show and note what this run changes in the config the campaign last ran with."""
+    changes = config_changes(before, ledger.campaign)
+    if changes:
+        text = f"config changed since campaign {before.name} last ran: " + "; ".join(changes)
+        ledger.append_note(text, author="runner")
+        display.event(text)
 
 
 def _status_after(ledger: Ledger, pending: int, writer: int | None) -> CampaignStatus:

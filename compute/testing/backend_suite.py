@@ -201,6 +201,9 @@ def test_daemon_exit_codes_and_log_excerpts(start):
     assert (missing_done.state, missing_done.attempts[0].exit_code) == (JobState.failed, 127)
     assert "no-such-program-3f9a" in missing_done.attempts[0].log_excerpt
     assert "not found" in missing_done.attempts[0].log_excerpt
+    rules = (bad_done.attempts[0].failure_rule, missing_done.attempts[0].failure_rule)
+    assert rules == ("python_traceback", "command_not_found"), rules
+    assert ok_done.attempts[0].failure_rule is None
 
 
 def test_daemon_attempt_environment_gpus_and_ids(start, backend):

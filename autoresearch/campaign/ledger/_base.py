@@ -105,8 +105,10 @@ class TrialLedger(Protocol):
     def fail(
         self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0,
         real_gpus: bool = False,
+        rule: str | None = None,
     ) -> TrialRecord:
-        """End trial `number` as failed, keeping why and the end of its log."""
+        """End trial `number` as failed, keeping why (`rule`: compute's classifier rule, when its job
+        failed) and the end of its log."""
 
     @abstractmethod
     def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:

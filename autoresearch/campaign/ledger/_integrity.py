@@ -1,4 +1,4 @@
-"""A ledger that lost its state is refused, never started afresh (issue 20 items 5 and 10).
+"""A ledger that lost its state is refused, never started afresh.
 
 - `check_not_lost`: the campaign ran before (its `ledger.started` marker, or the runner's
   `graph.db`, is there) but `optuna.db` is gone, empty, or holds no study of that name.

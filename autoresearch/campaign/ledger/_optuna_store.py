@@ -171,6 +171,7 @@ def record_of(
         job_id=attrs.get("job_id"),
         mlflow_run_id=attrs.get("mlflow_run_id"),
         failure_class=attrs.get("failure_class"),
+        failure_rule=attrs.get("failure_rule"),
         log_excerpt=attrs.get("log_excerpt") or None,
         patch=attrs.get("patch"),
         parent_trial=attrs.get("parent_trial"),

@@ -274,8 +274,10 @@ class Ledger(TrialLedger):
     def fail(
         self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0,
         real_gpus: bool = False,
+        rule: str | None = None,
     ) -> TrialRecord:
-        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, **_usage(gpu_seconds, real_gpus)}
+        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, **_usage(gpu_seconds, real_gpus),
+                 **({"failure_rule": rule} if rule else {})}  # fmt: skip
         return self._end(number, OptunaState.FAIL, None, attrs)
 
     def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
