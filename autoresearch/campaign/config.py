@@ -21,7 +21,7 @@ from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
 from compute.spec import parse_priority
 from tracking import MetricRules, MetricSource, resolve_tracking
 
-from autoresearch.campaign._base import Section, base_dir_of, paths_checked
+from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.command_check import render_problem
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
@@ -278,7 +278,7 @@ class Campaign(Section):
     @field_validator("cwd")
     @classmethod
     def _resolve_cwd(cls, value: Path, info: ValidationInfo) -> Path:
-        path = (base_dir_of(info) / value.expanduser()).resolve()
+        path = resolve_path(value, info, "cwd")
         if paths_checked(info) and not path.is_dir():
             raise ValueError(f"cwd {str(value)!r} is not a directory (resolved to {path})")
         return path
@@ -297,6 +297,16 @@ class Campaign(Section):
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 raise located((name if isinstance(value, Mapping) else i,), f"{name!r} is not an environment variable name (letters, digits, _; "
                                        "not starting with a digit; no '=')")
+        return value
+
+    @field_validator("env", "command")
+    @classmethod
+    def _no_nul(cls, value: dict[str, str] | list[str]) -> dict[str, str] | list[str]:
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for key, item in items:
+            if "\x00" in item:
+                raise located((key,), f"{item!r} contains a NUL byte; remove it (a command line or an environment "
+                                      "cannot carry one)")
         return value
 
     @field_validator("search_space")

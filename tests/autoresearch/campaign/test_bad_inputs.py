@@ -56,6 +56,12 @@ def _loop(folder: Path) -> Path:
     return folder / "a.yaml"
 
 
+def _cwd_loop(folder: Path) -> Path:
+    (folder / "a").symlink_to(folder / "b")
+    (folder / "b").symlink_to(folder / "a")
+    return _write(folder, GOOD.replace("budget:", "cwd: a/x\nbudget:"))
+
+
 def _laughs(folder: Path) -> Path:
     lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
@@ -109,6 +115,15 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
                                         "tracking.uri: tracking store 'not-a-store' is neither a URI nor a .db file"),
     "a tracking uri of an unknown scheme": (_replace("budget:", "tracking: {uri: 'nosuch://host'}\nbudget:"),
                                             "has the unknown scheme 'nosuch'"),
+    # issue 33 item 8
+    "an int range of +-1e30": (_replace("low: 1, high: 8", "low: -1000000000000000000000000000000, high: 1000000000000000000000000000000"),
+                               "search_space.depth.low: -1000000000000000000000000000000 is too large: an int parameter's bounds must lie within +-2**53"),
+    "an int bound past 2**53": (_replace("high: 8}", "high: 9007199254740993}"), "search_space.depth.high: 9007199254740993 is too large"),
+    "an int bound as a float": (_replace("high: 8}", "high: 1.0e30}"), "search_space.depth.high: must be an integer, not the float 1e+30"),
+    "an int step as a float": (_replace("high: 8}", "high: 8, step: 2.0}"), "search_space.depth.step: must be an integer, not the float 2.0"),
+    "a NUL byte in env": (_replace("budget:", 'env: {A: "x\\0y"}\nbudget:'), "env.A: 'x\\x00y' contains a NUL byte"),
+    "a NUL byte in command": (_replace('"{lr}"]', '"{lr}", "a\\0b"]'), "command[4]: 'a\\x00b' contains a NUL byte"),
+    "a cwd that is a symlink loop": (_cwd_loop, "cwd: cwd 'a/x' cannot be resolved"),
 }  # fmt: skip
 
 
@@ -129,12 +144,15 @@ def test_config_check_exits_2_without_a_traceback(case: str, tmp_path: Path) -> 
     assert expected in " ".join(result.stderr.split())
 
 
-@pytest.mark.parametrize("case", ["10k-deep flow nesting", "a FIFO"])
-def test_config_check_in_its_own_process(case: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("command", "case"), [("config check", "10k-deep flow nesting"), ("config check", "a FIFO"),
+                                               ("config check", "a cwd that is a symlink loop"),
+                                               ("run", "a cwd that is a symlink loop"), ("run", "a NUL byte in env")])
+def test_config_check_in_its_own_process(command: str, case: str, tmp_path: Path) -> None:
     make, expected = CASES[case]
     done = subprocess.run(
-        [sys.executable, "-c", "from autoresearch.cli import main; main()", "config", "check", str(make(tmp_path))],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400"},
+        [sys.executable, "-c", "from autoresearch.cli import main; main()", *command.split(), str(make(tmp_path))],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400",
+                           "AUTORESEARCH_HOME": str(tmp_path / "home")},
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
