@@ -13,7 +13,7 @@ if _typing.TYPE_CHECKING:
         Mode, Objective, ParamSpec, Tracking,
     )
     from autoresearch.campaign.datasets import Dataset
-    from autoresearch.campaign.failfast import first_line, repeated_failure
+    from autoresearch.campaign.failfast import first_line, fruitless, repeated_failure
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
     from autoresearch.campaign.ledger.optuna_ledger import Ledger
     from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
@@ -46,6 +46,7 @@ _WHERE = {
     "Tracking": "autoresearch.campaign.config",
     "Dataset": "autoresearch.campaign.datasets",
     "first_line": "autoresearch.campaign.failfast",
+    "fruitless": "autoresearch.campaign.failfast",
     "repeated_failure": "autoresearch.campaign.failfast",
     "FINAL_STATES": "autoresearch.campaign.ledger.facts",
     "CampaignFacts": "autoresearch.campaign.ledger.facts",
@@ -155,6 +156,7 @@ __all__ = [
     "check_params",
     "first_line",
     "free_slots",
+    "fruitless",
     "known_campaigns",
     "load_campaign",
     "overview",

@@ -5,11 +5,13 @@ trial identically; running the whole budget only burns it. `repeated_failure` is
 the runner makes after each verdict: when the last `budget.max_consecutive_failures` trials that
 ended all failed with the same class and the same first error line, and no trial of the
 campaign ever completed (or was pruned: its metric was read), it returns the reason the
-campaign fails with.
+campaign fails with. `fruitless` is the same judgement at the end of the budget: a campaign whose
+trials all failed ends failed, never completed.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 from autoresearch.campaign.config import Campaign
@@ -60,4 +62,22 @@ def repeated_failure(campaign: Campaign, trials: list[TrialRecord], since: datet
         f"the setup looks broken: trials {numbers} all failed the same way ({kind}) and none completed: "
         f"{line!r}. Check: {check} Then `autoresearch resume {campaign.name}` (budget.max_consecutive_failures "
         f"is {limit}; 0 turns this check off)"
+    )
+
+
+def fruitless(campaign: Campaign, trials: list[TrialRecord], limit: str) -> str | None:
+    """Why a campaign at a limit (`limit`: its text) fails instead of completing: no trial
+    completed or was pruned, and at least one failed. None when it has a result, or nothing failed."""
+    if any(t.state in (TrialState.complete, TrialState.pruned) for t in trials):
+        return None
+    failed = Counter(t.failure_class.value if t.failure_class else "unknown" for t in trials if t.state is TrialState.failed)
+    if not failed:
+        return None
+    classes = ", ".join(f"{kind} {n}" for kind, n in failed.most_common())
+    cancelled = sum(t.state is TrialState.cancelled for t in trials)
+    others = f" and {cancelled} cancelled" if cancelled else ""
+    return (
+        f"{limit} with no result: every trial failed ({sum(failed.values())} failed: {classes}{others}). See why in "
+        f"`autoresearch status {campaign.name}` and the jobs' logs (`autoresearch jobs logs JOB`); fix the cause, then "
+        f"run the config again with a larger budget.max_trials (or --max-trials N)"
     )
