@@ -12,6 +12,7 @@ if _typing.TYPE_CHECKING:
         BUILTIN_PLACEHOLDERS, Approvals, Budget, Campaign, CodeSettings, ComputeSettings, MetricSource, Metrics,
         Mode, Objective, ParamSpec, Tracking,
     )
+    from autoresearch.campaign.changes import config_changes
     from autoresearch.campaign.datasets import Dataset
     from autoresearch.campaign.failfast import first_line, fruitless, repeated_failure
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
@@ -44,6 +45,7 @@ _WHERE = {
     "Objective": "autoresearch.campaign.config",
     "ParamSpec": "autoresearch.campaign.config",
     "Tracking": "autoresearch.campaign.config",
+    "config_changes": "autoresearch.campaign.changes",
     "Dataset": "autoresearch.campaign.datasets",
     "first_line": "autoresearch.campaign.failfast",
     "fruitless": "autoresearch.campaign.failfast",
@@ -154,6 +156,7 @@ __all__ = [
     "campaign_status",
     "campaigns_root",
     "check_params",
+    "config_changes",
     "first_line",
     "free_slots",
     "fruitless",
