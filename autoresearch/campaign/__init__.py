@@ -17,7 +17,8 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.failfast import first_line, fruitless, repeated_failure
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
     from autoresearch.campaign.ledger.optuna_ledger import Ledger
-    from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
+    from autoresearch.campaign.errors import LedgerError
+    from autoresearch.campaign.ledger._base import OptunaBacked, TrialLedger
     from autoresearch.campaign.ledger._sqlite_reader import LedgerReader, LedgerSnapshot
     from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
     from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
@@ -53,7 +54,7 @@ _WHERE = {
     "FINAL_STATES": "autoresearch.campaign.ledger.facts",
     "CampaignFacts": "autoresearch.campaign.ledger.facts",
     "Ledger": "autoresearch.campaign.ledger.optuna_ledger",
-    "LedgerError": "autoresearch.campaign.ledger._base",
+    "LedgerError": "autoresearch.campaign.errors",
     "LedgerReader": "autoresearch.campaign.ledger._sqlite_reader",
     "LedgerSnapshot": "autoresearch.campaign.ledger._sqlite_reader",
     "OptunaBacked": "autoresearch.campaign.ledger._base",

@@ -25,6 +25,7 @@ from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.command_check import render_problem
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
+from autoresearch.campaign.paths import CAMPAIGN_NAME
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
 from autoresearch.campaign.policy_settings import PolicySettings
 
@@ -35,12 +36,6 @@ BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial_dir": "a folder of the trial's own (also $AR_TRIAL_DIR), made at launch and kept across its attempts",
 }
 """Placeholders a command may use besides the search-space parameters."""
-
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-
-_TRACKING_SCHEMES = frozenset({"sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "databricks-uc"})
-"""The MLflow stores a campaign may name (the ./mlruns file store is not supported)."""
-
 
 class Mode(str, enum.Enum):
     """Whether a larger or a smaller objective value is better."""
@@ -207,13 +202,9 @@ class Tracking(Section):
         if uri is None or not uri.strip():
             return uri
         try:
-            resolved = resolve_tracking(uri).tracking_uri
+            resolve_tracking(uri)
         except ValueError as exc:
             raise located((), str(exc)) from None
-        scheme = resolved.partition(":")[0].partition("+")[0].lower()
-        if scheme not in _TRACKING_SCHEMES:
-            raise located((), f"tracking store {uri!r} has the unknown scheme {scheme!r}: use sqlite:///path/to/mlflow.db, "
-                              "a path ending in .db, or a server URI like http://host:5000")
         return uri
 
 
@@ -250,7 +241,7 @@ class Approvals(Section):
 class Campaign(Section):
     """One research goal: what to run, what to search, how to judge it, and the budget."""
 
-    name: Annotated[str, Field(pattern=_NAME)]
+    name: Annotated[str, Field(pattern=CAMPAIGN_NAME)]
     """Names the state dir, the Optuna study and the MLflow experiment: letters, digits, `._-`."""
     command: Annotated[list[str], Field(min_length=1)]
     """argv of a trial, with `{param}` placeholders (and `{trial}`, `{seed}`, `{campaign}`)."""

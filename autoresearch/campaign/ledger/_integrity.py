@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoresearch.campaign.ledger._base import LedgerError
+from autoresearch.campaign.errors import LedgerError
 from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
 
 if TYPE_CHECKING:  # imported where used: the dashboard's `LedgerReader` needs neither

@@ -24,7 +24,8 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.config import Campaign
-from autoresearch.campaign.ledger._base import LedgerError, TrialLedger
+from autoresearch.campaign.errors import LedgerError
+from autoresearch.campaign.ledger._base import TrialLedger
 from autoresearch.campaign.ledger._integrity import (
     check_not_lost,
     check_same_study,

@@ -117,7 +117,8 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
                                             "has the unknown scheme 'nosuch'"),
     # issue 33 item 8
     "an int range of +-1e30": (_replace("low: 1, high: 8", "low: -1000000000000000000000000000000, high: 1000000000000000000000000000000"),
-                               "search_space.depth.low: -1000000000000000000000000000000 is too large: an int parameter's bounds must lie within +-2**53"),
+                               "search_space.depth.low: -1000000000000000000000000000000 is too large: an int "
+                               "parameter's bounds must lie within +-2**53"),
     "an int bound past 2**53": (_replace("high: 8}", "high: 9007199254740993}"), "search_space.depth.high: 9007199254740993 is too large"),
     "an int bound as a float": (_replace("high: 8}", "high: 1.0e30}"), "search_space.depth.high: must be an integer, not the float 1e+30"),
     "an int step as a float": (_replace("high: 8}", "high: 8, step: 2.0}"), "search_space.depth.step: must be an integer, not the float 2.0"),
@@ -162,3 +163,39 @@ def test_config_check_in_its_own_process(command: str, case: str, tmp_path: Path
 def test_the_good_file_loads(tmp_path: Path) -> None:
     campaign = load_campaign(_write(tmp_path, GOOD), check_paths=False)
     assert campaign.budget.max_trials == 4 and campaign.search_space["depth"].high == 8
+
+
+# issue 33 item 9: a campaign name is a name, wherever it is read, never a path into another home
+OTHER_HOME_NAMES = ["../../home-x/campaigns/c", "../c", "/abs/c", "a/b", ".."]
+NAME_READERS = {
+    "status": (["status", "{name}"], None),
+    "status --json": (["status", "{name}", "--json"], None),
+    "report": (["report", "{name}"], None),
+    "resume": (["resume", "{name}", "--quiet"], None),
+    "chat": (["chat", "{name}", "--no-llm", "--wait", "0"], "/status\n"),
+    "list_trials": (["skills", "call", "list_trials", "--campaign", "{name}"], None),
+}
+
+
+@pytest.mark.parametrize("reader", list(NAME_READERS))
+@pytest.mark.parametrize("name", OTHER_HOME_NAMES)
+def test_a_name_that_is_a_path_is_refused_by_every_reader(reader: str, name: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from autoresearch.campaign import CampaignState, Ledger
+    from tests.autoresearch.campaign.conftest import make_campaign
+
+    other = tmp_path / "home-x"
+    Ledger.open(make_campaign(tmp_path, name="c"), other).set_state(CampaignState.completed, "done")
+    mine = tmp_path / "home-me"
+    (mine / "campaigns").mkdir(parents=True)  # so `campaigns/../../home-x` resolves
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.relative_to(other) for p in other.rglob("*"))
+    args, stdin = NAME_READERS[reader]
+
+    result = runner.invoke(app, [a.format(name=name) for a in args], input=stdin,
+                           env={"AUTORESEARCH_HOME": str(mine), "COLUMNS": "400"})
+
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert f"{name!r} is not a campaign name: use letters, digits and ._-" in " ".join(result.stderr.split())
+    assert "home-x" not in result.stdout  # nothing of the other home's campaign was shown
+    assert sorted(p.relative_to(other) for p in other.rglob("*")) == before  # nor written there (report/)
