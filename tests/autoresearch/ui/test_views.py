@@ -95,3 +95,13 @@ def test_the_fleet_page_has_no_projects_section_without_projects(tmp_path: Path)
     with TestClient(create_app(UiSettings(home=tmp_path / "home"), warm=False), base_url="http://localhost") as web:
         page = web.get("/fleet")
     assert page.status_code == 200 and 'id="projects"' not in page.text
+
+
+def test_a_campaign_name_that_is_not_a_name_is_not_found(tmp_path: Path) -> None:
+    """Issue 33 item 9: `..` names the home itself, not a campaign: 404 saying so (the router
+    already keeps '/' out of a name)."""
+    (tmp_path / "home" / "campaigns").mkdir(parents=True)
+    app = create_app(UiSettings(home=tmp_path / "home"), warm=False)
+    with TestClient(app, base_url="http://localhost") as web:
+        page = web.get("/campaigns/%2E%2E")
+    assert page.status_code == 404 and "is not a campaign name" in page.text.replace("&#39;", "'")
