@@ -32,6 +32,7 @@ from autoresearch.campaign.ledger._integrity import (
     load_attrs,
     no_campaign,
     sqlite_errors,
+    stored_config,
 )
 from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_study_attrs, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
@@ -126,8 +127,7 @@ class Ledger(TrialLedger):
             check_not_lost(CampaignPaths(path.parent), name)  # a reader must not recreate a lost schema either
             storage = sqlite_storage(path)
             attrs = load_attrs(name, storage, path)
-        campaign = Campaign.model_validate(attrs[CONFIG_ATTR], context={"check_paths": False})
-        return cls(campaign, storage, path, writable=False)
+        return cls(stored_config(attrs[CONFIG_ATTR], name, path), storage, path, writable=False)
 
     @property
     def campaign(self) -> Campaign:

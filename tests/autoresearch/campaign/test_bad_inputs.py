@@ -199,3 +199,29 @@ def test_a_name_that_is_a_path_is_refused_by_every_reader(reader: str, name: str
     assert f"{name!r} is not a campaign name: use letters, digits and ._-" in " ".join(result.stderr.split())
     assert "home-x" not in result.stdout  # nothing of the other home's campaign was shown
     assert sorted(p.relative_to(other) for p in other.rglob("*")) == before  # nor written there (report/)
+
+
+@pytest.mark.parametrize("command", [["status", "old"], ["status", "old", "--json"], ["report", "old"]])
+def test_a_stored_config_refused_now_is_one_clear_error(command: list[str], tmp_path: Path) -> None:
+    """A campaign an older version ran with an int range of +-1e30 and a NUL in env (issue 33
+    item 8): its readers say what the stored config breaks, never a ValidationError traceback."""
+    import optuna
+
+    from autoresearch.campaign import Ledger
+    from autoresearch.campaign.ledger.optuna_ledger import CONFIG_ATTR
+    from tests.autoresearch.campaign.conftest import make_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(make_campaign(tmp_path, name="old"), home)
+    study = optuna.load_study(study_name="old", storage=ledger.storage_url)
+    config = study.user_attrs[CONFIG_ATTR]
+    config["search_space"]["y"].update(low=-10**30, high=10**30)
+    study.set_user_attr(CONFIG_ATTR, config | {"env": {"A": "x\x00y"}})
+
+    result = runner.invoke(app, command, env={"AUTORESEARCH_HOME": str(home), "COLUMNS": "400"})
+
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    text = " ".join(result.stderr.split())
+    assert f"campaign 'old': the config stored in {home}/campaigns/old/optuna.db is refused now" in text
+    assert "search_space.y.int: -1000000000000000000000000000000 is too large" in text and "NUL byte" in text
+    assert "run it under a new name" in text
