@@ -18,7 +18,7 @@ from compute.jobenv import redact_secrets
 from skills.bounds import cut_marker, cut_middle
 from skills.context import SkillContext
 from skills.jobs import JobId
-from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
+from skills.models import MAX_INDEX, ErrorCode, Index, SkillFailure, SkillInput, SkillOutput
 from skills.views import compute_errors
 
 MAX_LINE_CHARS = 2000
@@ -43,15 +43,15 @@ class LogMode(str, enum.Enum):
 class ReadLogsInput(SkillInput):
     job_id: JobId
     """The job id."""
-    attempt: Annotated[int, Field(ge=1)] | None = None
+    attempt: Annotated[int, Field(ge=1, le=MAX_INDEX)] | None = None
     """Attempt number (1, 2, ...); default: the latest."""
-    rank: Annotated[int, Field(ge=0)] = 0
+    rank: Annotated[int, Field(ge=0, le=1023)] = 0
     """For a multi-node job: the member (node rank) whose log to read; default 0."""
     tail: Annotated[int, Field(ge=1, le=100_000)] | None = None
     """Return the last N lines (the default mode, N=100)."""
-    byte_start: Annotated[int, Field(ge=0)] | None = None
+    byte_start: Index | None = None
     """Return the bytes from this offset (a byte range); page on with next_byte."""
-    byte_end: Annotated[int, Field(ge=0)] | None = None
+    byte_end: Index | None = None
     """End of the byte range (exclusive); default: as much as fits."""
     grep: Annotated[str, Field(min_length=1, max_length=500)] | None = None
     """Return the lines matching this regex (Python syntax), with line numbers; matching is time-bounded."""

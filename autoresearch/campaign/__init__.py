@@ -14,10 +14,11 @@ if _typing.TYPE_CHECKING:
     )
     from autoresearch.campaign.changes import config_changes, refused_change
     from autoresearch.campaign.datasets import Dataset
-    from autoresearch.campaign.failfast import first_line, repeated_failure
+    from autoresearch.campaign.failfast import first_line, fruitless, repeated_failure
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
     from autoresearch.campaign.ledger.optuna_ledger import Ledger
-    from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
+    from autoresearch.campaign.errors import LedgerError
+    from autoresearch.campaign.ledger._base import OptunaBacked, TrialLedger
     from autoresearch.campaign.ledger._sqlite_reader import LedgerReader, LedgerSnapshot
     from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
     from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
@@ -50,11 +51,12 @@ _WHERE = {
     "refused_change": "autoresearch.campaign.changes",
     "Dataset": "autoresearch.campaign.datasets",
     "first_line": "autoresearch.campaign.failfast",
+    "fruitless": "autoresearch.campaign.failfast",
     "repeated_failure": "autoresearch.campaign.failfast",
     "FINAL_STATES": "autoresearch.campaign.ledger.facts",
     "CampaignFacts": "autoresearch.campaign.ledger.facts",
     "Ledger": "autoresearch.campaign.ledger.optuna_ledger",
-    "LedgerError": "autoresearch.campaign.ledger._base",
+    "LedgerError": "autoresearch.campaign.errors",
     "LedgerReader": "autoresearch.campaign.ledger._sqlite_reader",
     "LedgerSnapshot": "autoresearch.campaign.ledger._sqlite_reader",
     "OptunaBacked": "autoresearch.campaign.ledger._base",
@@ -164,6 +166,7 @@ __all__ = [
     "free_slots",
     "hours_unit",
     "on_real_gpus",
+    "fruitless",
     "known_campaigns",
     "load_campaign",
     "overview",

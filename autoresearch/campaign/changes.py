@@ -4,12 +4,14 @@
 it with the file as it is now (a fixed command, a new metric pattern, a raised budget). The
 runner says what changed (`config_changes`), and refuses a change that would make the trials
 already run mean something else (`refused_change`): another objective mode, another objective
-metric once a trial has a value, another type for a parameter trials were sampled with.
+metric once a trial has a value, another type for a parameter trials were sampled with. A
+completed or stopped campaign given another config (budget aside) is refused, naming each key
+that differs (the runner's `_ended_elsewise`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from autoresearch.campaign.config import Campaign
@@ -18,9 +20,17 @@ from autoresearch.campaign.records import TrialRecord
 _NEW_NAME = "restore it in the config, or give the campaign a new name to start over"
 
 
-def config_changes(before: Campaign, after: Campaign) -> list[str]:
-    """One `key: old -> new` line per changed setting (dotted paths), in the config's order."""
-    return list(_diff(before.model_dump(mode="json"), after.model_dump(mode="json"), ""))
+def config_changes(before: Campaign, after: Campaign, *, ignore: Iterable[str] = (),
+                   limit: int | None = None) -> list[str]:
+    """One `path: old -> new` line per changed setting (dotted paths, `[i]` for list items), in the
+    config's order; top-level sections in `ignore` left out; at most `limit` lines, then `... and N more`."""
+    old, new = before.model_dump(mode="json"), after.model_dump(mode="json")
+    skipped = set(ignore)
+    found = [line for key in [*old, *(k for k in new if k not in old)] if key not in skipped
+             for line in _diff(old.get(key), new.get(key), key)]  # fmt: skip
+    if limit is None or len(found) <= limit:
+        return found
+    return [*found[:limit], f"... and {len(found) - limit} more"]
 
 
 def refused_change(before: Campaign, after: Campaign, trials: Sequence[TrialRecord]) -> str | None:
@@ -46,11 +56,16 @@ def _numbers(numbers: list[int]) -> str:
     return ", ".join(map(str, numbers[:5])) + (" ..." if len(numbers) > 5 else "")
 
 
-def _diff(old: Any, new: Any, where: str) -> Any:
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
+def _diff(old: Any, new: Any, where: str) -> Iterable[str]:
+    if old == new:
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
         for key in [*old, *(k for k in new if k not in old)]:
-            yield from _diff(old.get(key), new.get(key), f"{where}.{key}" if where else str(key))
-    elif old != new:
+            yield from _diff(old.get(key), new.get(key), f"{where}.{key}")
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new)):
+            yield from _diff(a, b, f"{where}[{i}]")
+    else:
         yield f"{where}: {_show(old)} -> {_show(new)}"
 
 
@@ -58,5 +73,7 @@ def _show(value: Any) -> str:
     if value is None:
         return "(unset)"
     if isinstance(value, list):
-        return "[" + ", ".join(map(str, value)) + "]"
-    return str(value)
+        text = "[" + ", ".join(map(str, value)) + "]"
+    else:
+        text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."

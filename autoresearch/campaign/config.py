@@ -22,10 +22,11 @@ from compute.spec import parse_priority
 from compute.suggest import suggest_names
 from tracking import MetricRules, MetricSource, resolve_tracking
 
-from autoresearch.campaign._base import Section, base_dir_of, paths_checked
+from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.command_check import missing_program, render_problem
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
+from autoresearch.campaign.paths import CAMPAIGN_NAME
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located
 from autoresearch.campaign.policy_settings import PolicySettings
 
@@ -36,12 +37,6 @@ BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial_dir": "a folder of the trial's own (also $AR_TRIAL_DIR), made at launch and kept across its attempts",
 }
 """Placeholders a command may use besides the search-space parameters."""
-
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-
-_TRACKING_SCHEMES = frozenset({"sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "databricks-uc"})
-"""The MLflow stores a campaign may name (the ./mlruns file store is not supported)."""
-
 
 class Mode(str, enum.Enum):
     """Whether a larger or a smaller objective value is better."""
@@ -208,13 +203,9 @@ class Tracking(Section):
         if uri is None or not uri.strip():
             return uri
         try:
-            resolved = resolve_tracking(uri).tracking_uri
+            resolve_tracking(uri)
         except ValueError as exc:
             raise located((), str(exc)) from None
-        scheme = resolved.partition(":")[0].partition("+")[0].lower()
-        if scheme not in _TRACKING_SCHEMES:
-            raise located((), f"tracking store {uri!r} has the unknown scheme {scheme!r}: use sqlite:///path/to/mlflow.db, "
-                              "a path ending in .db, or a server URI like http://host:5000")
         return uri
 
 
@@ -251,7 +242,7 @@ class Approvals(Section):
 class Campaign(Section):
     """One research goal: what to run, what to search, how to judge it, and the budget."""
 
-    name: Annotated[str, Field(pattern=_NAME)]
+    name: Annotated[str, Field(pattern=CAMPAIGN_NAME)]
     """Names the state dir, the Optuna study and the MLflow experiment: letters, digits, `._-`."""
     command: Annotated[list[str], Field(min_length=1)]
     """argv of a trial, with `{param}` placeholders (and `{trial}`, `{seed}`, `{campaign}`)."""
@@ -279,7 +270,7 @@ class Campaign(Section):
     @field_validator("cwd")
     @classmethod
     def _resolve_cwd(cls, value: Path, info: ValidationInfo) -> Path:
-        path = (base_dir_of(info) / value.expanduser()).resolve()
+        path = resolve_path(value, info, "cwd")
         if paths_checked(info) and not path.is_dir():
             raise ValueError(f"cwd {str(value)!r} is not a directory (resolved to {path})")
         return path
@@ -298,6 +289,16 @@ class Campaign(Section):
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 raise located((name if isinstance(value, Mapping) else i,), f"{name!r} is not an environment variable name (letters, digits, _; "
                                        "not starting with a digit; no '=')")
+        return value
+
+    @field_validator("env", "command")
+    @classmethod
+    def _no_nul(cls, value: dict[str, str] | list[str]) -> dict[str, str] | list[str]:
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for key, item in items:
+            if "\x00" in item:
+                raise located((key,), f"{item!r} contains a NUL byte; remove it (a command line or an environment "
+                                      "cannot carry one)")
         return value
 
     @field_validator("search_space")

@@ -11,11 +11,15 @@ the job failed), and the first error line with
 what differs from job to job taken out (paths, such as each job's own wrapper script, ids and
 numbers), so `/bin/sh: 19: .../job-983606f6ac.1.sh: pythn: not found` and the same line of
 another job are one failure.
+
+`fruitless` is the same judgement at the end of the budget: a campaign whose trials all failed
+ends failed, never completed.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime
 
 from autoresearch.campaign.config import Campaign
@@ -79,4 +83,22 @@ def repeated_failure(campaign: Campaign, trials: list[TrialRecord], since: datet
         f"{line!r}. Check: {check} Then fix the config file and run it again (`autoresearch run CONFIG.yaml`): "
         f"campaign {campaign.name} continues with the edited config (`autoresearch resume {campaign.name}` "
         f"would keep the one it ran with). budget.max_consecutive_failures is {limit}; 0 turns this check off."
+    )
+
+
+def fruitless(campaign: Campaign, trials: list[TrialRecord], limit: str) -> str | None:
+    """Why a campaign at a limit (`limit`: its text) fails instead of completing: no trial
+    completed or was pruned, and at least one failed. None when it has a result, or nothing failed."""
+    if any(t.state in (TrialState.complete, TrialState.pruned) for t in trials):
+        return None
+    failed = Counter(t.failure_class.value if t.failure_class else "unknown" for t in trials if t.state is TrialState.failed)
+    if not failed:
+        return None
+    classes = ", ".join(f"{kind} {n}" for kind, n in failed.most_common())
+    cancelled = sum(t.state is TrialState.cancelled for t in trials)
+    others = f" and {cancelled} cancelled" if cancelled else ""
+    return (
+        f"{limit} with no result: every trial failed ({sum(failed.values())} failed: {classes}{others}). See why in "
+        f"`autoresearch status {campaign.name}` and the jobs' logs (`autoresearch jobs logs JOB`); fix the cause, then "
+        f"run the config again with a larger budget.max_trials (or --max-trials N)"
     )

@@ -117,6 +117,10 @@ class FloatParam(_Param):
         return float(value)
 
 
+INT_LIMIT = 2**53
+"""An int parameter's bounds lie within +-2**53: Optuna stores parameters as floats, exact up to there."""
+
+
 class IntParam(_Param):
     """An integer in [low, high]."""
 
@@ -129,6 +133,21 @@ class IntParam(_Param):
     """Sample on a log scale (needs low > 0)."""
     step: Annotated[int, Field(ge=1)] = 1
     """Spacing of the values (must be 1 with log)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_numbers(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        for key in ("low", "high", "step"):
+            value = data.get(key)
+            if isinstance(value, float):
+                raise located((key,), f"must be an integer, not the float {value!r}: an int parameter's {key} is a "
+                                       f"whole number (write it without a decimal point or exponent), or use type: float")
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
+                raise located((key,), f"{value} is too large: an int parameter's bounds must lie within +-2**53 "
+                                       f"({INT_LIMIT}); narrow the range, or use type: float with log: true")
+        return data
 
     @model_validator(mode="after")
     def _bounds(self) -> IntParam:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from autoresearch.campaign._base import Section, base_dir_of, paths_checked
+from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.params import located
 
 
@@ -86,7 +86,7 @@ class PolicySettings(Section):
     def _resolve_instructions(cls, value: Path | None, info: ValidationInfo) -> Path | None:
         if value is None:
             return None
-        path = (base_dir_of(info) / value.expanduser()).resolve()
+        path = resolve_path(value, info, "instructions_file")
         if paths_checked(info) and not path.is_file():
             raise ValueError(f"instructions_file {str(value)!r} not found (looked at {path})")
         return path

@@ -60,8 +60,8 @@ class ChatSession:
         self.name = name
         self.home = home
         self.author = author
-        self.paths = CampaignPaths.of(name, home)
         try:
+            self.paths = CampaignPaths.of(name, home)
             Ledger.load(name, home)
         except LedgerError as exc:
             raise ChatError(str(exc)) from None

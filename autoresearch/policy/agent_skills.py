@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from autoresearch.campaign import Proposal, TrialFailure, TrialLedger, TrialRecord, TrialState, check_params, ranked
 from autoresearch.workspace import PatchError, Workspaces
 from skills import (
-    READ_ONLY, ErrorCode, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry,
+    READ_ONLY, ErrorCode, Index, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry,
 )
 from skills.logs import ReadLogsInput, ReadLogsOutput, read_logs
 
@@ -90,7 +90,7 @@ class TrialRow(BaseModel):
 class ListTrialsInput(SkillInput):
     state: TrialState | None = None
     """Only trials in this state; default all."""
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Index = 0
     """Skip this many (oldest first)."""
     limit: Annotated[int, Field(ge=1, le=100)] = 20
     """At most this many."""
@@ -131,7 +131,7 @@ def best_trials(ctx: SkillContext, args: BestTrialsInput) -> BestTrialsOutput:
 
 
 class TrialDetailsInput(SkillInput):
-    number: Annotated[int, Field(ge=0)]
+    number: Index
     """The trial number."""
     max_points: Annotated[int, Field(ge=2, le=200)] = 20
     """At most this many points of the intermediate curve (first, last and best always kept)."""
@@ -221,7 +221,7 @@ def suggest_with_optuna(ctx: SkillContext, args: SuggestInput) -> SuggestOutput:
 
 
 class TrialLogsInput(SkillInput):
-    number: Annotated[int, Field(ge=0)]
+    number: Index
     """The trial number."""
     tail: Annotated[int, Field(ge=1, le=2000)] | None = None
     """The last N lines (default 100)."""
@@ -248,7 +248,7 @@ class TrialIdea(SkillInput):
     """A value for every search-space parameter (empty when the campaign has no search space)."""
     patch: Annotated[str, Field(max_length=100_000)] | None = None
     """Code-edit campaigns: search/replace blocks or a unified diff against the parent's editable files."""
-    parent_trial: Annotated[int, Field(ge=0)] | None = None
+    parent_trial: Index | None = None
     """Code-edit campaigns: the complete trial whose code to start from; default the current best."""
     hypothesis: Text
     """What this trial tests."""

@@ -27,6 +27,8 @@ from tracking.datasets import describe_datasets
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
 """Complete trials needed before parameter importances mean anything."""
+MAX_VALUE_FOR_IMPORTANCE = 1e150
+"""fANOVA sums squared objective values: beyond this they overflow a float (and Optuna's assertions fail)."""
 
 
 def write_report(
@@ -57,7 +59,7 @@ def write_report(
         lines += ["No trial has completed yet.", ""]
 
     lines += ["## Parameter importances", ""]
-    importances, why_not = _importances(ledger, len(done))
+    importances, why_not = _importances(ledger, done)
     if importances:
         plots.plot_importances(importances, out / "importances.png")
         lines += ["![parameter importances](importances.png)", "", "| parameter | importance |", "| --- | --- |"]
@@ -120,7 +122,8 @@ def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list
     return lines
 
 
-def _importances(ledger: TrialLedger, complete: int) -> tuple[dict[str, float], str]:
+def _importances(ledger: TrialLedger, done: list[TrialRecord]) -> tuple[dict[str, float], str]:
+    complete = len(done)
     if complete < MIN_TRIALS_FOR_IMPORTANCE:
         return {}, (
             f"Not enough complete trials for parameter importances ({complete}; "
@@ -130,6 +133,10 @@ def _importances(ledger: TrialLedger, complete: int) -> tuple[dict[str, float], 
         return {}, "Parameter importances need at least two parameters in the search space."
     if not isinstance(ledger, OptunaBacked):
         return {}, "Parameter importances need a ledger backed by an Optuna study."
+    largest = max(abs(t.value or 0.0) for t in done)
+    if largest > MAX_VALUE_FOR_IMPORTANCE:
+        return {}, (f"Parameter importances cannot be computed: an objective value reaches {largest:.3g}, whose "
+                    f"variance overflows a float (fANOVA needs values within +-{MAX_VALUE_FOR_IMPORTANCE:.0e}).")
     evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
     try:
         with warnings.catch_warnings():

@@ -3,11 +3,13 @@ no display, no global state)."""
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import cast
 
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -22,8 +24,29 @@ def _figure() -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
+_LINEAR_UP_TO = 1e15
+"""Objective values beyond +-this are drawn on a symmetric log axis: a linear one cannot span
+them (matplotlib's ticks overflow near +-1e308) nor show anything useful at that scale."""
+
+
+def _value_axis(ax: Axes, values: list[float]) -> None:
+    """A y axis that can hold `values`: linear, or symmetric log when they are enormous (with
+    limits set here: autoscaling overflows there too)."""
+    if any(abs(v) > _LINEAR_UP_TO for v in values):
+        ax.set_yscale("symlog")
+        with np.errstate(over="ignore"):  # its inverse transform overflows to inf near +-1e308: harmless
+            ax.set_ylim(_outward(min(values), up=False), _outward(max(values), up=True))
+
+
+def _outward(value: float, *, up: bool) -> float:
+    """`value` moved a decade away from the data (up or down), within the largest float."""
+    away = value * 10 if (value > 0) == up else value / 10
+    return max(-sys.float_info.max, min(sys.float_info.max, away))
+
+
 def _save(fig: Figure, path: Path) -> Path:
-    fig.savefig(path, format="png")
+    with np.errstate(over="ignore"):  # so does drawing a symlog axis near +-1e308 (`_value_axis`)
+        fig.savefig(path, format="png")
     return path
 
 
@@ -42,6 +65,7 @@ def plot_best_by_trial(trials: list[TrialRecord], objective: Objective, path: Pa
     ax.scatter([t.number for t in done], values, s=14, alpha=0.5, label="trial value")
     best = running_best(values, objective)
     ax.step([t.number for t in done], best, where="post", color="C1", label="best so far")
+    _value_axis(ax, values)
     ax.set_xlabel("trial number")
     ax.set_ylabel(f"{objective.metric} ({objective.mode.value})")
     ax.set_title("Best so far against trials")
@@ -58,6 +82,7 @@ def plot_best_by_time(trials: list[TrialRecord], objective: Objective, started_a
     fig, ax = _figure()
     best = running_best([cast(float, t.value) for t in done], objective)
     ax.step([s / scale for s in seconds], best, where="post", color="C1", marker=".")
+    _value_axis(ax, best)
     ax.set_xlabel(f"{unit} since the campaign started")
     ax.set_ylabel(f"best {objective.metric}")
     ax.set_title("Best so far against time")

@@ -18,6 +18,7 @@ from autoresearch.campaign import (
     budget_used,
     first_line,
     free_slots,
+    fruitless,
     repeated_failure,
     stop_reason,
 )
@@ -175,11 +176,12 @@ class CampaignNodes:
                     return {**update, "ended": CampaignState.stopped.value}
         broken = repeated_failure(self.campaign, view.trials, self.started)
         if broken is not None and self.ledger.state is CampaignState.running:
-            self._fail_fast(broken)
+            self._fail(broken)
             return {**update, "ended": CampaignState.failed.value}
         limit = self._limit(view)
-        if limit is not None and self._wind_down(limit):
-            return {**update, "ended": CampaignState.completed.value}
+        ended = None if limit is None else self._wind_down(limit)
+        if ended is not None:
+            return {**update, "ended": ended.value}
         self.ctx.show(every_s=_SHOW_EVERY_S)
         return update
 
@@ -205,23 +207,28 @@ class CampaignNodes:
         assert view.budget_used is not None
         return stop_reason(self.campaign, view.budget_used, best.value if best else None, self.ledger.started_at)
 
-    def _wind_down(self, limit: CampaignStopReason) -> bool:
-        """At a limit: cancel what the limit cancels; complete the campaign once nothing is active."""
+    def _wind_down(self, limit: CampaignStopReason) -> CampaignState | None:
+        """At a limit: cancel what the limit cancels; once nothing is active, complete the campaign
+        (fail it when every trial failed) and return its final state."""
         active = [t for t in self.ledger.trials() if not t.state.final]
         if limit in _CANCEL_ON and active:
             for trial in active:
                 self.ctx.evaluator.cancel_trial(trial, f"campaign reached {limit.value}")
             active = [t for t in self.ledger.trials() if not t.state.final]
         if active:
-            return False
+            return None
         reason = _limit_text(limit, self.ledger)
+        broken = fruitless(self.campaign, self.ledger.trials(), reason)
+        if broken is not None:
+            self._fail(broken)
+            return CampaignState.failed
         self.ledger.set_state(CampaignState.completed, reason)
         self.ledger.append_note(f"campaign completed: {reason}", author="runner")
         self.display.event(f"campaign {self.campaign.name} completed: {reason}")
         self._show()
-        return True
+        return CampaignState.completed
 
-    def _fail_fast(self, reason: str) -> None:
+    def _fail(self, reason: str) -> None:
         """The setup is broken: cancel what runs, and end the campaign as failed."""
         for trial in self.ledger.trials():
             if not trial.state.final:

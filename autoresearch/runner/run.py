@@ -127,8 +127,11 @@ def run_campaign(
         ended_state, ended_at = ledger.state, ledger.ended_at
         ended = _check_ended(ledger, start)
         if ended is not None:
+            changes = [] if before is None else config_changes(before, ledger.campaign, ignore=("budget",), limit=5)
             if before is not None:
                 ledger.set_campaign(before)  # nothing ran: this call's overrides (--max-trials) are not kept
+            if changes:
+                raise RunnerError(_ended_elsewise(ended, changes))
             return ended
         if before is not None:
             _say_changes(ledger, before, display)
@@ -352,6 +355,16 @@ def _drive(nodes: SteeredNodes, connection: sqlite3.Connection, thread: str) -> 
         if answer is None:
             return  # the window ended while waiting: the question is asked again next time
         graph.invoke(Command(resume=answer), config, durability="sync")
+
+
+def _ended_elsewise(ended: RunOutcome, changes: list[str]) -> str:
+    """Why `run` with a changed config does not run a campaign that has ended."""
+    return (
+        f"campaign {ended.name!r} has already {ended.state.value} ({ended.reason.split('. ')[0]}) under another "
+        f"config, and nothing ran: this config differs in {'; '.join(changes)}. To run this config, give it a new "
+        f"`name` (a new campaign); to look at the old one, `autoresearch status {ended.name}` (or restore its values"
+        + (f", then `autoresearch resume {ended.name}`)" if ended.state is CampaignState.stopped else ")")
+    )
 
 
 def _check_ended(ledger: Ledger, start: Start) -> RunOutcome | None:

@@ -75,7 +75,10 @@ class Ledgers:
         """The ledger as last read and its status; raises CampaignNotFound."""
         from autoresearch.campaign import CampaignPaths, LedgerError, LedgerReader, status_of
 
-        paths = CampaignPaths.of(name, self.home)
+        try:
+            paths = CampaignPaths.of(name, self.home)
+        except LedgerError as exc:  # not a campaign name (`../other-home/campaigns/c`)
+            raise CampaignNotFound(str(exc)) from None
         db = paths.ledger_db
         stamp = (_stamp(db), _stamp(db.with_name(db.name + "-wal")), holder_pid(paths.lock) or 0)
         with self._lock:

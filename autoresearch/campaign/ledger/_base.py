@@ -48,10 +48,6 @@ if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
 
-class LedgerError(Exception):
-    """The ledger cannot do what was asked; the message says why and what to do."""
-
-
 class TrialLedger(Protocol):
     """The trials and facts of one campaign. See the module docstring for the rules."""
 

@@ -25,13 +25,15 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.config import Campaign
-from autoresearch.campaign.ledger._base import LedgerError, TrialLedger
+from autoresearch.campaign.errors import LedgerError
+from autoresearch.campaign.ledger._base import TrialLedger
 from autoresearch.campaign.ledger._integrity import (
     check_not_lost,
     check_same_study,
     load_attrs,
     no_campaign,
     sqlite_errors,
+    stored_config,
 )
 from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_study_attrs, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
@@ -130,8 +132,7 @@ class Ledger(TrialLedger):
             check_not_lost(CampaignPaths(path.parent), name)  # a reader must not recreate a lost schema either
             storage = sqlite_storage(path)
             attrs = load_attrs(name, storage, path)
-        campaign = Campaign.model_validate(attrs[CONFIG_ATTR], context={"check_paths": False})
-        return cls(campaign, storage, path, writable=False)
+        return cls(stored_config(attrs[CONFIG_ATTR], name, path), storage, path, writable=False)
 
     @property
     def campaign(self) -> Campaign:

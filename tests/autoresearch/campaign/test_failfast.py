@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, UTC
 
-from autoresearch.campaign import Campaign, TrialFailure, TrialRecord, TrialState, repeated_failure
+from autoresearch.campaign import Campaign, TrialFailure, TrialRecord, TrialState, fruitless, repeated_failure
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -82,3 +82,15 @@ def test_the_advice_names_commands_that_exist_and_reads_as_sentences() -> None:
             assert command is not None, named
             if sub and isinstance(command, click.Group):
                 assert command.get_command(ctx, sub) is not None, named
+
+
+def test_a_limit_reached_with_failures_only_is_fruitless() -> None:
+    campaign = _campaign()
+    reason = fruitless(campaign, [_trial(0), _trial(1, failure=TrialFailure.no_metric), _trial(2, TrialState.cancelled)],
+                       "budget.max_trials (3) reached")
+    assert reason is not None and reason.startswith("budget.max_trials (3) reached with no result: every trial failed")
+    assert "(2 failed: user 1, no_metric 1 and 1 cancelled)" in reason and "autoresearch status toy" in reason
+    assert fruitless(campaign, [_trial(0), _trial(1, TrialState.complete)], "x") is None
+    assert fruitless(campaign, [_trial(0), _trial(1, TrialState.pruned)], "x") is None
+    assert fruitless(campaign, [_trial(0, TrialState.cancelled)], "x") is None
+    assert fruitless(campaign, [], "x") is None

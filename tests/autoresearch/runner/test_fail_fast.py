@@ -100,3 +100,19 @@ def test_run_again_with_the_fixed_config_continues_and_says_what_changed(compute
     write_config(tmp_path, data)
     valued = cli.invoke(app, ["run", str(config)])
     assert valued.exit_code == 2 and "ran with objective.metric 'val_loss' and trials 3 have values of it" in valued.output
+
+
+def test_a_budget_spent_on_failures_only_ends_failed_and_run_exits_1(compute_client, tracking, tmp_path):
+    """Issue 33 item 8: two failures (fewer than max_consecutive_failures) used up the budget: the
+    campaign has no result, so it is failed, not completed, and `run` exits 1."""
+    data = byo_config(tracking, "nanogpt", command=["python", "no_such_script.py", "--x", "{x}"],
+                      budget={"max_trials": 2, "max_parallel": 1})  # fmt: skip
+    name = data["name"]
+    result = cli.invoke(app, ["run", str(write_config(tmp_path, data)), "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert f"campaign {name} failed: budget.max_trials (2) reached with no result" in " ".join(result.stdout.split())
+
+    status = json.loads(cli.invoke(app, ["status", name, "--json"]).stdout)
+    assert status["state"] == "failed" and [t["state"] for t in status["trials"]] == ["failed", "failed"]
+    assert "every trial failed (2 failed: user 2)" in status["state_reason"]
+    assert "--max-trials" in status["state_reason"]

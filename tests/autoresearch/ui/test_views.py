@@ -113,3 +113,13 @@ def test_the_campaign_page_links_the_mlflow_runs_table_and_each_run(tmp_path: Pa
     # MLflow 3 opens a bare `#/experiments/12` on its GenAI "Overview" page, not the runs
     assert 'href="http://127.0.0.1:5000/#/experiments/12/runs" id="mlflow-link"' in page
     assert 'href="http://127.0.0.1:5000/#/experiments/12/runs/0123abcd"' in page
+
+
+def test_a_campaign_name_that_is_not_a_name_is_not_found(tmp_path: Path) -> None:
+    """Issue 33 item 9: `..` names the home itself, not a campaign: 404 saying so (the router
+    already keeps '/' out of a name)."""
+    (tmp_path / "home" / "campaigns").mkdir(parents=True)
+    app = create_app(UiSettings(home=tmp_path / "home"), warm=False)
+    with TestClient(app, base_url="http://localhost") as web:
+        page = web.get("/campaigns/%2E%2E")
+    assert page.status_code == 404 and "is not a campaign name" in page.text.replace("&#39;", "'")
