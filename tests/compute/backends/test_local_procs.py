@@ -6,6 +6,8 @@ not), else the attempt's marker in /proc/PID/environ (`cgroups=False` forces tha
 
 from __future__ import annotations
 
+import secrets
+
 import signal
 from pathlib import Path
 
@@ -28,6 +30,8 @@ def _request(tmp_path: Path, key: str, escape: str, then: str) -> LaunchRequest:
     pids = tmp_path / "pids"
     script = f"mkdir -p {pids}\n{escape}\nwhile [ -z \"$(ls {pids})\" ]; do sleep 0.05; done\necho ready\n{then}"
     job_id, number = key.rsplit(".", 1)
+    job_id += f"-{secrets.token_hex(4)}"  # the marker scan is host-wide: tests run at once must not share a job id
+    key = f"{job_id}.{number}"
     return LaunchRequest(key=key, argv=["sh", "-c", script], env={"AR_JOB_ID": job_id, "AR_ATTEMPT": number},
                          cwd=str(tmp_path), node="local", gpus=(0, 1), log_path=tmp_path / f"{key}.log")
 
