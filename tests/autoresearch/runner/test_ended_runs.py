@@ -79,7 +79,7 @@ def test_run_of_a_completed_campaign_with_another_config_says_what_differs_and_e
     assert changed.exit_code == 2, changed.output
     text = " ".join(changed.stderr.split())
     assert f"campaign '{data['name']}' has already completed (budget.max_trials (2) reached" in text
-    assert "search_space.x1.high: 10.0 -> 12.0" in text and "command[12]: '--no-mlflow' -> '--quiet-job'" in text
+    assert "search_space.x1.high: 10.0 -> 12.0" in text and "command[12]: --no-mlflow -> --quiet-job" in text
     assert "give it a new `name`" in text
     assert Ledger.load(data["name"], compute_home).campaign.search_space["x1"].high == 10.0  # nothing was changed
 
