@@ -25,6 +25,7 @@ from tracking import MetricRules, MetricSource, resolve_tracking
 from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.command_check import missing_program, render_problem
 from autoresearch.campaign.datasets import Dataset
+from autoresearch.campaign.holdout_settings import Holdout, holdout_problem
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
 from autoresearch.campaign.paths import CAMPAIGN_NAME
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located
@@ -56,6 +57,8 @@ class Objective(Section):
     """Stop the campaign once a completed trial reaches this value."""
     source: MetricSource = MetricSource.auto
     """Where to read the metric: `mlflow`, `log`, or `auto` (MLflow when logged, else the log)."""
+    holdout: Holdout | None = None
+    """A hidden holdout (docs/results.md): an evaluation run for the leaders that the policy never sees."""
 
     @property
     def direction(self) -> Literal["maximize", "minimize"]:
@@ -323,6 +326,8 @@ class Campaign(Section):
         missing = uncapturable(self.objective.metric, self.objective.source, self.metrics)
         if missing:
             raise located(missing[0], missing[1])
+        if (holdout := holdout_problem(self, paths_checked(info))) is not None:
+            raise located(*holdout)
         if not self.search_space and not (self.code and self.code.editable):
             raise located(("search_space",), "nothing to search: give search_space, or code.editable files")
         if self.code and paths_checked(info):
