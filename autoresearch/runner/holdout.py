@@ -34,6 +34,8 @@ class HoldoutJobs:
         self.tracker = tracker
         self.workspaces = workspaces
         self.on_event = on_event
+        self._pending: dict[int, str] = {}
+        """Trial number -> its holdout job, submitted by `after_trial` and not recorded yet."""
 
     @property
     def enabled(self) -> bool:
@@ -43,7 +45,15 @@ class HoldoutJobs:
         """`holdout.every`: start the evaluation of a trial that just completed."""
         holdout = self.ledger.campaign.objective.holdout
         if holdout is not None and holdout.every and trial.state is TrialState.complete and not self._done(trial.number):
-            self.submit(trial)
+            self._pending[trial.number] = self.submit(trial).id
+
+    def collect(self) -> None:
+        """Record the holdout jobs started by `after_trial` that have ended (does not wait)."""
+        for number, job_id in list(self._pending.items()):
+            job = self.client.get(job_id)
+            if job.state.final:
+                del self._pending[number]
+                self._record(self.ledger.trial(number), job)
 
     def finish(self) -> None:
         """Evaluate the leaders (every complete trial with `every`) that have no result yet, wait for
@@ -56,6 +66,7 @@ class HoldoutJobs:
             self.on_event(f"holdout: evaluating trials {', '.join(map(str, jobs))} (jobs {', '.join(j.id for j in jobs.values())})")
         for number, job in jobs.items():
             ended = self.client.wait(job.id)[0]
+            self._pending.pop(number, None)
             self._record(self.ledger.trial(number), ended)
 
     def submit(self, trial: TrialRecord) -> Job:

@@ -157,6 +157,7 @@ class CampaignNodes:
     def replan(self, state: RunnerState) -> RunnerState:
         """Apply steering, let the policy replan on new results, and end the campaign at a limit."""
         crash_point("replan.start")
+        self.holdout.collect()
         applied = drain(self.ctx.inbox, self.ctx)
         for message in applied:
             self.display.event(f"inbox #{message.id} {message.kind} from {message.author}: {message.outcome}")
