@@ -13,8 +13,9 @@ and MLflow (`holdout/<metric>` on the trial's run) show it to people, with `Hold
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -121,6 +122,17 @@ def _ranks(values: list[float]) -> list[float]:
     return ranks
 
 
+def render_holdout(campaign: Campaign, params: Mapping[str, Any], trial_number: int, *, seed_of: int,
+                   trial_dir: Path, checkpoint_dir: Path) -> list[str]:
+    """The holdout job's argv for one trial (the placeholders of `Campaign.render_command`, plus
+    `{checkpoint_dir}`)."""
+    holdout = campaign.objective.holdout
+    assert holdout is not None
+    values = {**params, "trial": trial_number, "seed": campaign.trial_seed(seed_of), "campaign": campaign.name,
+              "trial_dir": str(trial_dir), "checkpoint_dir": str(checkpoint_dir)}  # fmt: skip
+    return [item.format_map(values) for item in holdout.command]
+
+
 def leaders(campaign: Campaign, trials: Iterable[TrialRecord]) -> list[TrialRecord]:
     """The trials the holdout evaluates at the end: every complete one (`every`), else the `top_k` best."""
     holdout = campaign.objective.holdout
@@ -130,4 +142,4 @@ def leaders(campaign: Campaign, trials: Iterable[TrialRecord]) -> list[TrialReco
     return best if holdout.every else best[: holdout.top_k]
 
 
-__all__ = ["HoldoutResult", "HoldoutRow", "HoldoutSummary", "holdout_line", "holdout_summary", "leaders", "spearman"]
+__all__ = ["HoldoutResult", "HoldoutRow", "HoldoutSummary", "holdout_line", "holdout_summary", "leaders", "render_holdout", "spearman"]

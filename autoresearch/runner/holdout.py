@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autoresearch.campaign import HoldoutResult, Ledger, TrialRecord, TrialState
-from autoresearch.campaign.holdout import leaders
-from autoresearch.campaign.holdout_settings import render_holdout
+from autoresearch.campaign.holdout import leaders, render_holdout
 from autoresearch.runner.launch import job_argv
 from autoresearch.workspace import Workspaces
 from compute import Client, Job, JobSpec, JobState, Resources
