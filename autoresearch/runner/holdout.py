@@ -16,6 +16,7 @@ from pathlib import Path
 
 from autoresearch.campaign import HoldoutResult, Ledger, TrialRecord, TrialState
 from autoresearch.campaign.holdout import leaders, render_holdout
+from autoresearch.runner.crash import crash_point
 from autoresearch.runner.launch import job_argv
 from autoresearch.workspace import Workspaces
 from compute import Client, Job, JobSpec, JobState, Resources
@@ -61,6 +62,7 @@ class HoldoutJobs:
             return
         due = [t for t in leaders(self.ledger.campaign, self.ledger.trials()) if not self._done(t.number)]
         jobs = {t.number: self.submit(t) for t in due}
+        crash_point("holdout.submitted")
         if jobs:
             self.on_event(f"holdout: evaluating trials {', '.join(map(str, jobs))} (jobs {', '.join(j.id for j in jobs.values())})")
         for number, job in jobs.items():

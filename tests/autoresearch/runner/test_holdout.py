@@ -6,11 +6,14 @@ receives (the fake server's raw request bodies), carries it."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from scipy.stats import spearmanr
+from starlette.testclient import TestClient
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, Ledger, TrialState
@@ -19,11 +22,14 @@ from autoresearch.llm import FakeLLMServer, FakeRequest, Reply
 from autoresearch.policy import AgentContext, agent_registry
 from autoresearch.policy.agent_skills import campaign_registry
 from autoresearch.runner import run_campaign
+from autoresearch.runner.display import render_status
+from autoresearch.ui import UiSettings, create_app
 from compute import Client
 from skills import SkillContext, SkillError
 from tracking import mlflow_client
 from tests.autoresearch.conftest import FAST_LLM, KEY, Researcher, branin, llm_policy
-from tests.autoresearch.runner.conftest import FAST, campaign_jobs, campaign_of, synthetic_config
+from tests.autoresearch.runner.conftest import FAST, campaign_jobs, campaign_of, synthetic_config, write_config
+from tests.autoresearch.runner.test_resume import start_runner
 
 MARK = "0.123456"
 """The holdout value every holdout job prints: distinctive, so any leak of it is found."""
@@ -129,7 +135,36 @@ def test_the_leaders_get_a_holdout_when_the_campaign_completes(compute_home: Pat
     assert run.data.metrics["holdout/holdout_objective"] == leaders[0].params["x1"]
     report = Path(api.report(campaign.name, home=compute_home)).read_text()
     assert "## Holdout" in report and f"Spearman rank correlation of validation and holdout: **{expected:+.3f}**" in report
+    with TestClient(create_app(UiSettings(home=compute_home), warm=False), base_url="http://127.0.0.1") as web:
+        page = web.get(f"/campaigns/{campaign.name}").text
+    assert '<table id="holdout">' in page and f"<b>{expected:+.3f}</b>" in page
+    console = Console(record=True, width=400)
+    console.print(render_status(outcome.status, campaign.budget.max_trials))
+    assert f"Spearman {expected:+.3f}; overfitting gap {gap:+.6g}" in console.export_text()
     holdout_jobs = [j for j in campaign_jobs(Client(compute_home), campaign.name) if "holdout_of" in j.spec.labels]
     assert sorted(int(j.spec.labels["holdout_of"]) for j in holdout_jobs) == sorted(results)
     again = run_campaign(campaign, home=compute_home, settings=FAST)  # nothing to run: no second holdout job
     assert again.already_ended and Ledger.load(campaign.name, compute_home).facts().holdouts == ledger.facts().holdouts
+
+
+def test_a_runner_killed_while_the_holdout_runs_resumes_with_the_same_holdout_jobs(compute_client, tracking,
+                                                                                   tmp_path: Path) -> None:
+    holdout = {"command": ["python", "-c", "import sys; print('holdout_objective:', sys.argv[1])", "{x2}"],
+               "metric": "holdout_objective", "top_k": 2}  # fmt: skip
+    data = synthetic_config(tracking, budget={"max_trials": 3, "max_parallel": 3}, objective={"holdout": holdout})
+    config = write_config(tmp_path, data)
+
+    killed = start_runner(config, crash_at="holdout.submitted")
+    assert killed.wait(timeout=120) == -signal.SIGKILL, killed.stdout.read() if killed.stdout else ""
+    assert Ledger.load(data["name"]).facts().holdouts == ()
+    resumed = start_runner(config)
+    assert resumed.wait(timeout=120) == 0, resumed.stdout.read() if resumed.stdout else ""
+
+    ledger = Ledger.load(data["name"])
+    assert ledger.state is CampaignState.completed
+    leaders = sorted((t for t in ledger.trials() if t.state is TrialState.complete), key=lambda t: t.value)[:2]
+    results = {r.trial: r for r in ledger.facts().holdouts}
+    assert sorted(results) == sorted(t.number for t in leaders)
+    assert all(results[t.number].value == t.params["x2"] for t in leaders)
+    holdout_jobs = [j for j in campaign_jobs(compute_client, data["name"]) if "holdout_of" in j.spec.labels]
+    assert sorted(j.id for j in holdout_jobs) == sorted(r.job_id for r in results.values())  # none twice
