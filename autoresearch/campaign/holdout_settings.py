@@ -36,7 +36,7 @@ class Holdout(Section):
 def unfixed_file(item: str, cwd: Path, editable: Sequence[str], fixed: Sequence[str]) -> str | None:
     """Why a file that holdout command item `item` names (as itself or after `=`), under `cwd`, may not
     back the holdout of a code-edit campaign with these `editable` and `fixed` paths; None when it may."""
-    for text in {item, item.partition("=")[2]}:
+    for text in dict.fromkeys((item, item.partition("=")[2])):
         if not text or "{" in text or not (path := cwd / text).exists():
             continue
         try:
