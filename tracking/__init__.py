@@ -83,6 +83,7 @@ from tracking.sources import (
     source_of,
 )
 from tracking.tags import (
+    HOLDOUT_METRIC_PREFIX,
     CAMPAIGN_STARTED_TAG,
     CAMPAIGN_TAG,
     EXPERIMENT_LABEL,
@@ -145,6 +146,7 @@ __all__ = [
     "LogSource",
     "LogSync",
     "LoggedMetric",
+    "HOLDOUT_METRIC_PREFIX",
     "MetricPoint",
     "MetricReader",
     "MetricRules",

@@ -39,5 +39,9 @@ PRUNED_AT_STEP_TAG = "autoresearch.pruned_at_step"
 PRUNE_REASON_TAG = "autoresearch.prune_reason"
 """Run tag: why the trial was pruned (which pruner, which metric)."""
 
+HOLDOUT_METRIC_PREFIX = "holdout/"
+"""Metric name prefix of a hidden-holdout value on a trial's run (`holdout/<metric>`): MLflow shows it
+to people; `fetch_metrics` never returns it (an agent must not see the holdout it is judged on)."""
+
 LLM_POLICY_ROLE = "llm-policy"
 """The `ROLE_TAG` value of a campaign's LLM usage run."""

@@ -15,6 +15,8 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.changes import config_changes, refused_change
     from autoresearch.campaign.datasets import Dataset
     from autoresearch.campaign.failfast import first_line, fruitless, repeated_failure
+    from autoresearch.campaign.holdout import HoldoutResult, HoldoutSummary, holdout_line, holdout_summary
+    from autoresearch.campaign.holdout_settings import Holdout
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
     from autoresearch.campaign.ledger.optuna_ledger import Ledger
     from autoresearch.campaign.errors import LedgerError
@@ -53,6 +55,11 @@ _WHERE = {
     "first_line": "autoresearch.campaign.failfast",
     "fruitless": "autoresearch.campaign.failfast",
     "repeated_failure": "autoresearch.campaign.failfast",
+    "HoldoutResult": "autoresearch.campaign.holdout",
+    "HoldoutSummary": "autoresearch.campaign.holdout",
+    "holdout_line": "autoresearch.campaign.holdout",
+    "holdout_summary": "autoresearch.campaign.holdout",
+    "Holdout": "autoresearch.campaign.holdout_settings",
     "FINAL_STATES": "autoresearch.campaign.ledger.facts",
     "CampaignFacts": "autoresearch.campaign.ledger.facts",
     "Ledger": "autoresearch.campaign.ledger.optuna_ledger",
@@ -128,6 +135,9 @@ __all__ = [
     "ConfigProblem",
     "Dataset",
     "FloatParam",
+    "Holdout",
+    "HoldoutResult",
+    "HoldoutSummary",
     "IntParam",
     "Ledger",
     "LedgerError",
@@ -164,6 +174,8 @@ __all__ = [
     "config_changes",
     "first_line",
     "free_slots",
+    "holdout_line",
+    "holdout_summary",
     "hours_unit",
     "on_real_gpus",
     "fruitless",

@@ -25,6 +25,7 @@ from tracking import MetricRules, MetricSource, resolve_tracking
 from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.command_check import missing_program, render_problem
 from autoresearch.campaign.datasets import Dataset
+from autoresearch.campaign.holdout_settings import HOLDOUT_PLACEHOLDERS, Holdout, unfixed_file
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
 from autoresearch.campaign.paths import CAMPAIGN_NAME
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located
@@ -56,6 +57,8 @@ class Objective(Section):
     """Stop the campaign once a completed trial reaches this value."""
     source: MetricSource = MetricSource.auto
     """Where to read the metric: `mlflow`, `log`, or `auto` (MLflow when logged, else the log)."""
+    holdout: Holdout | None = None
+    """A hidden holdout (docs/results.md): an evaluation run for the leaders that the policy never sees."""
 
     @property
     def direction(self) -> Literal["maximize", "minimize"]:
@@ -323,6 +326,7 @@ class Campaign(Section):
         missing = uncapturable(self.objective.metric, self.objective.source, self.metrics)
         if missing:
             raise located(missing[0], missing[1])
+        self._check_holdout(paths_checked(info))
         if not self.search_space and not (self.code and self.code.editable):
             raise located(("search_space",), "nothing to search: give search_space, or code.editable files")
         if self.code and paths_checked(info):
@@ -331,6 +335,19 @@ class Campaign(Section):
                     if not (self.cwd / rel).exists():
                         raise located(("code", key, i), f"{rel!r} not found under cwd {self.cwd}")
         return self
+
+    def _check_holdout(self, check_paths: bool) -> None:
+        """objective.holdout: its placeholders render; in a code-edit campaign it names only fixed files."""
+        holdout, code = self.objective.holdout, self.code
+        builtins = {"trial": 0, "seed": self.trial_seed(0), "campaign": self.name, "trial_dir": "/trials/trial-0",
+                    "checkpoint_dir": "/checkpoints/trial-0"}  # fmt: skip
+        for i, item in enumerate(holdout.command if holdout else []):
+            problem = _placeholder_problem(item, {*self.search_space, *HOLDOUT_PLACEHOLDERS}) or render_problem(
+                item, self.search_space, builtins)
+            if not problem and check_paths and code and code.editable:
+                problem = unfixed_file(item, self.cwd, code.editable, code.fixed)
+            if problem:
+                raise located(("objective", "holdout", "command", i), f"{item!r}: {problem}")
 
     @property
     def experiment(self) -> str:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
+from autoresearch.campaign.holdout import HoldoutSummary, holdout_summary
 from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths, known_campaigns
 from autoresearch.campaign.ranking import best_trial
@@ -106,6 +107,9 @@ class CampaignStatus(_Record):
     tracking_writer_pid: int | None = None
     """The live process applying them (a runner, or the writer a runner left); None: none is
     running, and the next `autoresearch resume NAME` applies them first."""
+    holdout: HoldoutSummary | None = None
+    """Validation vs the hidden holdout for the evaluated leaders, with their rank correlation and the
+    overfitting gap (`objective.holdout`; never shown to the policy)."""
 
 
 class CampaignStopReason(str, enum.Enum):
@@ -146,6 +150,7 @@ def status_of(
         budget_used=used,
         best_trial=TrialSummary.of(best) if best else None,
         trials=[TrialSummary.of(t) for t in trials],
+        holdout=holdout_summary(campaign, trials, facts.holdouts),
     )
 
 

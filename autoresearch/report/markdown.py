@@ -13,6 +13,7 @@ import optuna
 from autoresearch.campaign import (
     CampaignPaths,
     CampaignStatus,
+    HoldoutSummary,
     OptunaBacked,
     TrialLedger,
     TrialRecord,
@@ -58,6 +59,7 @@ def write_report(
     else:
         lines += ["No trial has completed yet.", ""]
 
+    lines += _holdout_section(status.holdout)
     lines += ["## Parameter importances", ""]
     importances, why_not = _importances(ledger, done)
     if importances:
@@ -92,6 +94,21 @@ def write_report(
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _holdout_section(summary: HoldoutSummary | None) -> list[str]:
+    """Validation vs the hidden holdout for the evaluated leaders (docs/results.md)."""
+    if summary is None:
+        return []
+    rho = "n/a (fewer than 2 values)" if summary.spearman is None else f"{summary.spearman:+.3f}"
+    gap = "n/a" if summary.gap is None else f"{summary.gap:+.6g}"
+    lines = ["## Holdout", "", f"The policy never saw these values. Spearman rank correlation of validation and "
+             f"holdout: **{rho}**; overfitting gap (mean validation minus mean holdout, positive when validation "
+             f"flatters): **{gap}**.", "", f"| trial | validation | holdout {summary.metric} |", "| --- | --- | --- |"]
+    for row in summary.rows:
+        held = f"{row.holdout:.6g}" if row.holdout is not None else f"none ({row.error})"
+        lines.append(f"| {row.trial} | {row.validation:.6g} | {held} |")
+    return [*lines, ""]
 
 
 def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list[str]:

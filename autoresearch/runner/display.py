@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from autoresearch.campaign import CampaignState, CampaignStatus, TrialState, TrialSummary
+from autoresearch.campaign import CampaignState, CampaignStatus, TrialState, TrialSummary, holdout_line
 
 _SHOWN = 12
 _ENDED = (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
@@ -134,6 +134,8 @@ def render_status(status: CampaignStatus, max_trials: int, ranked: list[TrialSum
         parts.append(Text(f"{status.state.value}: {status.state_reason}"))
     if status.tracking_pending:
         parts.append(Text(tracking_line(status)))
+    if status.holdout is not None:
+        parts.append(Text(holdout_line(status.holdout)))
     parts.append(table)
     if len(rows) < len(status.trials):
         parts.append(Text(note, style="dim"))

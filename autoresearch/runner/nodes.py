@@ -28,6 +28,7 @@ from autoresearch.runner.context import RunContext
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.evaluate import DISK_FULL_CANCEL
 from autoresearch.runner.graph import RunnerState
+from autoresearch.runner.holdout import HoldoutJobs
 from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
 from compute import Job
@@ -56,6 +57,8 @@ class CampaignNodes:
         """Failures before this runner started do not count towards failing fast (a resume starts over)."""
         self.writes = ctx.tracker if isinstance(ctx.tracker, QueuedTracker) else None
         """Queued MLflow writes, held from a job's end until the next job is submitted (see `evaluate`)."""
+        self.holdout = HoldoutJobs(ctx.ledger, ctx.client, ctx.tracker, ctx.launcher.workspaces, ctx.display.event)
+        """The hidden holdout's jobs (`objective.holdout`): run for the leaders before the campaign completes."""
         self._job_states: dict[str, str] = {}
         """Job id -> state as `evaluate` last saw it, kept across rounds: a round's first look reads
         only the jobs launched since (a job that changed meanwhile differs from it, so the wait
@@ -140,6 +143,7 @@ class CampaignNodes:
             self._job_states = seen
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
+                self.holdout.after_trial(trial)
                 if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:
                     self._pause_disk_full(trial)
             if ended:
@@ -153,6 +157,7 @@ class CampaignNodes:
     def replan(self, state: RunnerState) -> RunnerState:
         """Apply steering, let the policy replan on new results, and end the campaign at a limit."""
         crash_point("replan.start")
+        self.holdout.collect()
         applied = drain(self.ctx.inbox, self.ctx)
         for message in applied:
             self.display.event(f"inbox #{message.id} {message.kind} from {message.author}: {message.outcome}")
@@ -217,6 +222,7 @@ class CampaignNodes:
             active = [t for t in self.ledger.trials() if not t.state.final]
         if active:
             return None
+        self.holdout.finish()
         reason = _limit_text(limit, self.ledger)
         broken = fruitless(self.campaign, self.ledger.trials(), reason)
         if broken is not None:

@@ -36,6 +36,7 @@ FACT_ATTRS = {
     "notes": "notes",
     "active_s": "active_s",
     "run_started_at": "run_started_at",
+    "holdouts": "holdouts",
 }
 """CampaignFacts field -> the study user attribute that holds it (names kept from older ledgers)."""
 CONFIG_ATTR = "campaign"

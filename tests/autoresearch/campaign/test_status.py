@@ -52,8 +52,10 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
         "trials",
         "tracking_pending",
         "tracking_writer_pid",
+        "holdout",
     }
-    assert (data["tracking_pending"], data["tracking_writer_pid"]) == (0, None)  # no MLflow write waits
+    assert (data["tracking_pending"], data["tracking_writer_pid"]) == (0, None)
+    assert data["holdout"] is None  # no objective.holdout  # no MLflow write waits
     assert set(data["budget_used"]) == {"trials", "gpu_hours", "real_gpus", "llm_usd", "elapsed"}
     assert data["budget_used"]["real_gpus"] is False  # not recorded as physical GPUs: slot-hours
     fields = {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason"}
