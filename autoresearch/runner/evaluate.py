@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState, resolve_aggregate
 from autoresearch.policy import Policy, PruneDecision, Pruning
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
@@ -102,7 +102,7 @@ class Evaluator:
     def pruner(self) -> Pruning | None:
         """The policy, when it prunes and the campaign's pruner is not `none`. Intermediate values
         go to the ledger (one write per step) only then."""
-        if isinstance(self.policy, Pruning) and self.ledger.campaign.policy.pruner is not PrunerKind.none:
+        if isinstance(self.policy, Pruning) and self.ledger.campaign.policy.pruner.kind is not PrunerKind.none:
             return self.policy
         return None
 
@@ -155,10 +155,18 @@ class Evaluator:
         return self.reader.read(trial.number, trial.mlflow_run_id, job, final=final, tags={JOB_TAG: job.id},
                                 new_run=new_run)  # fmt: skip
 
+    def _running(self, values: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """(step, the trial's value as of that step) for its points: `objective.aggregate` of the
+        points up to each step; the last is the trial's value."""
+        objective = self.ledger.campaign.objective
+        return resolve_aggregate(objective.aggregate).running(values, objective.direction == "maximize")
+
     def _report(self, trial: TrialRecord, values: list[tuple[int, float]]) -> bool:
-        """Tell the ledger the steps it has not seen; True when there were new ones."""
+        """Tell the ledger the steps it has not seen, each as the aggregate of the points up to it
+        (`objective.aggregate`: the pruner judges what the trial's value would be); True when there
+        were new ones."""
         done = self._reported.setdefault(trial.number, set(trial.intermediate_values))
-        fresh = [(step, value) for step, value in values if step not in done]
+        fresh = [(step, value) for step, value in self._running(values) if step not in done]
         for step, value in fresh:
             self.ledger.report(trial.number, step, value)
             done.add(step)
@@ -198,7 +206,7 @@ class Evaluator:
         return None
 
     def _why_pruned(self, step: int) -> str:
-        kind = self.ledger.campaign.policy.pruner.value
+        kind = self.ledger.campaign.policy.pruner.kind.value
         metric = self.ledger.campaign.objective.metric
         return f"the {kind} pruner judged its {metric} at that step worse than earlier trials'"
 
@@ -241,7 +249,7 @@ class Evaluator:
                 self.tracker.log(trial.mlflow_run_id, tags={PRUNED_AT_STEP_TAG: str(pruned_at), PRUNE_REASON_TAG: reason})
         elif job.state is JobState.succeeded:
             if values:
-                record = self.ledger.complete(number, values[-1][1], **used)
+                record = self.ledger.complete(number, self._running(values)[-1][1], **used)
             else:
                 metric = self.ledger.campaign.objective.metric
                 excerpt = no_metric_excerpt(metric, self.reader.seen(number), job, tail)
