@@ -99,6 +99,7 @@ from tracking.tags import (
     TRIAL_TAG,
     SPARE_TAG,
     RUN_NAME_TAG,
+    VALUE_TAG,
 )
 from tracking.usage import CALL_FIELDS, llm_usage_run, log_llm_params, log_llm_usage
 
@@ -138,6 +139,7 @@ __all__ = [
     "TRIAL_TAG",
     "SPARE_TAG",
     "RUN_NAME_TAG",
+    "VALUE_TAG",
     "AutoSource",
     "CreatesRuns",
     "InMemoryTracker",

@@ -10,6 +10,8 @@ pruners are built with their gates open, so the settings are read in one place.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import optuna
 
 from autoresearch.campaign import OptunaBacked, PrunerKind, PrunerSettings, TrialLedger, TrialRecord, TrialState
@@ -23,6 +25,13 @@ def build_pruner(kind: PrunerKind) -> optuna.pruners.BasePruner:
     if kind is PrunerKind.successive_halving:
         return optuna.pruners.SuccessiveHalvingPruner()
     return optuna.pruners.NopPruner()
+
+
+def campaign_end(trials: Iterable[TrialRecord]) -> int | None:
+    """The last step the campaign's completed trials reported: where a trial has run to its end
+    (None before a completed trial has reported steps)."""
+    return max((max(t.intermediate_values) for t in trials if t.state is TrialState.complete and t.intermediate_values),
+               default=None)  # fmt: skip
 
 
 def optuna_backed(ledger: TrialLedger, what: str) -> OptunaBacked:
@@ -50,10 +59,10 @@ class OptunaPruning:
         campaign's last step, can be pruned."""
         if trial.state is not TrialState.running or not trial.intermediate_values:
             return PruneDecision.keep
-        step = max(trial.intermediate_values)
-        completed = [t for t in self.ledger.trials() if t.state is TrialState.complete]
-        ends = [max(t.intermediate_values) for t in completed if t.intermediate_values]
-        if not ends or step >= max(ends) or not self.settings.allows(step, len(completed)):
+        step, trials = max(trial.intermediate_values), self.ledger.trials()
+        end = campaign_end(trials)
+        completed = sum(t.state is TrialState.complete for t in trials)
+        if end is None or step >= end or not self.settings.allows(step, completed):
             return PruneDecision.keep
         frozen = self.ledger.frozen_trial(trial.number)
         return PruneDecision.prune if self.study.pruner.prune(self.study, frozen) else PruneDecision.keep

@@ -8,8 +8,13 @@ Pruning is honest: only a running job is pruned, and a trial is pruned only when
 stopped by that. The pruner's verdict asks compute to cancel the job (reason `trial N pruned at
 step S: ...`); the trial stays running until its job ends. Ended `cancelled`, the trial is
 pruned and its run tagged with the step and the reason (`PRUNED_AT_STEP_TAG`,
-`PRUNE_REASON_TAG`); ended on its own first (it had finished), its last value is its result.
+`PRUNE_REASON_TAG`); ended on its own first (it had finished), or stopped only after it reported
+the campaign's last step (`campaign_end`: it ran to its end), its value is its result.
 A runner restarted in between reads the cancel reason.
+
+A trial's value, and each intermediate value the pruner sees, is `objective.aggregate` of its points
+(up to that step); a completed trial's run is tagged with it (`VALUE_TAG`). The pruner's gates and
+its end rule (never at or after the campaign's last step) are `OptunaPruning`'s.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState, resolve_aggregate
-from autoresearch.policy import Policy, PruneDecision, Pruning
+from autoresearch.policy import Policy, PruneDecision, Pruning, campaign_end
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
 from autoresearch.runner.run_record import RunRecorder
@@ -31,6 +36,7 @@ from tracking import (
     CAMPAIGN_TAG,
     JOB_TAG,
     PRUNE_REASON_TAG,
+    VALUE_TAG,
     PRUNED_AT_STEP_TAG,
     MetricReader,
     RunStatus,
@@ -210,6 +216,11 @@ class Evaluator:
         metric = self.ledger.campaign.objective.metric
         return f"the {kind} pruner judged its {metric} at that step worse than earlier trials'"
 
+    def _reached_end(self, values: list[tuple[int, float]]) -> bool:
+        """Whether a job's points reach the last step the campaign's completed trials reported."""
+        end = campaign_end(self.ledger.trials())
+        return end is not None and bool(values) and values[-1][0] >= end
+
     def _pruned_step(self, trial: TrialRecord, job: Job) -> int | None:
         """The step a job was asked to stop at for the pruner (by this runner, or, as its cancel
         reason says, by one before it); None when it was not."""
@@ -242,14 +253,18 @@ class Evaluator:
                 self._report(trial, values)
         attempt = job.last_attempt
         tail = read_tail(attempt.log_path if attempt else None, max_bytes=EXCERPT_BYTES).text
-        if pruned_at is not None and job.state is JobState.cancelled:
+        stopped = pruned_at is not None and job.state is JobState.cancelled
+        ran_to_end = stopped and self._reached_end(values)  # the stop came after its last step: not a prune
+        if stopped and not ran_to_end:
             record = self.ledger.prune(number, **used)
             if trial.mlflow_run_id:
                 reason = job.state_reason or f"trial {number} pruned at step {pruned_at}"
                 self.tracker.log(trial.mlflow_run_id, tags={PRUNED_AT_STEP_TAG: str(pruned_at), PRUNE_REASON_TAG: reason})
-        elif job.state is JobState.succeeded:
+        elif job.state is JobState.succeeded or ran_to_end:
             if values:
                 record = self.ledger.complete(number, self._running(values)[-1][1], **used)
+                if record.value is not None and trial.mlflow_run_id:
+                    self.tracker.log(trial.mlflow_run_id, tags={VALUE_TAG: repr(record.value)})
             else:
                 metric = self.ledger.campaign.objective.metric
                 excerpt = no_metric_excerpt(metric, self.reader.seen(number), job, tail)
