@@ -12,7 +12,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.params import located
-from autoresearch.campaign.pruner_settings import PrunerKind, PrunerSettings
+from autoresearch.campaign.pruner_settings import PrunerSettings
 
 
 class PolicyKind(str, enum.Enum):

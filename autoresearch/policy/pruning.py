@@ -50,6 +50,8 @@ class OptunaPruning:
 
     def __init__(self, ledger: TrialLedger, settings: PrunerSettings) -> None:
         self.ledger = optuna_backed(ledger, "pruning")
+        self.trials = ledger
+        """The same ledger as a `TrialLedger` (the trials the gates count)."""
         self.settings = settings
         self.study = self.ledger.study_view(pruner=build_pruner(settings.kind))
         """A view of the ledger's study with the pruner (it reads the other trials' curves)."""
@@ -59,7 +61,7 @@ class OptunaPruning:
         campaign's last step, can be pruned."""
         if trial.state is not TrialState.running or not trial.intermediate_values:
             return PruneDecision.keep
-        step, trials = max(trial.intermediate_values), self.ledger.trials()
+        step, trials = max(trial.intermediate_values), self.trials.trials()
         end = campaign_end(trials)
         completed = sum(t.state is TrialState.complete for t in trials)
         if end is None or step >= end or not self.settings.allows(step, completed):
