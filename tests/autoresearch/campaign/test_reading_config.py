@@ -1,5 +1,6 @@
 """`objective.aggregate` and the `policy.pruner` mapping in the config: what is accepted, what is
-refused (file:line:field through the loader), and what `config check` says about them."""
+refused (file:line:field through the loader), what `config check` says about them, and that a
+campaign's values are not read two ways."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from autoresearch.campaign import AggregateKind, ConfigError, PrunerKind, load_campaign, resolve_aggregate
+from autoresearch.campaign import (
+    AggregateKind, ConfigError, Ledger, Proposal, PrunerKind, load_campaign, refused_change, resolve_aggregate,
+)
 from autoresearch.cli import _register, app
 
 _register()
@@ -116,3 +119,19 @@ def test_config_check_explains_mean_last_and_best(tmp_path: Path) -> None:
 
         assert result.exit_code == 0, result.output
         assert f"aggregate: {text}: a trial's loss is {says}" in " ".join(result.stdout.split())
+
+
+def test_another_aggregate_is_refused_once_a_trial_has_a_value(home: Path, tmp_path: Path) -> None:
+    before = load_campaign(_file(tmp_path, aggregate="last"))
+    ledger = Ledger.open(before)
+    number = ledger.admit(Proposal(params={"lr": 0.01})).trial_number
+    assert number is not None
+    after = before.model_copy(update={"objective": before.objective.model_copy(update={"aggregate": "best"})})
+    assert refused_change(before, after, ledger.trials()) is None  # no value yet: a free choice
+
+    ledger.mark_launched(number, "job-0")
+    ledger.complete(number, 0.5)
+
+    refusal = refused_change(before, after, ledger.trials())
+    assert refusal is not None and "objective.aggregate last and trials 0 have values so" in refusal
+    assert "the config now says best" in refusal
