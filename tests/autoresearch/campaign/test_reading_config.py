@@ -135,3 +135,12 @@ def test_another_aggregate_is_refused_once_a_trial_has_a_value(home: Path, tmp_p
     refusal = refused_change(before, after, ledger.trials())
     assert refusal is not None and "objective.aggregate last and trials 0 have values so" in refusal
     assert "the config now says best" in refusal
+
+
+def test_the_gates_of_the_pruner_settings(tmp_path: Path) -> None:
+    path = _file(tmp_path, pruner="{kind: median, startup_trials: 2, warmup_steps: 3, interval_steps: 2}")
+    pruner = load_campaign(path).policy.pruner
+
+    assert [step for step in range(10) if pruner.allows(step, completed=2)] == [3, 5, 7, 9]
+    assert not pruner.allows(5, completed=1)  # fewer completed trials than startup_trials
+    assert not load_campaign(_file(tmp_path, pruner="none")).policy.pruner.allows(5, completed=9)
