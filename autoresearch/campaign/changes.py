@@ -5,8 +5,8 @@ it with the file as it is now (a fixed command, a new metric pattern, a raised b
 runner says what changed (`config_changes`), and refuses a change that would make the trials
 already run mean something else (`refused_change`): another objective mode, another objective
 metric or `objective.aggregate` once a trial has a value, another type for a parameter trials
-were sampled with. A completed or stopped campaign given another config (budget aside) is refused, naming each key
-that differs (the runner's `_ended_elsewise`).
+were sampled with. A completed or stopped campaign given another config (budget aside) is
+refused, naming each key that differs (the runner's `_ended_elsewise`).
 """
 
 from __future__ import annotations

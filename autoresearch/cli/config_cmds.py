@@ -11,7 +11,8 @@ import yaml
 from rich.markup import escape
 
 from autoresearch.campaign import (
-    AggregateKind, Campaign, ConfigError, load_campaign, resolve_aggregate, resolve_policy_kind,
+    AggregateKind, Campaign, ConfigError, PrunerKind, PrunerSettings, load_campaign, resolve_aggregate,
+    resolve_policy_kind,
 )
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, warn
 
@@ -29,12 +30,12 @@ def schema() -> None:
 def pruner_line(campaign: Campaign) -> str:
     """What `config check` says about pruning: the pruner, its gates, and whether they are the defaults."""
     pruner = campaign.policy.pruner
-    if pruner.kind.value == "none":
+    if pruner.kind is PrunerKind.none:
         return "pruner: none (every trial runs to its end)"
     default = "" if "pruner" in campaign.policy.model_fields_set else ", the default"
     return (
-        f"pruner: {pruner.kind.value}{default} ({pruner.describe()}; defaults: startup_trials 5, warmup_steps 0, "
-        f"interval_steps 1): running trials whose intermediate {campaign.objective.metric} is worse than earlier "
+        f"pruner: {pruner.kind.value}{default} ({pruner.describe()}; defaults: {PrunerSettings().describe()}): "
+        f"running trials whose intermediate {campaign.objective.metric} is worse than earlier "
         f"trials' at the same step are stopped early, never before {pruner.startup_trials} trials completed, "
         f"never at a step below {pruner.warmup_steps}, never at or after the last step completed trials reached "
         "(trials whose job already ended never are); `policy: {pruner: none}` turns it off"
