@@ -100,6 +100,7 @@ from tracking.tags import (
     TRIAL_TAG,
     SPARE_TAG,
     RUN_NAME_TAG,
+    VALUE_TAG,
 )
 from tracking.usage import CALL_FIELDS, llm_usage_run, log_llm_params, log_llm_usage
 
@@ -139,6 +140,7 @@ __all__ = [
     "TRIAL_TAG",
     "SPARE_TAG",
     "RUN_NAME_TAG",
+    "VALUE_TAG",
     "AutoSource",
     "CreatesRuns",
     "InMemoryTracker",

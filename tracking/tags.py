@@ -38,6 +38,9 @@ PRUNED_AT_STEP_TAG = "autoresearch.pruned_at_step"
 """Run tag: the step at which the pruner stopped the trial's running job."""
 PRUNE_REASON_TAG = "autoresearch.prune_reason"
 """Run tag: why the trial was pruned (which pruner, which metric)."""
+VALUE_TAG = "autoresearch.value"
+"""Run tag: a completed trial's value, its objective's points read by `objective.aggregate` (the
+metric's own latest value in MLflow is its last point)."""
 
 HOLDOUT_METRIC_PREFIX = "holdout/"
 """Metric name prefix of a hidden-holdout value on a trial's run (`holdout/<metric>`): MLflow shows it

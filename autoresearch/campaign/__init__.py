@@ -25,8 +25,10 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
     from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
     from autoresearch.campaign.policy_settings import (
-        PolicyKind, FallbackKind, PolicySettings, ProviderKind, PrunerKind, SamplerKind, resolve_policy_kind,
+        PolicyKind, FallbackKind, PolicySettings, ProviderKind, SamplerKind, resolve_policy_kind,
     )
+    from autoresearch.campaign.pruner_settings import PrunerKind, PrunerSettings
+    from autoresearch.campaign.aggregate import Aggregate, AggregateKind, resolve_aggregate
     from autoresearch.campaign.ranking import best_trial, ranked
     from autoresearch.campaign.paths import CampaignPaths, campaign_dir, campaigns_root, known_campaigns
     from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
@@ -79,7 +81,11 @@ _WHERE = {
     "FallbackKind": "autoresearch.campaign.policy_settings",
     "PolicySettings": "autoresearch.campaign.policy_settings",
     "ProviderKind": "autoresearch.campaign.policy_settings",
-    "PrunerKind": "autoresearch.campaign.policy_settings",
+    "PrunerKind": "autoresearch.campaign.pruner_settings",
+    "PrunerSettings": "autoresearch.campaign.pruner_settings",
+    "Aggregate": "autoresearch.campaign.aggregate",
+    "AggregateKind": "autoresearch.campaign.aggregate",
+    "resolve_aggregate": "autoresearch.campaign.aggregate",
     "SamplerKind": "autoresearch.campaign.policy_settings",
     "resolve_policy_kind": "autoresearch.campaign.policy_settings",
     "best_trial": "autoresearch.campaign.ranking",
@@ -119,6 +125,8 @@ __getattr__ = _lazy_exports(__name__, _WHERE)
 __all__ = [
     "BUILTIN_PLACEHOLDERS",
     "FINAL_STATES",
+    "Aggregate",
+    "AggregateKind",
     "Approvals",
     "Budget",
     "BudgetUsed",
@@ -156,6 +164,7 @@ __all__ = [
     "Proposal",
     "ProviderKind",
     "PrunerKind",
+    "PrunerSettings",
     "SamplerKind",
     "CampaignStopReason",
     "Tracking",
@@ -187,6 +196,7 @@ __all__ = [
     "read_status",
     "refused_change",
     "repeated_failure",
+    "resolve_aggregate",
     "resolve_policy_kind",
     "status_of",
     "stop_reason",

@@ -4,9 +4,9 @@
 it with the file as it is now (a fixed command, a new metric pattern, a raised budget). The
 runner says what changed (`config_changes`), and refuses a change that would make the trials
 already run mean something else (`refused_change`): another objective mode, another objective
-metric once a trial has a value, another type for a parameter trials were sampled with. A
-completed or stopped campaign given another config (budget aside) is refused, naming each key
-that differs (the runner's `_ended_elsewise`).
+metric or `objective.aggregate` once a trial has a value, another type for a parameter trials
+were sampled with. A completed or stopped campaign given another config (budget aside) is
+refused, naming each key that differs (the runner's `_ended_elsewise`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ def refused_change(before: Campaign, after: Campaign, trials: Sequence[TrialReco
     if before.objective.metric != after.objective.metric and valued:
         return (f"campaign {name!r} ran with objective.metric {before.objective.metric!r} and trials "
                 f"{_numbers(valued)} have values of it; the config now says {after.objective.metric!r}: {_NEW_NAME}")
+    if before.objective.aggregate != after.objective.aggregate and valued:
+        return (f"campaign {name!r} read its trials' values with objective.aggregate {before.objective.aggregate} "
+                f"and trials {_numbers(valued)} have values so; the config now says {after.objective.aggregate}, "
+                f"which would rank values read two ways: {_NEW_NAME}")  # fmt: skip
     for param, spec in after.search_space.items():
         old = before.search_space.get(param)
         sampled = [t.number for t in trials if param in t.params]

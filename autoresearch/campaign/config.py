@@ -23,6 +23,7 @@ from compute.suggest import suggest_names
 from tracking import MetricRules, MetricSource, resolve_tracking
 
 from autoresearch.campaign._base import Section, paths_checked, resolve_path
+from autoresearch.campaign.aggregate import AggregateText
 from autoresearch.campaign.command_check import missing_program, render_problem
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.holdout_settings import HOLDOUT_PLACEHOLDERS, Holdout, unfixed_file
@@ -57,6 +58,8 @@ class Objective(Section):
     """Stop the campaign once a completed trial reaches this value."""
     source: MetricSource = MetricSource.auto
     """Where to read the metric: `mlflow`, `log`, or `auto` (MLflow when logged, else the log)."""
+    aggregate: AggregateText = "last"
+    """A trial's value from its reported points: `last`, `best` (by mode), or `mean_last:K` (docs/results.md)."""
     holdout: Holdout | None = None
     """A hidden holdout (docs/results.md): an evaluation run for the leaders that the policy never sees."""
 

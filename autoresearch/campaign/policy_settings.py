@@ -12,6 +12,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.params import located
+from autoresearch.campaign.pruner_settings import PrunerSettings
 
 
 class PolicyKind(str, enum.Enum):
@@ -26,12 +27,6 @@ class SamplerKind(str, enum.Enum):
     tpe = "tpe"
     random = "random"
     cmaes = "cmaes"
-
-
-class PrunerKind(str, enum.Enum):
-    none = "none"
-    median = "median"
-    successive_halving = "successive_halving"
 
 
 class ProviderKind(str, enum.Enum):
@@ -60,9 +55,9 @@ class PolicySettings(Section):
     """`optuna`, `llm`, or `auto`: llm when a provider is set and its key env var is set."""
     sampler: SamplerKind = SamplerKind.tpe
     """Optuna sampler: `tpe` (multivariate, constant liar), `random` or `cmaes`."""
-    pruner: PrunerKind = PrunerKind.median
+    pruner: PrunerSettings = Field(default_factory=PrunerSettings)
     """Stops losing trials early from their intermediate metrics: `none`, `median`,
-    `successive_halving`."""
+    `successive_halving`, or `{kind, startup_trials: 5, warmup_steps: 0, interval_steps: 1}`."""
     seed: int | None = None
     """Seeds the sampler (reproducible suggestions) and each trial's `{seed}`."""
     provider: ProviderKind | None = None

@@ -8,8 +8,13 @@ Pruning is honest: only a running job is pruned, and a trial is pruned only when
 stopped by that. The pruner's verdict asks compute to cancel the job (reason `trial N pruned at
 step S: ...`); the trial stays running until its job ends. Ended `cancelled`, the trial is
 pruned and its run tagged with the step and the reason (`PRUNED_AT_STEP_TAG`,
-`PRUNE_REASON_TAG`); ended on its own first (it had finished), its last value is its result.
+`PRUNE_REASON_TAG`); ended on its own first (it had finished), or stopped only after it reported
+the campaign's last step (`campaign_end`: it ran to its end), its value is its result.
 A runner restarted in between reads the cancel reason.
+
+A trial's value, and each intermediate value the pruner sees, is `objective.aggregate` of its points
+(up to that step); a completed trial's run is tagged with it (`VALUE_TAG`). The pruner's gates and
+its end rule (never at or after the campaign's last step) are `OptunaPruning`'s.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
-from autoresearch.policy import Policy, PruneDecision, Pruning
+from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState, resolve_aggregate
+from autoresearch.policy import Policy, PruneDecision, Pruning, campaign_end
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
 from autoresearch.runner.run_record import RunRecorder
@@ -31,6 +36,7 @@ from tracking import (
     CAMPAIGN_TAG,
     JOB_TAG,
     PRUNE_REASON_TAG,
+    VALUE_TAG,
     PRUNED_AT_STEP_TAG,
     MetricReader,
     RunStatus,
@@ -102,7 +108,7 @@ class Evaluator:
     def pruner(self) -> Pruning | None:
         """The policy, when it prunes and the campaign's pruner is not `none`. Intermediate values
         go to the ledger (one write per step) only then."""
-        if isinstance(self.policy, Pruning) and self.ledger.campaign.policy.pruner is not PrunerKind.none:
+        if isinstance(self.policy, Pruning) and self.ledger.campaign.policy.pruner.kind is not PrunerKind.none:
             return self.policy
         return None
 
@@ -155,10 +161,18 @@ class Evaluator:
         return self.reader.read(trial.number, trial.mlflow_run_id, job, final=final, tags={JOB_TAG: job.id},
                                 new_run=new_run)  # fmt: skip
 
+    def _running(self, values: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """(step, the trial's value as of that step) for its points: `objective.aggregate` of the
+        points up to each step; the last is the trial's value."""
+        objective = self.ledger.campaign.objective
+        return resolve_aggregate(objective.aggregate).running(values, objective.direction == "maximize")
+
     def _report(self, trial: TrialRecord, values: list[tuple[int, float]]) -> bool:
-        """Tell the ledger the steps it has not seen; True when there were new ones."""
+        """Tell the ledger the steps it has not seen, each as the aggregate of the points up to it
+        (`objective.aggregate`: the pruner judges what the trial's value would be); True when there
+        were new ones."""
         done = self._reported.setdefault(trial.number, set(trial.intermediate_values))
-        fresh = [(step, value) for step, value in values if step not in done]
+        fresh = [(step, value) for step, value in self._running(values) if step not in done]
         for step, value in fresh:
             self.ledger.report(trial.number, step, value)
             done.add(step)
@@ -198,9 +212,14 @@ class Evaluator:
         return None
 
     def _why_pruned(self, step: int) -> str:
-        kind = self.ledger.campaign.policy.pruner.value
+        kind = self.ledger.campaign.policy.pruner.kind.value
         metric = self.ledger.campaign.objective.metric
         return f"the {kind} pruner judged its {metric} at that step worse than earlier trials'"
+
+    def _reached_end(self, values: list[tuple[int, float]]) -> bool:
+        """Whether a job's points reach the last step the campaign's completed trials reported."""
+        end = campaign_end(self.ledger.trials())
+        return end is not None and bool(values) and values[-1][0] >= end
 
     def _pruned_step(self, trial: TrialRecord, job: Job) -> int | None:
         """The step a job was asked to stop at for the pruner (by this runner, or, as its cancel
@@ -234,14 +253,18 @@ class Evaluator:
                 self._report(trial, values)
         attempt = job.last_attempt
         tail = read_tail(attempt.log_path if attempt else None, max_bytes=EXCERPT_BYTES).text
-        if pruned_at is not None and job.state is JobState.cancelled:
+        stopped = pruned_at is not None and job.state is JobState.cancelled
+        ran_to_end = stopped and self._reached_end(values)  # the stop came after its last step: not a prune
+        if stopped and not ran_to_end:
             record = self.ledger.prune(number, **used)
             if trial.mlflow_run_id:
                 reason = job.state_reason or f"trial {number} pruned at step {pruned_at}"
                 self.tracker.log(trial.mlflow_run_id, tags={PRUNED_AT_STEP_TAG: str(pruned_at), PRUNE_REASON_TAG: reason})
-        elif job.state is JobState.succeeded:
+        elif job.state is JobState.succeeded or ran_to_end:
             if values:
-                record = self.ledger.complete(number, values[-1][1], **used)
+                record = self.ledger.complete(number, self._running(values)[-1][1], **used)
+                if record.value is not None and trial.mlflow_run_id:
+                    self.tracker.log(trial.mlflow_run_id, tags={VALUE_TAG: repr(record.value)})
             else:
                 metric = self.ledger.campaign.objective.metric
                 excerpt = no_metric_excerpt(metric, self.reader.seen(number), job, tail)
