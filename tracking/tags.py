@@ -39,5 +39,8 @@ PRUNED_AT_STEP_TAG = "autoresearch.pruned_at_step"
 PRUNE_REASON_TAG = "autoresearch.prune_reason"
 """Run tag: why the trial was pruned (which pruner, which metric)."""
 
+SUSPECT_TAG = "autoresearch.suspect"
+"""Run tag: why the trial's result is suspect (a degraded node, or a slow run: docs/results.md)."""
+
 LLM_POLICY_ROLE = "llm-policy"
 """The `ROLE_TAG` value of a campaign's LLM usage run."""
