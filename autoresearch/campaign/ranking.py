@@ -8,7 +8,7 @@ from typing import Protocol, TypeVar
 
 from autoresearch.campaign.config import Campaign, Objective
 from autoresearch.campaign.records import TrialRecord, TrialState
-from autoresearch.campaign.validity import suspect_reasons
+from autoresearch.campaign.suspects import suspect_reasons
 
 
 class Rankable(Protocol):

@@ -16,7 +16,7 @@ from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths, known_campaigns
 from autoresearch.campaign.ranking import declared_best
-from autoresearch.campaign.validity import suspect_reasons
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
 from tracking.outbox import pending_writes, writer_pid

@@ -1,32 +1,18 @@
-"""Hardware provenance and suspect results: the `validity:` section, what a trial records of
-where it ran, and the one rule that calls a result suspect.
-
-A trial is suspect when a health degradation (throttling, ECC, Xid: any probe at degraded or
-worse) was seen on a node while one of its attempts ran there, or when its speed is below
-`min_speed_ratio` of the median speed of the campaign's complete trials on the same GPU model
-(at least `MIN_PEERS` of them). The rule is a pure function of the trials' records
-(`suspect_reasons`), so every surface (status, report, UI, MLflow, the runner's re-runs) agrees.
-"""
+"""Hardware provenance: the `validity:` section, and what a trial records of where it ran and
+how fast (the rule that calls a result suspect is in `autoresearch.campaign.suspects`)."""
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.campaign._base import Section
 
-if TYPE_CHECKING:
-    from autoresearch.campaign.records import TrialRecord
-
 VIRTUAL_GPU = "virtual"
 """The GPU model recorded for a virtual node's slots (no physical GPU behind them)."""
 UNKNOWN_GPU = "unknown"
 """The GPU model recorded for physical GPUs while the node's probe does not report one."""
-MIN_PEERS = 3
-"""Complete trials with a speed on a GPU model needed before speed can make one of them suspect."""
 
 
 class Validity(Section):
@@ -87,29 +73,3 @@ class Provenance(BaseModel):
     def nodes(self) -> list[str]:
         """The nodes its attempts ran on, in order, without repeats."""
         return list(dict.fromkeys(a.node for a in self.attempts))
-
-
-def suspect_reasons(trials: Sequence[TrialRecord], ratio: float) -> dict[int, str]:
-    """Trial number -> why its result is suspect, for every suspect trial among `trials`."""
-    complete = [t for t in trials if t.state.value == "complete"]
-    speeds: dict[str, list[float]] = {}
-    for t in complete:
-        if t.provenance is not None and t.provenance.speed is not None:
-            speeds.setdefault(t.provenance.gpu_model, []).append(t.provenance.speed)
-    out: dict[int, str] = {}
-    for t in trials:
-        prov = t.provenance
-        if prov is None:
-            continue
-        why = [f"node {a.node} was degraded while attempt {a.attempt} ran: {'; '.join(a.degraded)}"
-               for a in prov.attempts if a.degraded]
-        peers = speeds.get(prov.gpu_model, [])
-        if t.state.value == "complete" and prov.speed is not None and len(peers) >= MIN_PEERS:
-            median = statistics.median(peers)
-            if prov.speed < ratio * median:
-                why.append(f"ran at {prov.speed:.3g} {prov.speed_unit} on node {prov.nodes[-1]}, "
-                           f"{prov.speed / median:.0%} of the median {median:.3g} on {prov.gpu_model} "
-                           f"(below {ratio:g})")
-        if why:
-            out[t.number] = "; ".join(why)
-    return out

@@ -23,7 +23,7 @@ from autoresearch.campaign import (
 )
 from autoresearch.campaign.ranking import declared_best, suspect_reruns_due
 from autoresearch.campaign.records import Proposal
-from autoresearch.campaign.validity import suspect_reasons
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import PolicyContext, PolicyPause, ReplanAction
 from autoresearch.runner.context import RunContext

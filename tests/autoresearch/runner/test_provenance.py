@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
 from autoresearch.campaign import ConfigError, Ledger, TrialState, campaign_status, load_campaign
+from autoresearch.report import write_report
 from autoresearch.runner import run_campaign
+from autoresearch.ui import UiSettings, create_app
 from compute import HealthStatus, JobState
 from compute.health import HealthConfig
 from tracking import SUSPECT_TAG, mlflow_client
@@ -97,6 +100,12 @@ def test_a_throttle_drill_makes_a_running_trial_suspect_and_its_rerun_runs_on_an
     tags = mlflow_client(tracking).get_run(first.mlflow_run_id).data.tags
     assert f"node {node} was degraded" in tags[SUSPECT_TAG]
     assert SUSPECT_TAG not in mlflow_client(tracking).get_run(rerun.mlflow_run_id).data.tags
+    report = write_report(ledger, tmp_path / "report").read_text()
+    section = report.split("## Suspect results", 1)[1].split("\n## ", 1)[0]
+    assert "| 0 |" in section and "| #1 = " in section and f"Nodes that produced suspect results: {node} (1 trial)" in section
+    with TestClient(create_app(UiSettings(home=client.home), warm=False), base_url="http://localhost") as web:
+        page = web.get(f"/campaigns/{data['name']}").text
+    assert page.count('class="badge suspect"') == 1 and "re-run of #0" in page
 
 
 def test_trials_run_slowly_on_one_node_are_flagged_by_their_speed(start_compute, tracking, tmp_path):
