@@ -12,7 +12,7 @@ from autoresearch.campaign._base import Section
 VIRTUAL_GPU = "virtual"
 """The GPU model recorded for a virtual node's slots (no physical GPU behind them)."""
 UNKNOWN_GPU = "unknown"
-"""The GPU model recorded for physical GPUs while the node's probe does not report one."""
+"""The GPU model recorded for physical GPUs no probe of the node reported a model for."""
 
 
 class Validity(Section):

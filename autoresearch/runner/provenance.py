@@ -1,7 +1,7 @@
 """What a trial records of where its job ran and how fast, read from compute when the job ends.
 
-Per attempt: its node and GPUs, the node's GPU model (`virtual` on virtual slots; `unknown` on
-real GPUs until the gpu probe reports the model and driver),
+Per attempt: its node and GPUs, the GPU model and driver the node's last gpu probe before its end
+saw (`virtual` on virtual slots, `unknown` where no probe reported them),
 and what the node's probes reported at degraded or worse while it ran (the `probe` events the
 daemon stores). Speed: the steps the objective was reported at over the seconds the attempts ran,
 or the mean of `validity.speed_metric` parsed from the job's logs.
@@ -51,7 +51,11 @@ def _attempt(client: Client, number: int, node: str, gpus: list[int], started: f
                 text = f"{check.get('name')}: {check.get('message')}"
                 if text not in degraded:
                     degraded.append(text)
-    return AttemptProvenance(
-        attempt=number, node=node, gpus=list(gpus), started_at=started, ended_at=ended, degraded=degraded,
-        gpu_model=VIRTUAL_GPU if info is None or info.virtual else UNKNOWN_GPU,
-    )
+    seen = [e.data["hardware"] for e in probes if e.data.get("hardware") and e.ts <= (ended or e.ts)]
+    if info is None or info.virtual:
+        return AttemptProvenance(attempt=number, node=node, gpus=list(gpus), started_at=started, ended_at=ended,
+                                 degraded=degraded)
+    last = seen[-1] if seen else {}
+    return AttemptProvenance(attempt=number, node=node, gpus=list(gpus), started_at=started, ended_at=ended,
+                             degraded=degraded, gpu_model=last.get("gpu_model") or UNKNOWN_GPU,
+                             driver=last.get("driver", ""))

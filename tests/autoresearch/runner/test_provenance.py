@@ -20,6 +20,7 @@ from autoresearch.ui import UiSettings, create_app
 from compute import HealthStatus, JobState
 from compute.health import HealthConfig
 from tracking import SUSPECT_TAG, mlflow_client
+from tests.compute.helpers import real_gpu_host
 from tests.autoresearch.runner.conftest import FAST, Background, campaign_jobs, wait_until
 
 JOB = '''\
@@ -122,6 +123,19 @@ def test_trials_run_slowly_on_one_node_are_flagged_by_their_speed(start_compute,
     assert all("on node local-1" in (t.suspect_reason or "") and "of the median" in (t.suspect_reason or "")
                for t in slow)
     assert not any(t.suspect for t in fast), [(t.number, t.suspect_reason) for t in fast]
+
+
+def test_a_trial_on_physical_gpus_records_the_model_and_driver_its_nodes_probe_saw(
+        start_compute, tracking, tmp_path, monkeypatch):
+    real_gpu_host(tmp_path / "bin", monkeypatch)  # an nvidia-smi stand-in answering with 4 healthy H100s
+    client = start_compute()
+    data = _config(tmp_path, tracking)
+    run_campaign(_campaign(data), home=client.home, settings=FAST)
+
+    [trial] = Ledger.load(data["name"], client.home).trials()
+    [attempt] = trial.provenance.attempts
+    assert (attempt.node, attempt.gpu_model, attempt.driver) == ("local", "NVIDIA H100 80GB HBM3", "550.54.15")
+    assert len(attempt.gpus) == 1 and attempt.degraded == [] and trial.provenance.speed > 0
 
 
 def test_a_min_speed_ratio_above_one_is_refused_with_its_file_line_and_field(tmp_path):
