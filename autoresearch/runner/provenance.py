@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autoresearch.campaign import Campaign
-from autoresearch.campaign.validity import UNKNOWN_GPU, VIRTUAL_GPU, AttemptProvenance, Provenance
+from autoresearch.campaign.validity import UNKNOWN_GPU, AttemptProvenance, Provenance
 from compute import Client, ComputeError, Job, Node
 from tracking import LogScan
 

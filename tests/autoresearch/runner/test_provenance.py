@@ -5,17 +5,20 @@ on one node is flagged by its speed; a bad `validity.min_speed_ratio` is refused
 
 from __future__ import annotations
 
+import io
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from starlette.testclient import TestClient
 
 from autoresearch.campaign import ConfigError, Ledger, TrialState, campaign_status, load_campaign
 from autoresearch.report import write_report
 from autoresearch.runner import run_campaign
+from autoresearch.runner.display import render_status
 from autoresearch.ui import UiSettings, create_app
 from compute import HealthStatus, JobState
 from compute.health import HealthConfig
@@ -101,6 +104,10 @@ def test_a_throttle_drill_makes_a_running_trial_suspect_and_its_rerun_runs_on_an
     tags = mlflow_client(tracking).get_run(first.mlflow_run_id).data.tags
     assert f"node {node} was degraded" in tags[SUSPECT_TAG]
     assert SUSPECT_TAG not in mlflow_client(tracking).get_run(rerun.mlflow_run_id).data.tags
+    console = Console(file=io.StringIO(), width=400)
+    console.print(render_status(status, 1))
+    shown = console.file.getvalue()
+    assert "suspect: node" in shown and "re-run of suspect trial 0" in shown
     report = write_report(ledger, tmp_path / "report").read_text()
     section = report.split("## Suspect results", 1)[1].split("\n## ", 1)[0]
     assert "| 0 |" in section and "| #1 = " in section and f"Nodes that produced suspect results: {node} (1 trial)" in section
