@@ -6,6 +6,7 @@ on one node is flagged by its speed; a bad `validity.min_speed_ratio` is refused
 from __future__ import annotations
 
 import io
+import json
 import sys
 import uuid
 from pathlib import Path
@@ -13,9 +14,13 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
+
+import autoresearch.cli.skills_cmds  # noqa: F401 - registers `skills`
 from starlette.testclient import TestClient
 
 from autoresearch.campaign import ConfigError, Ledger, TrialState, campaign_status, load_campaign
+from autoresearch.cli import app
 from autoresearch.report import write_report
 from autoresearch.runner import run_campaign
 from autoresearch.runner.display import render_status
@@ -108,6 +113,9 @@ def test_a_throttle_drill_makes_a_running_trial_suspect_and_its_rerun_runs_on_an
     console.print(render_status(status, 1))
     shown = console.file.getvalue()
     assert "suspect: node" in shown and "re-run of suspect trial 0" in shown
+    best = CliRunner().invoke(app, ["skills", "call", "best_trials", "--campaign", data["name"], "--json", '{"k": 2}'])
+    assert best.exit_code == 0, best.stderr  # the skills MCP serves: suspect results carry their reason
+    assert {r["number"]: r["suspect_reason"] is not None for r in json.loads(best.stdout)["trials"]} == {0: True, 1: False}
     report = write_report(ledger, tmp_path / "report").read_text()
     section = report.split("## Suspect results", 1)[1].split("\n## ", 1)[0]
     assert "| 0 |" in section and "| #1 = " in section and f"Nodes that produced suspect results: {node} (1 trial)" in section
