@@ -382,7 +382,7 @@ class Daemon:
             return self._start_gang(started)
         spec = started.spec
         gpus = placement.gpus
-        env, missing = attempt_env(spec, started.job_id, started.number, gpus, started.checkpoint_dir)
+        env, missing = attempt_env(spec, started.job_id, started.number, gpus, started.checkpoint_dir, placement.node)
         cwd = spec.cwd or str(self.paths.home)
         Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
         key = f"{started.job_id}.{started.number}"

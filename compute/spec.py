@@ -161,6 +161,9 @@ class JobSpec(BaseModel):
     budget. Default: none, so a job that is silent for long is never stopped for it."""
     grace_s: Annotated[float | None, Field(ge=0, le=3600)] = None
     """Seconds between SIGTERM and SIGKILL for this job. Default: the host's grace."""
+    avoid_nodes: list[str] = Field(default_factory=list)
+    """Nodes the job should not run on (a campaign re-running a suspect result elsewhere): the
+    scheduler places it on other nodes, and here only when no other node could ever host it."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Free-form key/value labels (campaign, trial, owner ...); filterable in list_jobs."""
     idempotency_key: Annotated[str | None, Field(min_length=1, max_length=500)] = None

@@ -241,8 +241,8 @@ class Store:
         job_id = new_job_id()
         conn.execute(
             "INSERT INTO jobs (id, spec, state, priority, gpus, preemptible, created_at, updated_at,"
-            " queued_at, state_reason, checkpoint_dir, idempotency_key)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " queued_at, state_reason, checkpoint_dir, idempotency_key, excluded_nodes)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 job_id,
                 spec.model_dump_json(),
@@ -256,6 +256,7 @@ class Store:
                 "submitted",
                 spec.checkpoint_dir or str(self.paths.checkpoint_dir(job_id)),
                 spec.idempotency_key,
+                json.dumps(sorted(set(spec.avoid_nodes))),
             ),
         )
         conn.executemany(

@@ -46,5 +46,8 @@ HOLDOUT_METRIC_PREFIX = "holdout/"
 """Metric name prefix of a hidden-holdout value on a trial's run (`holdout/<metric>`): MLflow shows it
 to people; `fetch_metrics` never returns it (an agent must not see the holdout it is judged on)."""
 
+SUSPECT_TAG = "autoresearch.suspect"
+"""Run tag: why the trial's result is suspect (a degraded node, or a slow run: docs/results.md)."""
+
 LLM_POLICY_ROLE = "llm-policy"
 """The `ROLE_TAG` value of a campaign's LLM usage run."""

@@ -31,6 +31,7 @@ from autoresearch.campaign.metrics_settings import Metrics, uncapturable
 from autoresearch.campaign.paths import CAMPAIGN_NAME
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located
 from autoresearch.campaign.policy_settings import PolicySettings
+from autoresearch.campaign.validity import Validity
 
 BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial": "the trial number (0, 1, 2 ...)",
@@ -265,6 +266,8 @@ class Campaign(Section):
     metrics: Metrics = Field(default_factory=Metrics)
     code: CodeSettings | None = None
     approvals: Approvals = Field(default_factory=Approvals)
+    validity: Validity = Field(default_factory=Validity)
+    """Hardware provenance: when a result is suspect and whether it is re-run elsewhere (docs/results.md)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for every trial (stored in the job spec as given: no credentials)."""
     secret_env: list[str] = Field(default_factory=list)

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from autoresearch.campaign.validity import Provenance
+
 
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
@@ -25,6 +27,8 @@ class Proposal(_Record):
     """Code-edit campaigns: the trial whose code this one starts from (None: the campaign's cwd)."""
     rerun_of: int | None = None
     """A repeat of this trial with another seed, to tell a gain from run-to-run noise."""
+    suspect_rerun_of: int | None = None
+    """A re-run of this suspect trial on another node (its nodes avoided), before it may win."""
     resume_of: int | None = None
     """A continuation of this stopped trial (the nightly window ended while it ran): same
     parameters and seed, started from that trial's checkpoint."""
@@ -107,6 +111,8 @@ class TrialRecord(_Record):
     """Code-edit campaigns: the trial whose code it starts from (None: the campaign's cwd)."""
     rerun_of: int | None = None
     """The trial it repeats with another seed (noise re-runs), if any."""
+    suspect_rerun_of: int | None = None
+    """The suspect trial it re-runs on another node, if any (both results are kept)."""
     resume_of: int | None = None
     """The stopped trial it continues from that trial's checkpoint, if any."""
     rationale: str = ""
@@ -124,6 +130,9 @@ class TrialRecord(_Record):
     real_gpus: bool = False
     """Its job's slots were physical GPUs (False: virtual slots of a host without them, no slots, or
     not recorded), so `gpu_seconds` are GPU-seconds, not just slot-seconds."""
+    provenance: Provenance | None = None
+    """Where its attempts ran (node, GPUs, GPU model, driver, what the node's probes saw) and its
+    speed, recorded when its job ended; None before that or for a trial that never ran."""
 
 
 class CampaignState(str, enum.Enum):

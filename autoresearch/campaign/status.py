@@ -16,7 +16,8 @@ from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.holdout import HoldoutSummary, holdout_summary
 from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths, known_campaigns
-from autoresearch.campaign.ranking import best_trial
+from autoresearch.campaign.ranking import declared_best
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
 from tracking.outbox import pending_writes, writer_pid
@@ -73,9 +74,17 @@ class TrialSummary(_Record):
     """Why it failed (failed trials only)."""
     reason: str | None = None
     """Failed trials: the error (the first line of their log excerpt); cancelled ones: why."""
+    suspect: bool = False
+    """Its result may be biased by its hardware (docs/results.md): never declared best unless all are."""
+    suspect_reason: str | None = None
+    """Why it is suspect: the degradation its node's probes saw, or its speed against its peers'."""
+    nodes: list[str] = []
+    """The nodes its attempts ran on (empty before its job ended)."""
+    suspect_rerun_of: int | None = None
+    """The suspect trial it re-runs on another node, if any."""
 
     @classmethod
-    def of(cls, trial: TrialRecord) -> TrialSummary:
+    def of(cls, trial: TrialRecord, suspect_reason: str | None = None) -> TrialSummary:
         ended_badly = trial.state in (TrialState.failed, TrialState.cancelled)
         return cls(
             number=trial.number,
@@ -86,6 +95,10 @@ class TrialSummary(_Record):
             mlflow_run_id=trial.mlflow_run_id,
             failure_class=trial.failure_class,
             reason=first_line(trial.log_excerpt) or None if ended_badly else None,
+            suspect=suspect_reason is not None,
+            suspect_reason=suspect_reason,
+            nodes=trial.provenance.nodes if trial.provenance else [],
+            suspect_rerun_of=trial.suspect_rerun_of,
         )
 
 
@@ -137,7 +150,8 @@ def status_of(
     """The status of a campaign from what its ledger holds (`campaign_status` of a ledger, or of
     a `LedgerSnapshot`'s fields); `folder`: where its runner lock is (None: not looked at)."""
     now = now or datetime.now(UTC)
-    best = best_trial(trials, campaign.objective)
+    best = declared_best(trials, campaign)
+    suspect = suspect_reasons(trials, campaign.validity.min_speed_ratio)
     shown = _shown_state(facts.state, folder)
     used = budget_used(facts, trials, now, live=shown is not CampaignState.interrupted)
     outbox = CampaignPaths(folder).tracking_outbox if folder else None
@@ -148,8 +162,8 @@ def status_of(
         state=shown,
         state_reason=facts.state_reason,
         budget_used=used,
-        best_trial=TrialSummary.of(best) if best else None,
-        trials=[TrialSummary.of(t) for t in trials],
+        best_trial=TrialSummary.of(best, suspect.get(best.number)) if best else None,
+        trials=[TrialSummary.of(t, suspect.get(t.number)) for t in trials],
         holdout=holdout_summary(campaign, trials, facts.holdouts),
     )
 

@@ -15,6 +15,7 @@ import optuna
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.campaign import Proposal, TrialFailure, TrialLedger, TrialRecord, TrialState, check_params, ranked
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.workspace import PatchError, Workspaces
 from skills import (
     READ_ONLY, ErrorCode, Index, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry,
@@ -78,12 +79,15 @@ class TrialRow(BaseModel):
     has_patch: bool = False
     hypothesis: str = ""
     failure_class: TrialFailure | None = None
+    suspect_reason: str | None = None
+    """Why its result may be biased by its hardware (a degraded node, a slow run); None: not suspect."""
 
     @classmethod
-    def of(cls, t: TrialRecord) -> TrialRow:
+    def of(cls, t: TrialRecord, suspect: dict[int, str] | None = None) -> TrialRow:
         return cls(
             number=t.number, state=t.state, value=t.value, params=t.params, parent_trial=t.parent_trial,
             rerun_of=t.rerun_of, has_patch=bool(t.patch), hypothesis=t.hypothesis[:300], failure_class=t.failure_class,
+            suspect_reason=(suspect or {}).get(t.number),
         )  # fmt: skip
 
 
@@ -106,10 +110,13 @@ class ListTrialsOutput(SkillOutput):
 
 def list_trials(ctx: SkillContext, args: ListTrialsInput) -> ListTrialsOutput:
     """List the campaign's trials (oldest first, paginated), optionally only those in one state."""
-    trials = [t for t in _ledger(ctx).trials() if args.state is None or t.state is args.state]
+    ledger = _ledger(ctx)
+    every = ledger.trials()
+    suspect = suspect_reasons(every, ledger.campaign.validity.min_speed_ratio)
+    trials = [t for t in every if args.state is None or t.state is args.state]
     page = trials[args.offset : args.offset + args.limit]
     end = args.offset + len(page)
-    rows = [TrialRow.of(t) for t in page]
+    rows = [TrialRow.of(t, suspect) for t in page]
     return ListTrialsOutput(total=len(trials), trials=rows, next_offset=end if end < len(trials) else None)
 
 
@@ -126,8 +133,9 @@ class BestTrialsOutput(SkillOutput):
 def best_trials(ctx: SkillContext, args: BestTrialsInput) -> BestTrialsOutput:
     """The k best complete trials, best first."""
     ledger = _ledger(ctx)
-    best = ranked(ledger.trials(), ledger.campaign.objective)
-    return BestTrialsOutput(trials=[TrialRow.of(t) for t in best[: args.k]])
+    trials = ledger.trials()
+    suspect = suspect_reasons(trials, ledger.campaign.validity.min_speed_ratio)
+    return BestTrialsOutput(trials=[TrialRow.of(t, suspect) for t in ranked(trials, ledger.campaign.objective)[: args.k]])
 
 
 class TrialDetailsInput(SkillInput):

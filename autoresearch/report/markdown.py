@@ -23,6 +23,7 @@ from autoresearch.campaign import (
 )
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import plots
+from autoresearch.report.suspects import suspect_section
 from tracking import LOCAL_MLFLOW_UI, mlflow_ui_base, mlflow_ui_url, pending_writes, resolve_tracking
 from tracking.datasets import describe_datasets
 
@@ -79,6 +80,7 @@ def write_report(
     else:
         lines += ["No trial failed.", ""]
 
+    lines += suspect_section(status)
     lines += _lineage_section(ledger, trials)
     lines += _trials_table(trials, ledger)
     lines += _datasets_section(ledger)

@@ -127,6 +127,10 @@ def render_status(status: CampaignStatus, max_trials: int, ranked: list[TrialSum
         mark = " *" if t.number == best else ""
         style = _STYLE.get(t.state.value, "")
         why = f"{t.failure_class.value}: {t.reason or ''}" if t.failure_class else (t.reason or "")
+        if t.suspect:
+            why = f"suspect: {t.suspect_reason}"
+        elif t.suspect_rerun_of is not None:
+            why = f"re-run of suspect trial {t.suspect_rerun_of} on another node"
         table.add_row(f"{t.number}{mark}", Text(t.state.value, style=style), value, params, t.job_id or "",
                       t.mlflow_run_id or "", Text(why[:160]))  # fmt: skip
     parts: list[Text | Table] = [Text(summary_line(status, max_trials), style="bold")]

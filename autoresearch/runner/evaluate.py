@@ -25,11 +25,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState, resolve_aggregate
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.policy import Policy, PruneDecision, Pruning, campaign_end
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
+from autoresearch.runner.provenance import provenance_of
 from autoresearch.runner.run_record import RunRecorder
-from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
+from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState, Node
 from compute.attempt_logs import read_tail
 from compute.health.rules import DISK_FULL
 from tracking import (
@@ -38,6 +40,7 @@ from tracking import (
     PRUNE_REASON_TAG,
     VALUE_TAG,
     PRUNED_AT_STEP_TAG,
+    SUSPECT_TAG,
     MetricReader,
     RunStatus,
     Tracker,
@@ -96,13 +99,14 @@ class Evaluator:
         self.records = RunRecorder(ledger, tracker)
         """Dates each trial's run by its job and attaches the job's files at its end."""
         """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
-        self._virtual: dict[str, bool] = {}
-        """Node name -> virtual (no physical GPU behind its slots), read from compute when a job ran
-        on a node not seen yet."""
         self._reported: dict[int, set[int]] = {}
         self._read_at: dict[int, float] = {}
         self._pruning: dict[int, int] = {}
         """Trials whose job this runner asked to stop for the pruner -> the step judged."""
+        self._node_info: dict[str, Node] = {}
+        """Compute nodes by name (virtual or not), for the trials' provenance."""
+        self._suspect_tagged: dict[int, str] = {}
+        """Trial -> the suspect reason its run was tagged with by this runner."""
 
     @property
     def pruner(self) -> Pruning | None:
@@ -235,12 +239,9 @@ class Evaluator:
         if job is None:
             return {}
         nodes = slot_nodes(job)
-        if not nodes <= self._virtual.keys():
-            try:
-                self._virtual = {n.name: n.virtual for n in self.client.nodes()}
-            except ComputeError:
-                pass  # not known: counted as slots, not GPUs
-        return {"gpu_seconds": gpu_seconds(job), "real_gpus": bool(nodes) and all(self._virtual.get(n) is False for n in nodes)}
+        known = self._nodes(nodes)  # a node not known counts as slots, not GPUs
+        return {"gpu_seconds": gpu_seconds(job), "real_gpus": bool(nodes) and all(
+            n in known and not known[n].virtual for n in nodes)}
 
     def _finish(self, trial: TrialRecord, job: Job) -> TrialRecord:
         """The verdict on a trial whose job reached a final state."""
@@ -251,6 +252,10 @@ class Evaluator:
             values = self._read(trial, job, final=True)
             if self.pruner:
                 self._report(trial, values)
+        if job.attempts:
+            steps = [*self.ledger.trial(number).intermediate_values, *(step for step, _ in values)]
+            nodes = self._nodes({a.node for a in job.attempts})
+            self.ledger.record_provenance(number, provenance_of(job, self.client, steps, self.ledger.campaign, nodes))
         attempt = job.last_attempt
         tail = read_tail(attempt.log_path if attempt else None, max_bytes=EXCERPT_BYTES).text
         stopped = pruned_at is not None and job.state is JobState.cancelled
@@ -287,8 +292,29 @@ class Evaluator:
         if job.state is JobState.cancelled and trial.mlflow_run_id:
             tag_run_with_job(self.tracker, trial.mlflow_run_id, job.id)  # reads tag the others
         self.records.close(trial, job, _RUN_STATUS.get(record.state, RunStatus.KILLED))
+        self._tag_suspects()
         self._forget(number)
         return record
+
+    def _nodes(self, names: set[str]) -> dict[str, Node]:
+        """The compute nodes by name (virtual or not ...), read again when `names` holds one not seen yet."""
+        if not names <= self._node_info.keys():
+            try:
+                self._node_info = {n.name: n for n in self.client.nodes()}
+            except ComputeError:
+                pass  # not known: its slots count as virtual
+        return self._node_info
+
+    def _tag_suspects(self) -> None:
+        """Tag the runs of trials whose results are suspect (a trial can turn suspect when later
+        trials set the median speed of its GPU model)."""
+        trials = self.ledger.trials()
+        by_number = {t.number: t for t in trials}
+        for number, reason in suspect_reasons(trials, self.ledger.campaign.validity.min_speed_ratio).items():
+            run_id = by_number[number].mlflow_run_id
+            if run_id and self._suspect_tagged.get(number) != reason:
+                self.tracker.log(run_id, tags={SUSPECT_TAG: reason})
+                self._suspect_tagged[number] = reason
 
     def _flush(self, trial: TrialRecord, job: Job) -> None:
         """Log what a trial about to be stopped has printed so far, and tag its run with the job."""

@@ -14,7 +14,6 @@ from autoresearch.campaign import (
     TrialFailure,
     TrialRecord,
     TrialState,
-    best_trial,
     budget_used,
     first_line,
     free_slots,
@@ -22,6 +21,9 @@ from autoresearch.campaign import (
     repeated_failure,
     stop_reason,
 )
+from autoresearch.campaign.ranking import declared_best, suspect_reruns_due
+from autoresearch.campaign.records import Proposal
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import PolicyContext, PolicyPause, ReplanAction
 from autoresearch.runner.context import RunContext
@@ -183,6 +185,8 @@ class CampaignNodes:
         if broken is not None and self.ledger.state is CampaignState.running:
             self._fail(broken)
             return {**update, "ended": CampaignState.failed.value}
+        if self.ledger.state is CampaignState.running:
+            self._rerun_suspects(view.trials)
         limit = self._limit(view)
         ended = None if limit is None else self._wind_down(limit)
         if ended is not None:
@@ -208,9 +212,21 @@ class CampaignNodes:
                                              steering=steering, budget_used=used)  # fmt: skip
 
     def _limit(self, view: PolicyContext) -> CampaignStopReason | None:
-        best = best_trial(view.trials, self.campaign.objective)
+        best = declared_best(view.trials, self.campaign)
         assert view.budget_used is not None
         return stop_reason(self.campaign, view.budget_used, best.value if best else None, self.ledger.started_at)
+
+    def _rerun_suspects(self, trials: list[TrialRecord]) -> None:
+        """Admit a re-run, on other nodes, of each suspect trial that would be the best (once per
+        trial: the ledger's `suspect_rerun_of` remembers it across a crash)."""
+        due = suspect_reruns_due(trials, self.campaign)
+        reasons = suspect_reasons(trials, self.campaign.validity.min_speed_ratio) if due else {}
+        for trial in due:
+            why = f"re-run of suspect trial {trial.number} on another node: {reasons[trial.number]}"
+            admitted = self.ledger.admit(Proposal(params=trial.params, patch=trial.patch, parent_trial=trial.parent_trial,
+                                                  suspect_rerun_of=trial.number, rationale=why,
+                                                  hypothesis=trial.hypothesis))  # fmt: skip
+            self.display.event(f"trial {admitted.trial_number} proposed: {why}")
 
     def _wind_down(self, limit: CampaignStopReason) -> CampaignState | None:
         """At a limit: cancel what the limit cancels; once nothing is active, complete the campaign

@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
-from autoresearch.campaign.ranking import best_trial
+from autoresearch.campaign.ranking import declared_best
 from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign.validity import Provenance
 
 if TYPE_CHECKING:
     import optuna
@@ -83,6 +84,10 @@ class TrialLedger(Protocol):
     @abstractmethod
     def set_mlflow_run(self, number: int, run_id: str) -> None:
         """Record trial `number`'s MLflow run."""
+
+    @abstractmethod
+    def record_provenance(self, number: int, provenance: Provenance) -> None:
+        """Record where trial `number`'s attempts ran and how fast (call before its verdict)."""
 
     @abstractmethod
     def report(self, number: int, step: int, value: float) -> None:
@@ -135,8 +140,8 @@ class TrialLedger(Protocol):
         return [t for t in self.trials() if t.state is TrialState.running]
 
     def best(self) -> TrialRecord | None:
-        """The best complete trial (the earliest among equals), or None."""
-        return best_trial(self.trials(), self.campaign.objective)
+        """The best complete trial that is not suspect (the earliest among equals), or None."""
+        return declared_best(self.trials(), self.campaign)
 
     def idempotency_key(self, number: int) -> str:
         """The compute idempotency key of trial `number`: relaunching it never makes a second job.

@@ -178,6 +178,8 @@ def record_of(
         parent_trial=attrs.get("parent_trial"),
         rerun_of=attrs.get("rerun_of"),
         resume_of=attrs.get("resume_of"),
+        suspect_rerun_of=attrs.get("suspect_rerun_of"),
+        provenance=attrs.get("provenance"),
         rationale=attrs.get("rationale", ""),
         hypothesis=attrs.get("hypothesis", ""),
         expected_effect=attrs.get("expected_effect", ""),

@@ -50,8 +50,10 @@ from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.params import check_params
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import Proposal, TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign.validity import Provenance
 
-_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of")
+_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of",
+             "suspect_rerun_of")
 
 
 class Ledger(TrialLedger):
@@ -249,6 +251,12 @@ class Ledger(TrialLedger):
         self._check_writable("record a trial's MLflow run")
         self._storage.set_trial_user_attr(self._trial_id(number), "mlflow_run_id", run_id)
         self._amend(number, mlflow_run_id=run_id)
+
+    def record_provenance(self, number: int, provenance: Provenance) -> None:
+        """Record where trial `number`'s attempts ran and how fast (before its verdict)."""
+        self._check_writable("record a trial's provenance")
+        write_trial(self._storage, self._trial_id(number), {"provenance": provenance.model_dump(mode="json")})
+        self._amend(number, provenance=provenance)
 
     def _amend(self, number: int, **fields: Any) -> None:
         """With `cache`: apply a write this ledger just made to the kept record (as a read would)."""
