@@ -1,4 +1,4 @@
-"""`write_report`: a campaign's Markdown report with PNG plots and MLflow links."""
+"""`write_report`: a campaign's Markdown report with PNG plots and MLflow links, and `report.html`."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from autoresearch.campaign import (
     hours_unit,
 )
 from autoresearch.policy.lineage import lineage
-from autoresearch.report import plots
+from autoresearch.report import figures, html_page, plots
 from autoresearch.report.suspects import suspect_section
 from tracking import LOCAL_MLFLOW_UI, mlflow_ui_base, mlflow_ui_url, pending_writes, resolve_tracking
 from tracking.datasets import describe_datasets
@@ -40,7 +40,8 @@ def write_report(
     home: str | os.PathLike[str] | None = None,
     now: datetime | None = None,
 ) -> Path:
-    """Write `report.md` and its PNG plots into `out_dir` (created); return the Markdown path."""
+    """Write `report.md`, its PNG plots and `report.html` (when plotly is installed) into `out_dir`
+    (created); return the Markdown path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     now = now or datetime.now(UTC)
@@ -51,20 +52,29 @@ def write_report(
 
     lines = [f"# Campaign report: {campaign.name}", ""]
     lines += _summary(ledger, status, now)
+    importances, why_not = _importances(ledger, done)
+    lines += [_interactive(ledger, importances, out / "report.html", now), ""]
     lines += ["## Best so far", ""]
     if done:
-        plots.plot_best_by_trial(trials, campaign.objective, out / "best_by_trial.png")
-        plots.plot_best_by_time(trials, campaign.objective, ledger.started_at, out / "best_by_time.png")
+        plots.save(plots.draw_best_by_trial(trials, campaign.objective), out / "best_by_trial.png")
+        plots.save(plots.draw_best_by_time(trials, campaign.objective, ledger.started_at), out / "best_by_time.png")
         lines += ["![best so far against trials](best_by_trial.png)", ""]
         lines += ["![best so far against time](best_by_time.png)", ""]
+        lines += [_unplotted(trials), ""]
     else:
         lines += ["No trial has completed yet.", ""]
 
+    lines += ["## Learning curves", ""]
+    if any(t.intermediate_values for t in trials):
+        plots.save(plots.draw_learning_curves(trials, campaign.objective), out / "learning_curves.png")
+        lines += ["![learning curves](learning_curves.png)", ""]
+    else:
+        lines += ["No trial reported intermediate values.", ""]
+
     lines += _holdout_section(status.holdout)
     lines += ["## Parameter importances", ""]
-    importances, why_not = _importances(ledger, done)
     if importances:
-        plots.plot_importances(importances, out / "importances.png")
+        plots.save(plots.draw_importances(importances), out / "importances.png")
         lines += ["![parameter importances](importances.png)", "", "| parameter | importance |", "| --- | --- |"]
         lines += [f"| {name} | {value:.3f} |" for name, value in importances.items()] + [""]
     else:
@@ -73,7 +83,7 @@ def write_report(
     lines += ["## Failures", ""]
     counts = plots.failure_counts(trials)
     if counts:
-        plots.plot_failures(counts, out / "failures.png")
+        plots.save(plots.draw_failures(counts), out / "failures.png")
         lines += ["![failures by class](failures.png)", "", "| class | trials |", "| --- | --- |"]
         lines += [f"| {name} | {count} |" for name, count in counts.most_common()] + [""]
         lines += _failure_excerpts(trials)
@@ -139,6 +149,27 @@ def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list
             "",
         ]
     return lines
+
+
+def _interactive(ledger: TrialLedger, importances: dict[str, float], path: Path, now: datetime) -> str:
+    """Write `report.html` when plotly is installed; the Markdown line that points to it or says why not."""
+    missing = figures.plotly_missing()
+    if missing is not None:
+        return f"No interactive report (report.html): {missing}."
+    html_page.write_html(ledger, importances, path, now)
+    return (f"Interactive views (learning curves, parallel coordinates, slice, contour, importances, top trials): "
+            f"[{path.name}]({path.name}), one self-contained page.")  # fmt: skip
+
+
+def _unplotted(trials: list[TrialRecord]) -> str:
+    """What the best-so-far plots leave out or mark, said under them."""
+    pruned = sum(t.state is TrialState.pruned for t in trials)
+    others = {s: sum(t.state is s for t in trials) for s in (TrialState.failed, TrialState.cancelled)}
+    text = "The best-so-far line follows complete trials."
+    if pruned:
+        text += f" {pruned} pruned trial(s) are drawn as x at their last value before the cut (not a result)."
+    missing = ", ".join(f"{n} {s.value}" for s, n in others.items() if n)
+    return text + (f" Not drawn (no value): {missing}." if missing else "")
 
 
 def _importances(ledger: TrialLedger, done: list[TrialRecord]) -> tuple[dict[str, float], str]:
