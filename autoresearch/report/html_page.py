@@ -58,7 +58,7 @@ def write_html(ledger: TrialLedger, importances: dict[str, float], path: Path, n
         views.append(("Best so far", "No trial has completed yet."))
     study = ledger.study_view() if isinstance(ledger, OptunaBacked) else None
     if study is None:
-        views.append(("Parameter views", "Learning curves and parameter views need a ledger backed by an Optuna study."))
+        views.append(("Parameter views", "Learning curves and parameter views need an Optuna-backed ledger."))
     else:
         if any(t.intermediate_values for t in trials):
             views.append(("Learning curves", figures.learning_curves(study, trials)))
@@ -85,7 +85,8 @@ def write_html(ledger: TrialLedger, importances: dict[str, float], path: Path, n
     body += _top_table(trials, ledger)
     body.append(trust_section(ledger, trials))
     body += _research_log(ledger)
-    page = _PAGE.format(title=html.escape(f"{campaign.name}: campaign report"), plotly=get_plotlyjs(), body="\n".join(body))
+    title = html.escape(f"{campaign.name}: campaign report")
+    page = _PAGE.format(title=title, plotly=get_plotlyjs(), body="\n".join(body))
     path.write_text(page, encoding="utf-8")
     return path
 

@@ -84,7 +84,7 @@ def test_values_spanning_decades_get_a_log_axis(home: Path, tmp_path: Path) -> N
 def test_a_few_outliers_below_zero_clip_the_axis_and_say_so() -> None:
     scale = value_scale([-300.0, 0.40, 0.41, 0.42, 0.43, 0.45, 0.5], keep=[0.40])
     assert not scale.log and scale.limits is not None
-    assert scale.limits[0] <= 0.40 and scale.limits[0] > -300 and scale.note == "clipped: 1 outlying value(s) off the chart"
+    assert -300 < scale.limits[0] <= 0.40 and scale.note == "clipped: 1 outlying value(s) off the chart"
     assert value_scale([0.1 * i for i in range(30)]).limits is None  # an even spread stays linear
     assert [integer_step(0, n) for n in (1, 9, 25, 199)] == [1, 1, 5, 20]
 
