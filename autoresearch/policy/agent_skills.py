@@ -15,6 +15,7 @@ import optuna
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.campaign import Proposal, TrialFailure, TrialLedger, TrialRecord, TrialState, check_params, ranked
+from autoresearch.campaign.compare import Comparison, compare, downsample
 from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.workspace import PatchError, Workspaces
 from skills import (
@@ -176,19 +177,29 @@ def trial_details(ctx: SkillContext, args: TrialDetailsInput) -> TrialDetailsOut
     )  # fmt: skip
 
 
-def downsample(values: dict[int, float], limit: int, better: Any) -> list[tuple[int, float]]:
-    """At most `limit` evenly spaced points of a curve, always with its first, last and best."""
-    points = sorted(values.items())
-    if len(points) <= limit:
-        return points
-    best = 0
-    for i, (_, v) in enumerate(points):
-        if better(v, points[best][1]):
-            best = i
-    keep = {0, len(points) - 1, best}
-    slots = limit - len(keep)
-    keep |= {round(k * (len(points) - 1) / (slots + 1)) for k in range(1, slots + 1)}
-    return [points[i] for i in sorted(keep)][:limit]
+class CompareTrialsInput(SkillInput):
+    numbers: Annotated[list[Index], Field(min_length=2, max_length=10)]
+    """The trials to compare (2 to 10), the first one the reference for patch diffs."""
+
+
+class CompareTrialsOutput(SkillOutput):
+    comparison: Comparison
+
+
+def compare_trials(ctx: SkillContext, args: CompareTrialsInput) -> CompareTrialsOutput:
+    """Compare trials side by side: which params differ, final and best values, each curve's first,
+    last and best point and the slope of its last points (still improving?), and for code-edit trials
+    how each patch differs from the first trial's."""
+    ledger = _ledger(ctx)
+    trials = {t.number: t for t in ledger.trials()}
+    unknown = [n for n in args.numbers if n not in trials]
+    if unknown:
+        raise SkillFailure(ErrorCode.not_found, f"no trial {', '.join(map(str, unknown))}; trials are 0..{len(trials) - 1}",
+                           "numbers")  # fmt: skip
+    if len(set(args.numbers)) < 2:
+        raise SkillFailure(ErrorCode.invalid_arguments, "name at least two different trials", "numbers")
+    chosen = [trials[n] for n in dict.fromkeys(args.numbers)]
+    return CompareTrialsOutput(comparison=compare(chosen, ledger.campaign.objective))
 
 
 class SuggestInput(SkillInput):
@@ -362,11 +373,11 @@ def write_research_log(ctx: SkillContext, args: ResearchLogInput) -> ResearchLog
     return ResearchLogOutput(recorded=True)
 
 
-CAMPAIGN_SKILLS = (list_trials, best_trials, trial_details, suggest_with_optuna, read_trial_logs)
+CAMPAIGN_SKILLS = (list_trials, best_trials, trial_details, compare_trials, suggest_with_optuna, read_trial_logs)
 """The read-only campaign skills; also served by `skills ... --campaign NAME` and `mcp --campaign NAME`."""
 AGENT_SKILLS = (*CAMPAIGN_SKILLS, propose_trials, write_research_log)
 READ_TOOLS = (
-    "list_trials", "best_trials", "trial_details", "read_trial_logs", "suggest_with_optuna",
+    "list_trials", "best_trials", "trial_details", "compare_trials", "read_trial_logs", "suggest_with_optuna",
     "job_status", "fetch_metrics",
 )  # fmt: skip
 """Tools offered in both steps (compute skills that change jobs are not offered)."""

@@ -45,7 +45,7 @@ def plotly_missing() -> str | None:
     return None
 
 
-def _go():  # type: ignore[no-untyped-def]  # plotly ships no type information
+def _go():  # plotly ships no type information: its objects are Any here
     import plotly.graph_objects as go
 
     return go
