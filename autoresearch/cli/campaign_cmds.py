@@ -89,7 +89,7 @@ def report(
     name: str = typer.Argument(..., help="The campaign name."),
     out: Path | None = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),
 ) -> None:
-    """Write the campaign's Markdown report with PNG plots and MLflow links."""
+    """Write the campaign's Markdown report with PNG plots and MLflow links, and report.html (interactive views)."""
     try:
         path = api.report(name, out)
     except LedgerError as exc:
@@ -97,6 +97,13 @@ def report(
     except OSError as exc:
         fail(f"cannot write the report of {name!r} to {out}: {exc}; pass a writable folder with --out")
     console.print(f"report written to {escape(str(path))}", highlight=False, soft_wrap=True)
+    page = path.parent / "report.html"
+    if page.is_file():
+        console.print(f"interactive views: {escape(str(page))}", highlight=False, soft_wrap=True)
+    else:
+        from autoresearch.report.figures import plotly_missing
+
+        console.print(f"no report.html: {plotly_missing()}", highlight=False, soft_wrap=True)
 
 
 def _run_guarded(call: Callable[[Display], RunOutcome], quiet: bool) -> None:

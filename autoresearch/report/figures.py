@@ -79,6 +79,8 @@ def learning_curves(study: optuna.Study, trials: list[TrialRecord]) -> Figure:
             x=last, y=[t.intermediate_values[s] for t, s in zip(cut, last)], mode="markers", name="pruned: cut here",
             marker={"symbol": "x", "size": 10, "color": "crimson"}, text=[f"Trial{t.number}" for t in cut],
         ))  # fmt: skip
+    steps = [s for t in trials for s in t.intermediate_values] or [0]
+    fig.update_xaxes(tick0=0, dtick=integer_step(min(steps), max(steps)))
     scale = value_scale([v for t in trials for v in t.intermediate_values.values()])
     return _styled(fig, "Learning curves (intermediate values)", scale)
 

@@ -155,6 +155,7 @@ def _interactive(ledger: TrialLedger, importances: dict[str, float], path: Path,
     """Write `report.html` when plotly is installed; the Markdown line that points to it or says why not."""
     missing = figures.plotly_missing()
     if missing is not None:
+        path.unlink(missing_ok=True)  # not one from an earlier run, showing other trials
         return f"No interactive report (report.html): {missing}."
     html_page.write_html(ledger, importances, path, now)
     return (f"Interactive views (learning curves, parallel coordinates, slice, contour, importances, top trials): "

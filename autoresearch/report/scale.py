@@ -1,7 +1,7 @@
 """How the report scales its objective axes, decided once for the PNG and the HTML plots: values
-that span decades (a first trial at 214, the rest near 0.4) get a log axis; when some values are
-not positive, the axis is clipped to the bulk of the values instead, and the chart says how many
-points lie off it. Trial-number axes get integer ticks (see `integer_ticks`)."""
+that span decades (a first trial at 214, the rest near 0.4), or a few outliers that would squash
+the rest, get a log axis; when some values are not positive, the axis is clipped to the bulk of the
+values instead, and the chart says how many points lie off it. Trial-number axes get integer ticks (see `integer_ticks`)."""
 
 from __future__ import annotations
 
@@ -29,22 +29,25 @@ class ValueScale:
 
 
 def value_scale(values: Sequence[float], keep: Sequence[float] = ()) -> ValueScale:
-    """The axis for `values`: log when they are positive and span `LOG_DECADES`, clipped when a few
-    outliers would squash the rest (never clipping a value of `keep`, such as the best), else linear."""
+    """The axis for `values`: log when they are positive and span `LOG_DECADES` or a few outliers
+    would squash the rest; with values <= 0, clipped in that case (never clipping a value of `keep`,
+    such as the best); else linear."""
     finite = [v for v in values if math.isfinite(v)]
     if len(finite) < 2:
         return ValueScale()
     low, high = min(finite), max(finite)
-    if low > 0 and math.log10(high / low) >= LOG_DECADES:
-        return ValueScale(log=True, note=f"log scale: values span {math.log10(high / low):.1f} decades")
+    squashed = False
     if len(finite) >= 4:
         q1, _, q3 = statistics.quantiles(finite, n=4, method="inclusive")
+        squashed = q3 > q1 and high - low > CLIP_RATIO * (q3 - q1)
+    if low > 0 and (squashed or math.log10(high / low) >= LOG_DECADES):
+        return ValueScale(log=True, note=f"log scale: values span {math.log10(high / low):.1f} decades")
+    if squashed:
         spread = q3 - q1
-        if spread > 0 and high - low > CLIP_RATIO * spread:
-            kept = [v for v in keep if math.isfinite(v)]
-            limits = (min([q1 - 2 * spread, *kept]), max([q3 + 2 * spread, *kept]))
-            off = sum(not limits[0] <= v <= limits[1] for v in finite)
-            return ValueScale(limits=limits, note=f"clipped: {off} outlying value(s) off the chart")
+        kept = [v for v in keep if math.isfinite(v)]
+        limits = (min([q1 - 2 * spread, *kept]), max([q3 + 2 * spread, *kept]))
+        off = sum(not limits[0] <= v <= limits[1] for v in finite)
+        return ValueScale(limits=limits, note=f"clipped: {off} outlying value(s) off the chart")
     return ValueScale()
 
 

@@ -1,7 +1,8 @@
 """`report.html` in headless Chromium (Debian's chromium + chromium-driver, driven by selenium),
 opened from a file with no network: every plotly graph has its traces and the page logs no error.
 
-Without chromium, selenium or plotly the tests skip, saying so; with AR_REQUIRE_BROWSER=1 (set by
+A screenshot of the page goes to a temporary folder, or with AR_UI_SCREENSHOTS=docs/img to
+docs/img/ (docs/report.md shows it). Without chromium, selenium or plotly the tests skip, saying so; with AR_REQUIRE_BROWSER=1 (set by
 .ci/run) a missing browser fails them instead.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +20,13 @@ import pytest
 from autoresearch.report import write_report
 from tests.autoresearch.report.test_views import loss_ledger
 
+IMAGES = Path(os.environ.get("AR_UI_SCREENSHOTS") or tempfile.mkdtemp(prefix="report-screenshots-"))
 pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
 _MISSING = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
 try:
     from selenium import webdriver
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:  # the `ui` extra is not installed
     _MISSING.append("selenium (pip install -e '.[ui]')")
 
@@ -51,6 +55,8 @@ def browser() -> Iterator[Any]:
 def _graphs(browser: Any, path: Path) -> dict[str, int]:
     """Open the page; each plotly graph div's id -> its number of traces (-1: not drawn)."""
     browser.get(path.as_uri())
+    WebDriverWait(browser, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    assert browser.title.endswith("campaign report"), (browser.current_url, browser.title)
     return dict(browser.execute_script(
         "return Object.fromEntries([...document.querySelectorAll('.plotly-graph-div')].map("
         "d => [d.id, d._fullData ? d.data.length : -1]));"
@@ -86,20 +92,22 @@ def test_every_view_of_a_campaign_with_pruned_and_failed_trials_renders(
     assert len(rows) == 9 and rows[0].find_elements(By.TAG_NAME, "td")[0].text == str(ledger.best().number)
     assert "kind matters little" in browser.find_element(By.ID, "research-log").text
     assert _errors(browser) == []
+    browser.set_window_size(1280, 2400)
+    browser.save_screenshot(str(IMAGES / "report-html.png"))
 
 
-def test_a_two_trial_campaign_spanning_decades_renders_on_a_log_axis(
-    home: Path, tmp_path: Path, browser: Any
-) -> None:
+def test_a_two_trial_campaign_spanning_decades_renders_on_a_log_axis(home: Path, tmp_path: Path, browser: Any) -> None:
     page = write_report(loss_ledger(tmp_path, [214.0, 0.4]), tmp_path / "report").parent / "report.html"
 
     graphs = _graphs(browser, page)
 
     assert graphs and all(n > 0 for n in graphs.values()), graphs
-    best = browser.execute_script(
-        "const d = [...document.querySelectorAll('.plotly-graph-div')][0];"
-        "return [d._fullLayout.yaxis.type, d._fullLayout.xaxis._vals.map(v => v.text)];"
+    axes = browser.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('.plotly-graph-div')].map(d => [d.layout.title.text,"
+        " [d._fullLayout.yaxis.type, d._fullLayout.xaxis._vals.map(v => v.text)]]));"
     )
-    assert best[0] == "log"
-    assert all(text.isdigit() for text in best[1]), best[1]  # whole trial numbers, no 0.5
+    trials = next(v for k, v in axes.items() if k.startswith("Best so far against trials"))
+    steps = next(v for k, v in axes.items() if k.startswith("Learning curves"))
+    assert trials[0] == "log" and steps[0] == "log", axes
+    assert all(text.isdigit() for text in trials[1] + steps[1]), axes  # whole trial numbers and steps, no 0.5
     assert _errors(browser) == []

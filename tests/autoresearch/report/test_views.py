@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 from PIL import Image
+from typer.testing import CliRunner
 
 from autoresearch.campaign import Ledger, Proposal, TrialFailure
+import autoresearch.cli.campaign_cmds  # noqa: F401 - registers `report`
+from autoresearch.cli import app
 from autoresearch.report import write_report
 from autoresearch.report.plots import draw_best_by_trial, draw_learning_curves
 from autoresearch.report.scale import integer_step, value_scale
@@ -89,6 +92,7 @@ def test_a_few_outliers_below_zero_clip_the_axis_and_say_so() -> None:
     assert [integer_step(0, n) for n in (1, 9, 25, 199)] == [1, 1, 5, 20]
 
 
+@pytest.mark.slow
 def test_two_hundred_trials_with_pruned_and_failed(home: Path, tmp_path: Path) -> None:
     values: list[float | None] = [None if i % 17 in (3, 4) else 0.3 + ((i * 37) % 100) / 100 for i in range(200)]
     ledger = loss_ledger(tmp_path, values, steps=2)
@@ -111,10 +115,24 @@ def test_two_hundred_trials_with_pruned_and_failed(home: Path, tmp_path: Path) -
 def test_without_plotly_the_markdown_says_why_there_is_no_html(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    ledger = loss_ledger(tmp_path, [1.0, 0.5])
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "report.html").write_text("an earlier run's page")
     monkeypatch.setitem(sys.modules, "plotly", None)  # what `import plotly` meets when it is not installed
-    path = write_report(loss_ledger(tmp_path, [1.0, 0.5]), tmp_path / "report")
+    path = write_report(ledger, tmp_path / "report")
 
     assert "No interactive report (report.html): plotly is not installed in this environment; " \
            "`pip install plotly==7.1.0` and run the report again." in path.read_text()  # fmt: skip
     assert not (path.parent / "report.html").exists()
     assert _is_png(path.parent / "best_by_trial.png")
+
+
+def test_the_report_command_names_both_files(home: Path, tmp_path: Path) -> None:
+    pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+    loss_ledger(tmp_path, [1.0, 0.5])
+
+    shown = CliRunner().invoke(app, ["report", "toy", "--out", str(tmp_path / "out")])
+
+    assert shown.exit_code == 0, shown.output
+    assert f"report written to {tmp_path / 'out' / 'report.md'}" in shown.output
+    assert f"interactive views: {tmp_path / 'out' / 'report.html'}" in shown.output
