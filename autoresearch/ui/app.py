@@ -161,7 +161,8 @@ class Dashboard:
     def campaign_page(self, request: Request) -> Response:
         q = request.query_params
         number, per_page = page_args(q.get("page"), q.get("per_page"))
-        view = campaigns.campaign(self.ledgers, request.path_params["name"], number, per_page, q.get("state") or None)
+        view = campaigns.campaign(self.ledgers, request.path_params["name"], number, per_page, q.get("state") or None,
+                                  q.get("sort") or "number", q.get("desc") == "1")  # fmt: skip
         return self.render(request, "campaign.html", "campaigns", view=view, status=view.status)
 
     # -- streams ----------------------------------------------------------------------

@@ -123,3 +123,34 @@ def test_a_campaign_name_that_is_not_a_name_is_not_found(tmp_path: Path) -> None
     with TestClient(app, base_url="http://localhost") as web:
         page = web.get("/campaigns/%2E%2E")
     assert page.status_code == 404 and "is not a campaign name" in page.text.replace("&#39;", "'")
+
+
+def test_the_trial_table_sorts_by_any_column_across_pages(tmp_path: Path) -> None:
+    import re
+
+    from autoresearch.campaign import Ledger, Proposal
+    from autoresearch.testing._checks import suite_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(suite_campaign(tmp_path, "sorted"), home=home)
+    for x, value in [(0.5, 3.0), (-2.0, 9.0), (4.0, None), (1.5, 1.0)]:
+        number = ledger.admit(Proposal(params={"x": x, "y": 2, "kind": "b"})).trial_number
+        ledger.mark_launched(number, f"job-{number:010d}")
+        if value is not None:
+            ledger.complete(number, value)
+
+    def rows(query: str) -> list[int]:
+        page = web.get(f"/campaigns/sorted?{query}")
+        assert page.status_code == 200, page.text
+        return [int(n) for n in re.findall(r"<tr><td>(\d+)</td>", page.text)]
+
+    with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
+        assert rows("") == [0, 1, 2, 3]
+        assert rows("sort=value&desc=1") == [1, 0, 3, 2]  # the running trial has no value: last
+        assert rows("sort=value&per_page=2&page=2") == [1, 2]  # sorted before paging
+        assert rows("sort=x") == [1, 0, 3, 2]
+        assert rows("sort=state") == [0, 1, 3, 2]  # complete before running
+        header = web.get("/campaigns/sorted?sort=value").text
+        assert 'href="?sort=value&desc=1" class="sort here" data-sort="value">score ↑' in header
+        bad = web.get("/campaigns/sorted?sort=loss")
+    assert bad.status_code == 400 and "sort &#39;loss&#39;: use one of number, state, value" in bad.text
