@@ -23,13 +23,14 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-import optuna
-
 from autoresearch.campaign import Objective, TrialRecord, TrialState
 from autoresearch.campaign.ranking import running_best
 from autoresearch.report.scale import ValueScale, integer_step, value_scale
 
+NO_CURVES = "No trial reported intermediate values (a campaign with `policy.pruner: none` records none)."
+
 if TYPE_CHECKING:
+    import optuna
     from plotly.graph_objects import Figure
 
 PLOTLY_PIN = "plotly==7.1.0"
@@ -71,7 +72,28 @@ def learning_curves(study: optuna.Study, trials: list[TrialRecord]) -> Figure:
     """Optuna's intermediate-values plot, with an x where each pruned trial was cut."""
     from optuna.visualization import plot_intermediate_values
 
-    fig = _optuna(plot_intermediate_values, study)
+    return _curve_marks(_optuna(plot_intermediate_values, study), trials)
+
+
+def trial_curves(trials: list[TrialRecord]) -> Figure:
+    """The same view drawn from the trial records, for pages that do not load Optuna (the dashboard
+    reads the ledger with sqlite3): one line per trial that reported a value, cuts marked."""
+    go = _go()
+    fig = go.Figure([
+        go.Scatter(x=sorted(t.intermediate_values), y=[t.intermediate_values[s] for s in sorted(t.intermediate_values)],
+                   mode="lines+markers", name=f"Trial{t.number}", marker={"size": 4})
+        for t in trials if t.intermediate_values
+    ])  # fmt: skip
+    fig.update_xaxes(title="Step")
+    fig.update_yaxes(title="Intermediate Value")
+    if not fig.data:
+        fig.add_annotation(text=NO_CURVES, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+    return _curve_marks(fig, trials)
+
+
+def _curve_marks(fig: Figure, trials: list[TrialRecord]) -> Figure:
+    """What ours adds to the learning curves: an x where each pruned trial was cut, whole-number
+    steps, and a log axis when the values span decades."""
     cut = [t for t in trials if t.state is TrialState.pruned and t.intermediate_values]
     if cut:
         last = [max(t.intermediate_values) for t in cut]

@@ -63,7 +63,7 @@ def write_html(ledger: TrialLedger, importances: dict[str, float], path: Path, n
         if any(t.intermediate_values for t in trials):
             views.append(("Learning curves", figures.learning_curves(study, trials)))
         else:
-            views.append(("Learning curves", "No trial reported intermediate values."))
+            views.append(("Learning curves", figures.NO_CURVES))
         if campaign.search_space:
             views += list(figures.optuna_views(study, objective.metric, len(campaign.search_space)).items())
     if importances:

@@ -69,7 +69,7 @@ def write_report(
         plots.save(plots.draw_learning_curves(trials, campaign.objective), out / "learning_curves.png")
         lines += ["![learning curves](learning_curves.png)", ""]
     else:
-        lines += ["No trial reported intermediate values.", ""]
+        lines += [figures.NO_CURVES, ""]
 
     lines += _holdout_section(status.holdout)
     lines += ["## Parameter importances", ""]

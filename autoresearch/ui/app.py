@@ -165,6 +165,28 @@ class Dashboard:
                                   q.get("sort") or "number", q.get("desc") == "1")  # fmt: skip
         return self.render(request, "campaign.html", "campaigns", view=view, status=view.status)
 
+    def campaign_curves(self, request: Request) -> Response:
+        """The campaign's learning curves as a plotly figure (JSON), drawn by the page after its table."""
+        from autoresearch.report import figures
+
+        missing = figures.plotly_missing()
+        if missing is not None:
+            return JSONResponse({"ok": False, "error": f"no charts: {missing}"}, 501)
+        ledger, _ = self.ledgers.get(request.path_params["name"])
+        return Response(figures.trial_curves(ledger.trials).to_json(), media_type="application/json")
+
+    def plotly_js(self, request: Request) -> Response:
+        """plotly.js from the installed `plotly` package (no CDN: the dashboard makes no outside request)."""
+        from autoresearch.report import figures
+
+        missing = figures.plotly_missing()
+        if missing is not None:
+            return Response(f"// no charts: {missing}", 404, media_type="application/javascript")
+        from plotly.offline import get_plotlyjs
+
+        return Response(get_plotlyjs(), media_type="application/javascript",
+                        headers={"Cache-Control": "public, max-age=86400"})  # fmt: skip
+
     # -- streams ----------------------------------------------------------------------
 
     async def live(self, request: Request) -> Response:
@@ -254,7 +276,9 @@ class Dashboard:
             Route("/api/jobs/{job_id}/priority", self.job_action("SetJobPriority"), methods=["POST"]),
             Route("/api/nodes/{node}/cordon", self.node_action("Cordon"), methods=["POST"]),
             Route("/api/nodes/{node}/uncordon", self.node_action("Uncordon"), methods=["POST"]),
+            Route("/api/campaigns/{name}/curves", self.campaign_curves),
             Route("/api/campaigns/{name}/{kind:str}", self.campaign_action, methods=["POST"]),
+            Route("/static/plotly.min.js", self.plotly_js),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ]
 

@@ -154,3 +154,30 @@ def test_the_trial_table_sorts_by_any_column_across_pages(tmp_path: Path) -> Non
         assert 'href="?sort=value&desc=1" class="sort here" data-sort="value">score ↑' in header
         bad = web.get("/campaigns/sorted?sort=loss")
     assert bad.status_code == 400 and "sort &#39;loss&#39;: use one of number, state, value" in bad.text
+
+
+def test_the_campaign_page_draws_learning_curves_with_plotly_from_the_installed_package(tmp_path: Path) -> None:
+    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (pyproject.toml pins it): pip install -e .")
+    from autoresearch.campaign import Ledger, Proposal
+    from autoresearch.testing._checks import suite_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(suite_campaign(tmp_path, "curved"), home=home)
+    for i in range(3):
+        number = ledger.admit(Proposal(params={"x": i / 2, "y": 2, "kind": "b"})).trial_number
+        ledger.mark_launched(number, f"job-{number:010d}")
+        for step in range(4 if i != 1 else 2):
+            ledger.report(number, step, 1.0 + i + step)
+        ledger.prune(number) if i == 1 else ledger.complete(number, 4.0 + i)
+
+    with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
+        page = web.get("/campaigns/curved").text
+        figure = web.get("/api/campaigns/curved/curves").json()
+        script = web.get("/static/plotly.min.js")
+
+    assert 'id="learning-curves" class="chart" data-figure="/api/campaigns/curved/curves"' in page
+    traces = {t["name"]: (t["x"], t["y"]) for t in figure["data"]}
+    assert traces["Trial0"] == ([0, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]) and traces["Trial1"] == ([0, 1], [2.0, 3.0])
+    assert traces["pruned: cut here"] == ([1], [3.0])  # trial 1 was cut after step 1
+    assert script.status_code == 200 and script.headers["content-type"].startswith("application/javascript")
+    assert "plotly.js" in script.text[:2000]
