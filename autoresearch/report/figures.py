@@ -5,14 +5,16 @@ parallel coordinates, slice, contour, timeline). Ours differ where the campaign 
 the study, or reads better:
 
 - learning curves: Optuna's figure, plus an x where each pruned trial was cut and a log axis when
-  the values span decades (`scale.value_scale`);
+  the values span decades (`scale.value_scale`); the dashboard draws the same view from the trial
+  records (`trial_curves`), as its pages read the ledger with sqlite3 and never load Optuna;
 - best so far: Optuna's `plot_optimization_history` leaves pruned trials out and scales linearly;
   ours marks them and shares the PNG's axis rules (log or clipped, integer trial ticks);
 - importances: the numbers are Optuna's (fANOVA, computed once for the Markdown table too); only
   the bars are drawn here, so the study is not evaluated twice;
 - failures by class: Optuna does not know why a trial failed (`TrialRecord.failure_class`).
 
-plotly is imported here only: callers check `plotly_missing()` first.
+plotly is imported lazily (it is needed only here, in `html_page` and by the dashboard's chart routes): callers
+check `plotly_missing()` first.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from autoresearch.campaign.ranking import running_best
 from autoresearch.report.scale import ValueScale, integer_step, value_scale
 
 NO_CURVES = "No trial reported intermediate values (a campaign with `policy.pruner: none` records none)."
+"""Said where the learning curves would be (Markdown, report.html, the dashboard)."""
 
 if TYPE_CHECKING:
     import optuna
