@@ -71,6 +71,15 @@ def _optuna(draw: Callable[..., Figure], *args: object, **kwargs: object) -> Fig
         return draw(*args, **kwargs)
 
 
+def drawn(draw: Callable[[], Figure]) -> Figure | str:
+    """The figure, or why Optuna could not draw it (objective values near +-1e308 overflow its
+    colour scales): one view that cannot be drawn does not cost the report its other views."""
+    try:
+        return draw()
+    except (ValueError, ArithmeticError) as exc:
+        return f"Optuna could not draw this view ({type(exc).__name__}: {exc})."
+
+
 def learning_curves(study: optuna.Study, trials: list[TrialRecord]) -> Figure:
     """Optuna's intermediate-values plot, with an x where each pruned trial was cut."""
     from optuna.visualization import plot_intermediate_values
@@ -110,18 +119,20 @@ def _curve_marks(fig: Figure, trials: list[TrialRecord]) -> Figure:
     return _styled(fig, "Learning curves (intermediate values)", scale)
 
 
-def optuna_views(study: optuna.Study, metric: str, params: int) -> dict[str, Figure]:
-    """Parallel coordinates, slice, contour (two parameters or more) and timeline, as Optuna draws them."""
+def optuna_views(study: optuna.Study, metric: str, params: int) -> dict[str, Figure | str]:
+    """Parallel coordinates, slice, contour (two parameters or more) and timeline, as Optuna draws
+    them (or why it could not)."""
     from optuna import visualization as vis
 
-    views = {
-        "Parallel coordinates": _optuna(vis.plot_parallel_coordinate, study, target_name=metric),
-        "Slice: objective against each parameter": _optuna(vis.plot_slice, study, target_name=metric),
+    draws: dict[str, Callable[[], Figure]] = {
+        "Parallel coordinates": lambda: _optuna(vis.plot_parallel_coordinate, study, target_name=metric),
+        "Slice: objective against each parameter": lambda: _optuna(vis.plot_slice, study, target_name=metric),
     }
     if params >= 2:
-        views["Contour: pairs of parameters"] = _optuna(vis.plot_contour, study, target_name=metric)
-    views["Timeline"] = _optuna(vis.plot_timeline, study)
-    return {title: _styled(fig, title) for title, fig in views.items()}
+        draws["Contour: pairs of parameters"] = lambda: _optuna(vis.plot_contour, study, target_name=metric)
+    draws["Timeline"] = lambda: _optuna(vis.plot_timeline, study)
+    views = {title: drawn(draw) for title, draw in draws.items()}
+    return {title: view if isinstance(view, str) else _styled(view, title) for title, view in views.items()}
 
 
 def best_by_trial(trials: list[TrialRecord], objective: Objective) -> Figure:

@@ -50,7 +50,7 @@ def write_html(ledger: TrialLedger, importances: dict[str, float], path: Path, n
     campaign = ledger.campaign
     objective = campaign.objective
     trials = ledger.trials()
-    views: list[tuple[str, Figure | str]] = []
+    views: list[tuple[str, Figure | str]] = []  # a str: why the view is not drawn
     if any(t.state is TrialState.complete for t in trials):
         views += [("Best so far against trials", figures.best_by_trial(trials, objective)),
                   ("Best so far against time", figures.best_by_time(trials, objective, ledger.started_at))]  # fmt: skip
@@ -61,7 +61,7 @@ def write_html(ledger: TrialLedger, importances: dict[str, float], path: Path, n
         views.append(("Parameter views", "Learning curves and parameter views need an Optuna-backed ledger."))
     else:
         if any(t.intermediate_values for t in trials):
-            views.append(("Learning curves", figures.learning_curves(study, trials)))
+            views.append(("Learning curves", figures.drawn(lambda: figures.learning_curves(study, trials))))
         else:
             views.append(("Learning curves", figures.NO_CURVES))
         if campaign.search_space:

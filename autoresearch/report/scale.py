@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 LOG_DECADES = 2.0
 """A value axis goes logarithmic when its (all positive) values span at least this many powers of ten."""
+ENORMOUS = 1e15
+"""Beyond +-this, ratios and quartiles of the values may overflow: no log or clipped axis is chosen."""
 CLIP_RATIO = 20.0
 """A value axis is clipped when the full range is this many times the interquartile range."""
 
@@ -33,8 +35,8 @@ def value_scale(values: Sequence[float], keep: Sequence[float] = ()) -> ValueSca
     would squash the rest; with values <= 0, clipped in that case (never clipping a value of `keep`,
     such as the best); else linear."""
     finite = [v for v in values if math.isfinite(v)]
-    if len(finite) < 2:
-        return ValueScale()
+    if len(finite) < 2 or any(abs(v) > ENORMOUS for v in finite):
+        return ValueScale()  # enormous values: the PNGs draw them on a symmetric log axis (`plots`)
     low, high = min(finite), max(finite)
     squashed = False
     if len(finite) >= 4:

@@ -136,3 +136,13 @@ def test_the_report_command_names_both_files(home: Path, tmp_path: Path) -> None
     assert shown.exit_code == 0, shown.output
     assert f"report written to {tmp_path / 'out' / 'report.md'}" in shown.output
     assert f"interactive views: {tmp_path / 'out' / 'report.html'}" in shown.output
+
+
+def test_a_view_optuna_cannot_draw_says_why_and_the_page_keeps_the_others(home: Path, tmp_path: Path) -> None:
+    pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+    ledger = loss_ledger(tmp_path, [1e308, -1e308, 0.5, 1.7976931348623157e308, -5e307, 3.0], steps=1)
+
+    page = (write_report(ledger, tmp_path / "report").parent / "report.html").read_text()
+
+    assert "Optuna could not draw this view (ValueError: cannot convert float NaN to integer)." in page
+    assert page.count('class="plotly-graph-div"') >= 3  # ours (best so far, twice) and those Optuna could draw
