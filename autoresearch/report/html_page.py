@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autoresearch.campaign import OptunaBacked, TrialLedger, TrialRecord, TrialState, ranked
+from autoresearch.campaign import CampaignStatus, OptunaBacked, TrialLedger, TrialRecord, TrialState, ranked
 from autoresearch.report import figures
 from autoresearch.report.plots import failure_counts
 
@@ -23,27 +23,47 @@ TrustColumn = tuple[str, Callable[[TrialRecord], str]]
 """A column of the top-k table: its header, and the cell of one trial."""
 
 
-# --- hook for trustworthy results (issue 29) ---------------------------------------------
-# The campaign knows what Optuna does not: a leader's mean +- sd over its confirmation runs, whether
-# a result is suspect (degraded hardware), and the holdout gap. When the trial records carry those
-# facts, return their columns here (header, cell) and their section (HTML) from `trust_section`;
-# the page shows them in the top-k table and under it. Nothing else in this module needs to change.
+# --- trustworthy results (issue 29) ------------------------------------------------------
+# The campaign knows what Optuna does not: whether a result is suspect (degraded hardware, a slow
+# run) and the holdout the policy never saw. They come from the campaign's status; a new fact of
+# that kind (a leader's mean +- sd over confirmation runs) is one more column here and one more
+# paragraph in `trust_section`, nothing else in this module.
 
 
-def trust_columns(trials: list[TrialRecord]) -> list[TrustColumn]:
-    """Columns the top-k table adds for confirmations (mean +- sd, n), suspect trials and the holdout."""
-    return []
+def trust_columns(status: CampaignStatus) -> list[TrustColumn]:
+    """Columns the top-k table adds: why a result is suspect, its holdout value (when run)."""
+    suspect = {t.number: t.suspect_reason or "suspect" for t in status.trials if t.suspect}
+    columns: list[TrustColumn] = [("suspect", lambda t: suspect.get(t.number, ""))]
+    if status.holdout is not None:
+        held = {r.trial: f"{r.holdout:.6g}" if r.holdout is not None else f"none ({r.error})"
+                for r in status.holdout.rows}  # fmt: skip
+        columns.append((f"holdout {status.holdout.metric}", lambda t: held.get(t.number, "")))
+    return columns
 
 
-def trust_section(ledger: TrialLedger, trials: list[TrialRecord]) -> str:
-    """HTML under the top-k table: the holdout gap of the leaders, suspect trials re-run elsewhere."""
-    return ""
+def trust_section(status: CampaignStatus) -> str:
+    """HTML under the top-k table: the holdout's rank correlation and overfitting gap, the suspect count."""
+    parts = []
+    summary = status.holdout
+    if summary is not None:
+        rho = "n/a" if summary.spearman is None else f"{summary.spearman:+.3f}"
+        gap = "n/a" if summary.gap is None else f"{summary.gap:+.6g}"
+        parts.append(f"<p id='holdout'>Holdout (never seen by the policy): Spearman rank correlation of validation "
+                     f"and holdout <b>{rho}</b>; overfitting gap (mean validation minus mean holdout) <b>{gap}</b>.</p>")  # fmt: skip
+    suspect = [t for t in status.trials if t.suspect]
+    if suspect:
+        nodes = sorted({n for t in suspect for n in t.nodes})
+        parts.append(f"<p id='suspects'>{len(suspect)} suspect result(s), never declared best (nodes: "
+                     f"{html.escape(', '.join(nodes))}): see the Markdown report's Suspect results.</p>")  # fmt: skip
+    return "\n".join(parts)
 
 
 # --- the page ----------------------------------------------------------------------------
 
 
-def write_html(ledger: TrialLedger, importances: dict[str, float], path: Path, now: datetime) -> Path:
+def write_html(
+    ledger: TrialLedger, status: CampaignStatus, importances: dict[str, float], path: Path, now: datetime
+) -> Path:
     """Write the page at `path` (plotly must be installed: `figures.plotly_missing()`)."""
     from plotly.offline import get_plotlyjs
 
@@ -82,8 +102,8 @@ def write_html(ledger: TrialLedger, importances: dict[str, float], path: Path, n
             body.append(view.to_html(full_html=False, include_plotlyjs=False, div_id=f"view-{i}",
                                      config={"displaylogo": False, "responsive": True}))  # fmt: skip
         body.append("</section>")
-    body += _top_table(trials, ledger)
-    body.append(trust_section(ledger, trials))
+    body += _top_table(trials, ledger, status)
+    body.append(trust_section(status))
     body += _research_log(ledger)
     title = html.escape(f"{campaign.name}: campaign report")
     page = _PAGE.format(title=title, plotly=get_plotlyjs(), body="\n".join(body))
@@ -91,12 +111,12 @@ def write_html(ledger: TrialLedger, importances: dict[str, float], path: Path, n
     return path
 
 
-def _top_table(trials: list[TrialRecord], ledger: TrialLedger) -> list[str]:
+def _top_table(trials: list[TrialRecord], ledger: TrialLedger, status: CampaignStatus) -> list[str]:
     top = ranked(trials, ledger.campaign.objective)[:TOP_K]
     if not top:
         return []
     names = list(ledger.campaign.search_space) or sorted({k for t in top for k in t.params})
-    extra = trust_columns(trials)
+    extra = trust_columns(status)
     head = ["#", ledger.campaign.objective.metric, *names, *(h for h, _ in extra), "hypothesis"]
     rows = ["<section><h2>Top trials</h2><table id='top-trials'><thead><tr>"
             + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]  # fmt: skip

@@ -53,7 +53,7 @@ def write_report(
     lines = [f"# Campaign report: {campaign.name}", ""]
     lines += _summary(ledger, status, now)
     importances, why_not = _importances(ledger, done)
-    lines += [_interactive(ledger, importances, out / "report.html", now), ""]
+    lines += [_interactive(ledger, status, importances, out / "report.html", now), ""]
     lines += ["## Best so far", ""]
     if done:
         plots.save(plots.draw_best_by_trial(trials, campaign.objective), out / "best_by_trial.png")
@@ -151,13 +151,15 @@ def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list
     return lines
 
 
-def _interactive(ledger: TrialLedger, importances: dict[str, float], path: Path, now: datetime) -> str:
+def _interactive(
+    ledger: TrialLedger, status: CampaignStatus, importances: dict[str, float], path: Path, now: datetime
+) -> str:
     """Write `report.html` when plotly is installed; the Markdown line that points to it or says why not."""
     missing = figures.plotly_missing()
     if missing is not None:
         path.unlink(missing_ok=True)  # not one from an earlier run, showing other trials
         return f"No interactive report (report.html): {missing}."
-    html_page.write_html(ledger, importances, path, now)
+    html_page.write_html(ledger, status, importances, path, now)
     return (f"Interactive views (learning curves, parallel coordinates, slice, contour, importances, top trials): "
             f"[{path.name}]({path.name}), one self-contained page.")  # fmt: skip
 

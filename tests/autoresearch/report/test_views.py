@@ -146,3 +146,26 @@ def test_a_view_optuna_cannot_draw_says_why_and_the_page_keeps_the_others(home: 
 
     assert "Optuna could not draw this view (ValueError: cannot convert float NaN to integer)." in page
     assert page.count('class="plotly-graph-div"') >= 3  # ours (best so far, twice) and those Optuna could draw
+
+
+def test_the_top_trials_show_suspect_results_and_the_holdout_the_campaign_recorded(home: Path, tmp_path: Path) -> None:
+    pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+    from autoresearch.campaign import campaign_status
+    from autoresearch.campaign.holdout import HoldoutRow, HoldoutSummary
+    from autoresearch.report.html_page import write_html
+
+    ledger = loss_ledger(tmp_path, [0.5, 0.2, 0.9])
+    status = campaign_status(ledger)
+    trials = [t.model_copy(update={"suspect": True, "suspect_reason": "node n2 throttled", "nodes": ["n2"]})
+              if t.number == 1 else t for t in status.trials]  # fmt: skip
+    holdout = HoldoutSummary(metric="test_loss", rows=[HoldoutRow(trial=0, validation=0.5, holdout=0.61),
+                                                       HoldoutRow(trial=1, validation=0.2, holdout=None, error="oom")],
+                             spearman=1.0, gap=-0.11)  # fmt: skip
+
+    trusted = status.model_copy(update={"trials": trials, "holdout": holdout})
+    page = write_html(ledger, trusted, {}, tmp_path / "report.html", ledger.started_at).read_text()
+
+    assert "<th>suspect</th><th>holdout test_loss</th>" in page
+    assert "<td>node n2 throttled</td><td>none (oom)</td>" in page and "<td>0.61</td>" in page
+    assert "overfitting gap (mean validation minus mean holdout) <b>-0.11</b>" in page
+    assert "1 suspect result(s), never declared best (nodes: n2)" in page
