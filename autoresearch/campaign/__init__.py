@@ -12,6 +12,10 @@ if _typing.TYPE_CHECKING:
         BUILTIN_PLACEHOLDERS, Approvals, Budget, Campaign, CodeSettings, ComputeSettings, MetricSource, Metrics,
         Mode, Objective, ParamSpec, Tracking,
     )
+    from autoresearch.campaign.confirm_settings import ConfirmSettings, ConfirmWhen
+    from autoresearch.campaign.confirmation import (
+        Standing, confirmations_due, exploration_room, mean_text, separable, standings, winner_text,
+    )
     from autoresearch.campaign.datasets import Dataset
     from autoresearch.campaign.failfast import first_line, repeated_failure
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
@@ -45,6 +49,15 @@ _WHERE = {
     "Objective": "autoresearch.campaign.config",
     "ParamSpec": "autoresearch.campaign.config",
     "Tracking": "autoresearch.campaign.config",
+    "ConfirmSettings": "autoresearch.campaign.confirm_settings",
+    "ConfirmWhen": "autoresearch.campaign.confirm_settings",
+    "Standing": "autoresearch.campaign.confirmation",
+    "confirmations_due": "autoresearch.campaign.confirmation",
+    "exploration_room": "autoresearch.campaign.confirmation",
+    "separable": "autoresearch.campaign.confirmation",
+    "mean_text": "autoresearch.campaign.confirmation",
+    "winner_text": "autoresearch.campaign.confirmation",
+    "standings": "autoresearch.campaign.confirmation",
     "Dataset": "autoresearch.campaign.datasets",
     "first_line": "autoresearch.campaign.failfast",
     "repeated_failure": "autoresearch.campaign.failfast",
@@ -143,6 +156,9 @@ __all__ = [
     "PrunerKind",
     "SamplerKind",
     "CampaignStopReason",
+    "ConfirmSettings",
+    "ConfirmWhen",
+    "Standing",
     "Tracking",
     "TrialFailure",
     "TrialLedger",
@@ -156,18 +172,24 @@ __all__ = [
     "campaign_status",
     "campaigns_root",
     "check_params",
+    "confirmations_due",
+    "exploration_room",
     "first_line",
     "free_slots",
     "hours_unit",
     "on_real_gpus",
     "known_campaigns",
     "load_campaign",
+    "mean_text",
     "overview",
     "ranked",
     "read_overviews",
     "read_status",
     "repeated_failure",
     "resolve_policy_kind",
+    "separable",
+    "standings",
     "status_of",
     "stop_reason",
+    "winner_text",
 ]

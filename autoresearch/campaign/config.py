@@ -23,6 +23,7 @@ from tracking import MetricRules, MetricSource, resolve_tracking
 
 from autoresearch.campaign._base import Section, base_dir_of, paths_checked
 from autoresearch.campaign.command_check import render_problem
+from autoresearch.campaign.confirm_settings import ConfirmSettings, no_noise_seeds
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
@@ -224,8 +225,11 @@ class CodeSettings(Section):
     """Files or folders (relative to cwd) the policy may patch."""
     fixed: list[str] = Field(default_factory=list)
     """Files or folders it must not touch (the fixed evaluation)."""
-    noise_seeds: Annotated[int, Field(ge=0, le=100)] = 0
-    """Repeats of the baseline with different seeds, to measure run-to-run noise."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: Any) -> Any:
+        return no_noise_seeds(data)
 
     @field_validator("editable", "fixed")
     @classmethod
@@ -266,6 +270,8 @@ class Campaign(Section):
     tracking: Tracking = Field(default_factory=Tracking)
     metrics: Metrics = Field(default_factory=Metrics)
     code: CodeSettings | None = None
+    confirm: ConfirmSettings | None = None
+    """Re-run the leaders with new seeds before declaring the winner (off when absent)."""
     approvals: Approvals = Field(default_factory=Approvals)
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for every trial (stored in the job spec as given: no credentials)."""

@@ -1,4 +1,4 @@
-"""The best complete trial, computed once: every place that names a best trial (status, the
+"""The best complete trial (the best mean, with confirmations), computed once: every place that names a best trial (status, the
 report, the policies' prompts and skills, chat) ranks trials with `ranked`."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
 from autoresearch.campaign.config import Objective
+from autoresearch.campaign.confirmation import standings
 from autoresearch.campaign.records import TrialRecord, TrialState
 
 
@@ -34,9 +35,11 @@ def ranked(trials: Iterable[T], objective: Objective) -> list[T]:
 
 
 def best_trial(trials: Iterable[TrialRecord], objective: Objective) -> TrialRecord | None:
-    """The best complete trial (the earliest among equals), or None before one completes."""
-    best = ranked(trials, objective)
-    return best[0] if best else None
+    """The declared best: the complete origin with the best mean over its runs (itself and its
+    confirmations: its value when it has none; the earliest among equals), or None before one completes."""
+    trials = list(trials)
+    best = standings(trials, objective)
+    return next(t for t in trials if t.number == best[0].trial) if best else None
 
 
 def running_best(values: list[float], objective: Objective) -> list[float]:

@@ -15,7 +15,7 @@ from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths, known_campaigns
-from autoresearch.campaign.ranking import best_trial
+from autoresearch.campaign.confirmation import Standing, separable, standings
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
 from tracking.outbox import pending_writes, writer_pid
@@ -72,11 +72,23 @@ class TrialSummary(_Record):
     """Why it failed (failed trials only)."""
     reason: str | None = None
     """Failed trials: the error (the first line of their log excerpt); cancelled ones: why."""
+    confirms: int | None = None
+    """A confirmation: the trial (its origin) it re-runs with a new seed."""
+    mean: float | None = None
+    """Complete origins: the mean of its value and its complete confirmations' values."""
+    sd: float | None = None
+    """Their sample standard deviation (None with one value)."""
+    n: int | None = None
+    """How many values `mean` is over (1: not confirmed)."""
 
     @classmethod
-    def of(cls, trial: TrialRecord) -> TrialSummary:
+    def of(cls, trial: TrialRecord, standing: Standing | None = None) -> TrialSummary:
         ended_badly = trial.state in (TrialState.failed, TrialState.cancelled)
         return cls(
+            confirms=trial.confirms,
+            mean=standing.mean if standing else None,
+            sd=standing.sd if standing else None,
+            n=standing.n if standing else None,
             number=trial.number,
             state=trial.state,
             params=trial.params,
@@ -97,7 +109,13 @@ class CampaignStatus(_Record):
     """Why it is in that state (why it stopped, completed or failed)."""
     budget_used: BudgetUsed
     best_trial: TrialSummary | None
-    """The best complete trial, or None before one completes."""
+    """The declared best: the complete trial with the best mean over its runs (its confirmations
+    included), or None before one completes."""
+    runner_up: int | None = None
+    """The trial with the second best mean (None with fewer than two complete origins)."""
+    separable: bool | None = None
+    """Whether the best's mean beats the runner-up's by more than 2 sd (the larger of their two
+    sample sds); None without a runner-up."""
     trials: list[TrialSummary]
     """Every trial, by number."""
     tracking_pending: int = 0
@@ -133,7 +151,9 @@ def status_of(
     """The status of a campaign from what its ledger holds (`campaign_status` of a ledger, or of
     a `LedgerSnapshot`'s fields); `folder`: where its runner lock is (None: not looked at)."""
     now = now or datetime.now(UTC)
-    best = best_trial(trials, campaign.objective)
+    ranking = standings(trials, campaign.objective)
+    by_trial = {r.trial: r for r in ranking}
+    best = next(t for t in trials if t.number == ranking[0].trial) if ranking else None
     shown = _shown_state(facts.state, folder)
     used = budget_used(facts, trials, now, live=shown is not CampaignState.interrupted)
     outbox = CampaignPaths(folder).tracking_outbox if folder else None
@@ -144,8 +164,10 @@ def status_of(
         state=shown,
         state_reason=facts.state_reason,
         budget_used=used,
-        best_trial=TrialSummary.of(best) if best else None,
-        trials=[TrialSummary.of(t) for t in trials],
+        best_trial=TrialSummary.of(best, by_trial[best.number]) if best else None,
+        runner_up=ranking[1].trial if len(ranking) > 1 else None,
+        separable=separable(ranking[0], ranking[1]) if len(ranking) > 1 else None,
+        trials=[TrialSummary.of(t, by_trial.get(t.number)) for t in trials],
     )
 
 
@@ -193,7 +215,7 @@ class CampaignOverview(_Record):
     """Trials counted against the budget."""
     max_trials: int
     best_value: float | None
-    """The best complete trial's objective value."""
+    """The declared best's objective value (its mean over its confirmations, when it has some)."""
     runner_pid: int | None
     """The live runner's pid, if one runs the campaign now."""
 
@@ -205,7 +227,7 @@ def overview(campaign: Campaign, current: CampaignStatus, paths: CampaignPaths) 
         state=current.state,
         trials=current.budget_used.trials,
         max_trials=campaign.budget.max_trials,
-        best_value=current.best_trial.value if current.best_trial else None,
+        best_value=current.best_trial.mean if current.best_trial else None,
         runner_pid=holder_pid(paths.lock),
     )
 

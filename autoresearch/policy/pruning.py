@@ -38,8 +38,9 @@ class OptunaPruning:
         """A view of the ledger's study with the pruner (it reads the other trials' curves)."""
 
     def judge(self, trial: TrialRecord) -> PruneDecision:
-        """Only a running trial with intermediate values can be pruned."""
-        if trial.state is not TrialState.running or not trial.intermediate_values:
+        """Only a running trial with intermediate values can be pruned; a confirmation never is (its
+        value is one more reading of a leader's, pruned or not)."""
+        if trial.state is not TrialState.running or not trial.intermediate_values or trial.confirms is not None:
             return PruneDecision.keep
         frozen = self.ledger.frozen_trial(trial.number)
         return PruneDecision.prune if self.study.pruner.prune(self.study, frozen) else PruneDecision.keep

@@ -14,15 +14,19 @@ from autoresearch.campaign import (
     TrialFailure,
     TrialRecord,
     TrialState,
-    best_trial,
     budget_used,
+    confirmations_due,
+    exploration_room,
     first_line,
     free_slots,
     repeated_failure,
+    standings,
     stop_reason,
+    winner_text,
 )
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import PolicyContext, PolicyPause, ReplanAction
+from autoresearch.runner.confirm_tags import tag_origin, tag_winner
 from autoresearch.runner.context import RunContext
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.evaluate import DISK_FULL_CANCEL
@@ -74,6 +78,17 @@ class CampaignNodes:
         n = free_slots(self.campaign, view.trials)
         if n <= 0 or self._limit(view) is not None:
             return {}
+        room = exploration_room(self.campaign, view.trials)
+        confirmations = confirmations_due(self.campaign, view.trials, n)
+        for proposal in confirmations:  # the leaders' re-runs take precedence over new exploration
+            admitted = self.ledger.admit(proposal)
+            self.display.event(f"trial {admitted.trial_number} proposed: confirmation of trial {proposal.confirms}")
+            crash_point("propose.confirmed")
+        n = min(n - len(confirmations), room)
+        if n <= 0:
+            return {"steering": []} if confirmations else {}
+        if confirmations:
+            view = self._look(state.get("steering", []))
         try:
             proposals = self.ctx.policy.propose(view, n)
         except LLMUnavailable as exc:
@@ -137,8 +152,10 @@ class CampaignNodes:
                 self.writes.hold()
             ended, seen = self.ctx.evaluator.check(running, seen, changed)
             self._job_states = seen
+            trials = self.ledger.trials() if ended else []
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
+                tag_origin(self.ctx.tracker, self.campaign, trials, trial)
                 if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:
                     self._pause_disk_full(trial)
             if ended:
@@ -201,9 +218,9 @@ class CampaignNodes:
                                              steering=steering, budget_used=used)  # fmt: skip
 
     def _limit(self, view: PolicyContext) -> CampaignStopReason | None:
-        best = best_trial(view.trials, self.campaign.objective)
+        ranking = standings(view.trials, self.campaign.objective)
         assert view.budget_used is not None
-        return stop_reason(self.campaign, view.budget_used, best.value if best else None, self.ledger.started_at)
+        return stop_reason(self.campaign, view.budget_used, ranking[0].mean if ranking else None, self.ledger.started_at)
 
     def _wind_down(self, limit: CampaignStopReason) -> bool:
         """At a limit: cancel what the limit cancels; complete the campaign once nothing is active."""
@@ -215,6 +232,7 @@ class CampaignNodes:
         if active:
             return False
         reason = _limit_text(limit, self.ledger)
+        tag_winner(self.ctx.tracker, self.campaign, self.ledger.trials())
         self.ledger.set_state(CampaignState.completed, reason)
         self.ledger.append_note(f"campaign completed: {reason}", author="runner")
         self.display.event(f"campaign {self.campaign.name} completed: {reason}")
@@ -267,7 +285,7 @@ def _limit_text(limit: CampaignStopReason, ledger: Ledger) -> str:
     }
     text = texts[limit]
     if best is not None:
-        text += f"; best trial {best.number}: {objective.metric} {best.value:.6g}"
+        text += f"; best {winner_text(standings(ledger.trials(), objective), objective.metric)}"
     return text
 
 

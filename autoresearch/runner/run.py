@@ -335,7 +335,7 @@ def _check_ended(ledger: Ledger, start: Start) -> RunOutcome | None:
     state, campaign = ledger.state, ledger.campaign
     if state is CampaignState.completed:
         status = campaign_status(ledger)
-        best = status.best_trial.value if status.best_trial else None
+        best = status.best_trial.mean if status.best_trial else None
         if stop_reason(campaign, status.budget_used, best, ledger.started_at) is not None:
             reason = (
                 f"{ledger.state_reason}. To run more trials, raise budget.max_trials (now "

@@ -49,7 +49,7 @@ from autoresearch.campaign.params import check_params
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import Proposal, TrialFailure, TrialRecord, TrialState
 
-_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of")
+_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "confirms", "resume_of")
 
 
 class Ledger(TrialLedger):
