@@ -14,7 +14,7 @@ if _typing.TYPE_CHECKING:
     )
     from autoresearch.campaign.confirm_settings import ConfirmSettings, ConfirmWhen
     from autoresearch.campaign.confirmation import (
-        Standing, confirmations_due, exploration_room, mean_text, separable, standings, winner_text,
+        Standing, confirmations_due, confirmed_early, exploration_room, mean_text, separable, standings, winner_text,
     )
     from autoresearch.campaign.datasets import Dataset
     from autoresearch.campaign.failfast import first_line, repeated_failure
@@ -53,6 +53,7 @@ _WHERE = {
     "ConfirmWhen": "autoresearch.campaign.confirm_settings",
     "Standing": "autoresearch.campaign.confirmation",
     "confirmations_due": "autoresearch.campaign.confirmation",
+    "confirmed_early": "autoresearch.campaign.confirmation",
     "exploration_room": "autoresearch.campaign.confirmation",
     "separable": "autoresearch.campaign.confirmation",
     "mean_text": "autoresearch.campaign.confirmation",
@@ -173,6 +174,7 @@ __all__ = [
     "campaigns_root",
     "check_params",
     "confirmations_due",
+    "confirmed_early",
     "exploration_room",
     "first_line",
     "free_slots",

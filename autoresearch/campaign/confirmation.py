@@ -95,19 +95,27 @@ def owed(campaign: Campaign, ranking: list[Standing]) -> int:
 
 def exploration_room(campaign: Campaign, trials: list[TrialRecord]) -> int:
     """How many new (non-confirmation) trials the budget leaves room for: `max_trials` less the
-    counted trials, less the confirmations the leaders still need, less `seeds` for each top-k
-    place no origin fills yet. When that is 0, confirmation takes precedence; once nothing is
-    left to confirm, exploration fills the rest without the reserve for empty places."""
+    counted trials, less the reserve: the confirmations the top-k leaders still need, plus `seeds`
+    for each top-k place no origin fills yet, and never less than `seeds` (for a new leader's
+    confirmations). At 0, confirmation takes precedence over exploration."""
     counted = sum(t.state is not TrialState.cancelled for t in trials)
     left = campaign.budget.max_trials - counted
     if campaign.confirm is None:
-        return left
+        return max(0, left)
     ranking = standings(trials, campaign.objective)
-    need = owed(campaign, ranking)
-    empty = max(0, campaign.confirm.top_k - len(ranking)) * campaign.confirm.seeds
-    if left - need - empty > 0:
-        return left - need - empty
-    return max(0, left - need) if need == 0 else 0
+    seeds = campaign.confirm.seeds
+    reserve = owed(campaign, ranking) + max(0, campaign.confirm.top_k - len(ranking)) * seeds
+    return max(0, left - max(reserve, seeds))
+
+
+def confirmed_early(campaign: Campaign, trials: list[TrialRecord]) -> int:
+    """Trials of the budget left unused because the leaders are confirmed and only the reserve for
+    a new leader remains (a result explored with them could not be confirmed): 0 otherwise."""
+    counted = sum(t.state is not TrialState.cancelled for t in trials)
+    left = campaign.budget.max_trials - counted
+    if campaign.confirm is None or left <= 0 or exploration_room(campaign, trials) > 0:
+        return 0
+    return 0 if confirmations_due(campaign, trials, 1) else left
 
 
 def confirmations_due(campaign: Campaign, trials: list[TrialRecord], n: int) -> list[Proposal]:
@@ -140,5 +148,5 @@ def _confirmation(origin: TrialRecord, standing: Standing) -> Proposal:
     )  # fmt: skip
 
 
-__all__ = ["Standing", "confirmations_due", "exploration_room", "mean_text", "owed", "separable", "standings",
+__all__ = ["Standing", "confirmations_due", "confirmed_early", "exploration_room", "mean_text", "owed", "separable", "standings",
            "winner_text"]

@@ -134,6 +134,8 @@ class CampaignStopReason(str, enum.Enum):
     max_llm_usd = "max_llm_usd"
     deadline = "deadline"
     target_reached = "target_reached"
+    confirmed = "confirmed"
+    """`confirm:`: the leaders are confirmed and only the reserve for a new leader's confirmations is left."""
 
 
 def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> CampaignStatus:

@@ -16,6 +16,7 @@ from autoresearch.campaign import (
     TrialState,
     budget_used,
     confirmations_due,
+    confirmed_early,
     exploration_room,
     first_line,
     free_slots,
@@ -220,7 +221,10 @@ class CampaignNodes:
     def _limit(self, view: PolicyContext) -> CampaignStopReason | None:
         ranking = standings(view.trials, self.campaign.objective)
         assert view.budget_used is not None
-        return stop_reason(self.campaign, view.budget_used, ranking[0].mean if ranking else None, self.ledger.started_at)
+        limit = stop_reason(self.campaign, view.budget_used, ranking[0].mean if ranking else None, self.ledger.started_at)
+        if limit is None and confirmed_early(self.campaign, view.trials):
+            return CampaignStopReason.confirmed
+        return limit
 
     def _wind_down(self, limit: CampaignStopReason) -> bool:
         """At a limit: cancel what the limit cancels; complete the campaign once nothing is active."""
@@ -282,6 +286,10 @@ def _limit_text(limit: CampaignStopReason, ledger: Ledger) -> str:
         CampaignStopReason.max_llm_usd: f"budget.max_llm_usd ({ledger.campaign.budget.max_llm_usd}) reached",
         CampaignStopReason.deadline: "budget.deadline passed",
         CampaignStopReason.target_reached: "target reached",
+        CampaignStopReason.confirmed: (
+            f"the leaders are confirmed; the last {confirmed_early(ledger.campaign, ledger.trials())} trial(s) of "
+            f"budget.max_trials ({ledger.campaign.budget.max_trials}) were kept to confirm a new leader, and none came"
+        ),
     }
     text = texts[limit]
     if best is not None:

@@ -36,6 +36,7 @@ from autoresearch.campaign import (
     TrialFailure,
     active_seconds,
     campaign_status,
+    confirmed_early,
     stop_reason,
 )
 from autoresearch.llm import LLMError
@@ -336,7 +337,8 @@ def _check_ended(ledger: Ledger, start: Start) -> RunOutcome | None:
     if state is CampaignState.completed:
         status = campaign_status(ledger)
         best = status.best_trial.mean if status.best_trial else None
-        if stop_reason(campaign, status.budget_used, best, ledger.started_at) is not None:
+        ended = stop_reason(campaign, status.budget_used, best, ledger.started_at) is not None
+        if ended or confirmed_early(campaign, ledger.trials()):
             reason = (
                 f"{ledger.state_reason}. To run more trials, raise budget.max_trials (now "
                 f"{campaign.budget.max_trials}) in the config, or pass --max-trials N, and run it again."
