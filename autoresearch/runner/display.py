@@ -87,7 +87,7 @@ def summary_line(status: CampaignStatus, max_trials: int) -> str:
     (GPU-hours on physical GPUs); a confirmed best reads `best #7 0.973 ± 0.004 (n=3), separable from #2: no`."""
     counts = _counts(status)
     best = status.best_trial
-    if best and best.mean is not None:
+    if best and (best.mean is not None or best.value is not None):
         best_text = f"best #{best.number} {_mean(best)}"
         if status.separable is not None:
             best_text += f", separable from #{status.runner_up}: {'yes' if status.separable else 'no'}"
