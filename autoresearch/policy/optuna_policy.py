@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Container
-from typing import Any
+from typing import Any, cast
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -49,19 +49,19 @@ class _WithoutConfirmations(optuna.samplers.BaseSampler):
         self.sampler = sampler
 
     def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> Any:
-        return self.sampler.infer_relative_search_space(_StudyView(study), trial)
+        return self.sampler.infer_relative_search_space(_view(study), trial)
 
     def sample_relative(self, study: optuna.Study, trial: FrozenTrial, search_space: Any) -> dict[str, Any]:
-        return self.sampler.sample_relative(_StudyView(study), trial, search_space)
+        return self.sampler.sample_relative(_view(study), trial, search_space)
 
     def sample_independent(self, study: optuna.Study, trial: FrozenTrial, name: str, distribution: Any) -> Any:
-        return self.sampler.sample_independent(_StudyView(study), trial, name, distribution)
+        return self.sampler.sample_independent(_view(study), trial, name, distribution)
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        self.sampler.before_trial(_StudyView(study), trial)
+        self.sampler.before_trial(_view(study), trial)
 
     def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
-        self.sampler.after_trial(_StudyView(study), trial, state, values)
+        self.sampler.after_trial(_view(study), trial, state, values)
 
     def reseed_rng(self) -> None:
         self.sampler.reseed_rng()
@@ -87,6 +87,10 @@ class _StudyView:
     def _get_trials(self, deepcopy: bool = True, states: Container[TrialState] | None = None,
                     use_cache: bool = False) -> list[FrozenTrial]:
         return _samples(self._study._get_trials(deepcopy=deepcopy, states=states, use_cache=use_cache))
+
+
+def _view(study: optuna.Study) -> optuna.Study:
+    return cast(optuna.Study, _StudyView(study))  # what a sampler reads of a study, duck-typed
 
 
 def _samples(trials: list[FrozenTrial]) -> list[FrozenTrial]:
