@@ -85,27 +85,40 @@ def winner_text(ranking: list[Standing], metric: str) -> str:
     return text
 
 
+def places(campaign: Campaign) -> int:
+    """How many leaders are confirmed: `confirm.top_k`, or fewer when `budget.max_trials` cannot hold
+    each with its `seeds` confirmations (0: no confirmation fits, or none is asked)."""
+    if campaign.confirm is None:
+        return 0
+    return min(campaign.confirm.top_k, campaign.budget.max_trials // (1 + campaign.confirm.seeds))
+
+
 def owed(campaign: Campaign, ranking: list[Standing]) -> int:
-    """Confirmations the current leaders still need (the top-k origins by mean)."""
+    """Confirmations the current leaders (the first `places` origins by mean) still need."""
     if campaign.confirm is None:
         return 0
     seeds = campaign.confirm.seeds
-    return sum(max(0, seeds - len(s.confirmations)) for s in ranking[: campaign.confirm.top_k])
+    return sum(max(0, seeds - len(s.confirmations)) for s in ranking[: places(campaign)])
 
 
 def exploration_room(campaign: Campaign, trials: list[TrialRecord]) -> int:
     """How many new (non-confirmation) trials the budget leaves room for: `max_trials` less the
-    counted trials, less the reserve: the confirmations the top-k leaders still need, plus `seeds`
-    for each top-k place no origin fills yet, and never less than `seeds` (for a new leader's
-    confirmations). At 0, confirmation takes precedence over exploration."""
+    counted trials, less the reserve: the confirmations the leaders still need, plus `seeds` for
+    each leader's place no origin fills yet, and never less than `seeds` (for a new leader's
+    confirmations). At 0, confirmation takes precedence over exploration. Before any result, and
+    with nothing running, there is room for one trial (a first result is needed to confirm one)."""
     counted = sum(t.state is not TrialState.cancelled for t in trials)
-    left = campaign.budget.max_trials - counted
-    if campaign.confirm is None:
-        return max(0, left)
+    left = max(0, campaign.budget.max_trials - counted)
+    k = places(campaign)
+    if campaign.confirm is None or k == 0:
+        return left
     ranking = standings(trials, campaign.objective)
     seeds = campaign.confirm.seeds
-    reserve = owed(campaign, ranking) + max(0, campaign.confirm.top_k - len(ranking)) * seeds
-    return max(0, left - max(reserve, seeds))
+    reserve = owed(campaign, ranking) + max(0, k - len(ranking)) * seeds
+    room = max(0, left - max(reserve, seeds))
+    if not ranking and not any(t.state in (TrialState.proposed, TrialState.running) for t in trials):
+        room = max(room, min(1, left))
+    return room
 
 
 def confirmed_early(campaign: Campaign, trials: list[TrialRecord]) -> int:
@@ -113,9 +126,11 @@ def confirmed_early(campaign: Campaign, trials: list[TrialRecord]) -> int:
     a new leader remains (a result explored with them could not be confirmed): 0 otherwise."""
     counted = sum(t.state is not TrialState.cancelled for t in trials)
     left = campaign.budget.max_trials - counted
-    if campaign.confirm is None or left <= 0 or exploration_room(campaign, trials) > 0:
+    if places(campaign) == 0 or left <= 0 or exploration_room(campaign, trials) > 0:
         return 0
-    return 0 if confirmations_due(campaign, trials, 1) else left
+    if not standings(trials, campaign.objective) or confirmations_due(campaign, trials, 1):
+        return 0
+    return left
 
 
 def confirmations_due(campaign: Campaign, trials: list[TrialRecord], n: int) -> list[Proposal]:
@@ -124,7 +139,7 @@ def confirmations_due(campaign: Campaign, trials: list[TrialRecord], n: int) -> 
     if campaign.confirm is None or n <= 0:
         return []
     ranking = standings(trials, campaign.objective)
-    leaders = ranking[: campaign.confirm.top_k]
+    leaders = ranking[: places(campaign)]
     if exploration_room(campaign, trials) > 0:
         leaders = leaders[:1] if campaign.confirm.when is ConfirmWhen.new_best else []
     by_number = {t.number: t for t in trials}
@@ -148,5 +163,5 @@ def _confirmation(origin: TrialRecord, standing: Standing) -> Proposal:
     )  # fmt: skip
 
 
-__all__ = ["Standing", "confirmations_due", "confirmed_early", "exploration_room", "mean_text", "owed", "separable", "standings",
-           "winner_text"]
+__all__ = ["Standing", "confirmations_due", "confirmed_early", "exploration_room", "mean_text", "owed", "places",
+           "separable", "standings", "winner_text"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoresearch.campaign import Campaign, TrialRecord, mean_text, standings, winner_text
+from autoresearch.campaign import Campaign, TrialRecord, standings, winner_text
 
 SHOWN = 5
 """Leaders listed at least (more when confirm.top_k is larger)."""
@@ -26,5 +26,6 @@ def confirmation_section(campaign: Campaign, trials: list[TrialRecord]) -> list[
     shown = max(SHOWN, campaign.confirm.top_k if campaign.confirm else 0)
     for s in ranking[:shown]:
         confirmations = ", ".join(f"#{n}" for n in s.confirmations) or "none"
-        lines.append(f"| {s.trial} | {mean_text(s)} | {s.n} | {confirmations} |")
+        spread = f" ± {s.sd:.2g}" if s.sd is not None else ""
+        lines.append(f"| {s.trial} | {s.mean:.6g}{spread} | {s.n} | {confirmations} |")
     return lines + [""]

@@ -122,8 +122,8 @@ def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list
         ]
         if status.separable is not None:
             verdict = "yes" if status.separable else "no"
-            lines += [f"Separable from the runner-up (trial #{status.runner_up}, mean beaten by more than 2 sd): "
-                      f"**{verdict}**.", ""]  # fmt: skip
+            lines += [f"Separable from the runner-up, trial #{status.runner_up} (the means differ by more than 2 sd, "
+                      f"the larger sd of the two): **{verdict}**.", ""]  # fmt: skip
     return lines
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from autoresearch import api
-from autoresearch.campaign import CampaignState, Ledger, TrialState, separable, standings
+from autoresearch.campaign import CampaignState, Ledger, TrialState, standings
 from autoresearch.cli import _register, app
 from autoresearch.runner import run_campaign
 from tracking import mlflow_client
@@ -140,15 +140,3 @@ def test_a_runner_killed_during_the_confirmation_round_resumes_without_loss_or_d
     mlflow = mlflow_client(tracking)
     experiment = mlflow.get_experiment_by_name(data["name"])
     assert sorted(r.info.run_id for r in mlflow.search_runs([experiment.experiment_id])) == sorted(t.mlflow_run_id for t in trials)
-
-
-def test_separable_compares_the_gap_of_the_means_with_twice_the_larger_sd() -> None:
-    from autoresearch.campaign import Standing
-
-    def s(mean: float, sd: float | None, n: int) -> Standing:
-        return Standing(trial=0, mean=mean, sd=sd, n=n, confirmations=[])
-
-    assert separable(s(1.0, 0.10, 3), s(0.7, 0.05, 3))  # gap 0.3 > 2 x 0.10
-    assert not separable(s(1.0, 0.05, 3), s(0.85, 0.10, 3))  # gap 0.15 < 2 x 0.10 (the larger sd)
-    assert separable(s(1.0, 0.05, 3), s(0.85, None, 1))  # one sd known: it is the noise
-    assert not separable(s(1.0, None, 1), s(0.5, None, 1))  # nothing measured the noise
