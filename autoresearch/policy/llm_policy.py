@@ -32,7 +32,7 @@ import logging
 from pathlib import Path
 
 import prompts
-from autoresearch.campaign import Campaign, FallbackKind, Proposal, TrialLedger, TrialRecord, best_trial
+from autoresearch.campaign import Campaign, FallbackKind, Proposal, TrialLedger, TrialRecord, standings
 from autoresearch.llm import (
     BudgetExceeded,
     LLMError,
@@ -342,9 +342,15 @@ class LLMPolicy:
         if used is not None:
             spend = f", ${used.llm_usd:.4f} of model calls" if used.llm_usd else ""
             parts.append(f"Budget used: {used.trials} of {c.budget.max_trials} trials{spend}.")
-        best = best_trial(ctx.trials, c.objective)
+        ranking = standings(ctx.trials, c.objective)
         metric = c.objective.metric
-        parts.append(f"Best so far: #{best.number} {metric}={fmt(best.value)}." if best else "No complete trial yet.")
+        if not ranking:
+            parts.append("No complete trial yet.")
+        elif ranking[0].n > 1:
+            best = ranking[0]
+            parts.append(f"Best so far: #{best.trial} {metric}={fmt(best.mean)} (mean of {best.n} runs, sd {fmt(best.sd)}).")
+        else:
+            parts.append(f"Best so far: #{ranking[0].trial} {metric}={fmt(ranking[0].mean)}.")
         if lin is not None:
             if lin.parent is None:
                 parts.append("New code starts from the campaign's original files (no trial kept yet).")
