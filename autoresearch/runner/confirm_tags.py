@@ -8,10 +8,10 @@ from tracking import CONFIRM_MEAN_TAG, CONFIRM_N_TAG, CONFIRM_SD_TAG, SEPARABLE_
 
 
 def tag_origin(tracker: Tracker, campaign: Campaign, trials: list[TrialRecord], ended: TrialRecord) -> None:
-    """After `ended` ended: its origin's run gets the mean, sd and n of its runs (nothing for a
-    trial of a campaign without confirmation, or an origin without a complete run)."""
-    origin = ended.confirms if ended.confirms is not None else ended.number
-    if campaign.confirm is None and ended.confirms is None:
+    """After confirmation `ended` ended: its origin's run gets the mean, sd and n of its runs
+    (nothing for a trial that confirms none: an origin is tagged once a confirmation adds to it)."""
+    origin = ended.confirms
+    if origin is None:
         return
     by_number = {t.number: t for t in trials}
     standing = next((s for s in standings(trials, campaign.objective) if s.trial == origin), None)

@@ -153,7 +153,7 @@ class CampaignNodes:
                 self.writes.hold()
             ended, seen = self.ctx.evaluator.check(running, seen, changed)
             self._job_states = seen
-            trials = self.ledger.trials() if ended else []
+            trials = self.ledger.trials() if any(t.confirms is not None for t in ended) else []
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
                 tag_origin(self.ctx.tracker, self.campaign, trials, trial)
