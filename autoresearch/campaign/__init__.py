@@ -14,7 +14,7 @@ if _typing.TYPE_CHECKING:
     )
     from autoresearch.campaign.confirm_settings import ConfirmSettings, ConfirmWhen
     from autoresearch.campaign.confirmation import (
-        Standing, confirmations_due, confirmed_early, exploration_room, mean_text, separable, standings, winner_text,
+        Standing, confirmations_due, confirmed_early, declared_order, exploration_room, mean_text, separable, standings, winner_text,
     )
     from autoresearch.campaign.datasets import Dataset
     from autoresearch.campaign.failfast import first_line, repeated_failure
@@ -54,6 +54,7 @@ _WHERE = {
     "Standing": "autoresearch.campaign.confirmation",
     "confirmations_due": "autoresearch.campaign.confirmation",
     "confirmed_early": "autoresearch.campaign.confirmation",
+    "declared_order": "autoresearch.campaign.confirmation",
     "exploration_room": "autoresearch.campaign.confirmation",
     "separable": "autoresearch.campaign.confirmation",
     "mean_text": "autoresearch.campaign.confirmation",
@@ -175,6 +176,7 @@ __all__ = [
     "check_params",
     "confirmations_due",
     "confirmed_early",
+    "declared_order",
     "exploration_room",
     "first_line",
     "free_slots",

@@ -2,8 +2,9 @@
 
 An *origin* is a trial that is not a confirmation; its *runs* are itself and its confirmations
 (trials whose `confirms` names it: the same parameters and code, a new `{seed}`). Its standing is
-the mean, sample standard deviation and count of its complete runs' values. The declared best is
-the origin with the best mean (`ranking.best_trial`); it is *separable* when its mean beats the
+the mean, sample standard deviation and count of its complete runs' values. The leaders to
+confirm are the best by mean (`standings`); the declared best is the confirmed origin with the
+best mean (`declared_order`, `ranking.best_trial`); it is *separable* when its mean beats the
 runner-up's by more than twice the larger of the two sds (the run-to-run noise of one run).
 
 Planning is a pure function of the trials, so a runner killed at any point and resumed proposes
@@ -58,6 +59,15 @@ def standings(trials: Iterable[TrialRecord], objective: Objective) -> list[Stand
                             confirmations=[r.number for r in runs[t.number]]))  # fmt: skip
     sign = -1.0 if objective.direction == "maximize" else 1.0
     return sorted(out, key=lambda s: (sign * s.mean, s.trial))
+
+
+def declared_order(trials: Iterable[TrialRecord], objective: Objective) -> list[Standing]:
+    """The order a winner is declared in: confirmed origins (n > 1) by mean, then the others by
+    mean. A confirmed mean is never compared with a single reading: the best of many single
+    readings is biased upward (the winner's curse: confirmed leaders fall back), and a lucky
+    reading that was not re-run would win for that alone. Without confirmations, the mean order."""
+    ranking = standings(trials, objective)
+    return [s for s in ranking if s.n > 1] + [s for s in ranking if s.n <= 1]
 
 
 def separable(winner: Standing, runner_up: Standing) -> bool:
@@ -163,5 +173,5 @@ def _confirmation(origin: TrialRecord, standing: Standing) -> Proposal:
     )  # fmt: skip
 
 
-__all__ = ["Standing", "confirmations_due", "confirmed_early", "exploration_room", "mean_text", "owed", "places",
+__all__ = ["Standing", "confirmations_due", "confirmed_early", "declared_order", "exploration_room", "mean_text", "owed", "places",
            "separable", "standings", "winner_text"]

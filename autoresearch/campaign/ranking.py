@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
 from autoresearch.campaign.config import Objective
-from autoresearch.campaign.confirmation import standings
+from autoresearch.campaign.confirmation import declared_order
 from autoresearch.campaign.records import TrialRecord, TrialState
 
 
@@ -35,10 +35,11 @@ def ranked(trials: Iterable[T], objective: Objective) -> list[T]:
 
 
 def best_trial(trials: Iterable[TrialRecord], objective: Objective) -> TrialRecord | None:
-    """The declared best: the complete origin with the best mean over its runs (itself and its
-    confirmations: its value when it has none; the earliest among equals), or None before one completes."""
+    """The declared best: the confirmed origin with the best mean over its runs (itself and its
+    confirmations), else (none confirmed) the best complete trial; the earliest among equals;
+    None before one completes (`confirmation.declared_order`)."""
     trials = list(trials)
-    best = standings(trials, objective)
+    best = declared_order(trials, objective)
     return next(t for t in trials if t.number == best[0].trial) if best else None
 
 

@@ -15,7 +15,7 @@ from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths, known_campaigns
-from autoresearch.campaign.confirmation import Standing, separable, standings
+from autoresearch.campaign.confirmation import Standing, declared_order, separable
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
 from tracking.outbox import pending_writes, writer_pid
@@ -109,10 +109,10 @@ class CampaignStatus(_Record):
     """Why it is in that state (why it stopped, completed or failed)."""
     budget_used: BudgetUsed
     best_trial: TrialSummary | None
-    """The declared best: the complete trial with the best mean over its runs (its confirmations
-    included), or None before one completes."""
+    """The declared best: the confirmed trial with the best mean over its runs (its confirmations
+    included; before any is confirmed, the best complete trial), or None before one completes."""
     runner_up: int | None = None
-    """The trial with the second best mean (None with fewer than two complete origins)."""
+    """The next trial in the same order (None with fewer than two complete origins)."""
     separable: bool | None = None
     """Whether the best's mean beats the runner-up's by more than 2 sd (the larger of their two
     sample sds); None without a runner-up."""
@@ -153,7 +153,7 @@ def status_of(
     """The status of a campaign from what its ledger holds (`campaign_status` of a ledger, or of
     a `LedgerSnapshot`'s fields); `folder`: where its runner lock is (None: not looked at)."""
     now = now or datetime.now(UTC)
-    ranking = standings(trials, campaign.objective)
+    ranking = declared_order(trials, campaign.objective)
     by_trial = {r.trial: r for r in ranking}
     best = next(t for t in trials if t.number == ranking[0].trial) if ranking else None
     shown = _shown_state(facts.state, folder)

@@ -3,7 +3,8 @@
 A *candidate* is a trial that is not a confirmation; its value is the mean of its complete runs
 (itself and its confirmations: `campaign.confirmation.standings`, the one place a mean is taken).
 A candidate is *kept* when its mean beats its reference's (its parent's; a root trial is kept).
-The parent of new proposals is the kept candidate with the best mean (the earliest on ties).
+The parent of new proposals is the first kept candidate in the declared order (`declared_order`:
+confirmed candidates by mean first; the earliest on ties).
 
 Telling a gain from run-to-run noise is the `confirm:` section's work (docs/results.md): with
 `when: new_best` a new leader is re-run with new seeds at once, and its mean decides whether it
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from autoresearch.campaign import Campaign, TrialRecord, standings
+from autoresearch.campaign import Campaign, TrialRecord, declared_order
 
 
 class Lineage(BaseModel):
@@ -35,7 +36,7 @@ class Lineage(BaseModel):
 def lineage(campaign: Campaign, trials: list[TrialRecord]) -> Lineage:
     """The lineage of `campaign` from its trials."""
     objective = campaign.objective
-    ranking = standings(trials, objective)
+    ranking = declared_order(trials, objective)
     means = {s.trial: s.mean for s in ranking}
     by_number = {t.number: t for t in trials}
     kept = []

@@ -17,11 +17,11 @@ from autoresearch.campaign import (
     budget_used,
     confirmations_due,
     confirmed_early,
+    declared_order,
     exploration_room,
     first_line,
     free_slots,
     repeated_failure,
-    standings,
     stop_reason,
     winner_text,
 )
@@ -219,7 +219,7 @@ class CampaignNodes:
                                              steering=steering, budget_used=used)  # fmt: skip
 
     def _limit(self, view: PolicyContext) -> CampaignStopReason | None:
-        ranking = standings(view.trials, self.campaign.objective)
+        ranking = declared_order(view.trials, self.campaign.objective)
         assert view.budget_used is not None
         limit = stop_reason(self.campaign, view.budget_used, ranking[0].mean if ranking else None, self.ledger.started_at)
         if limit is None and confirmed_early(self.campaign, view.trials):
@@ -293,7 +293,7 @@ def _limit_text(limit: CampaignStopReason, ledger: Ledger) -> str:
     }
     text = texts[limit]
     if best is not None:
-        text += f"; best {winner_text(standings(ledger.trials(), objective), objective.metric)}"
+        text += f"; best {winner_text(declared_order(ledger.trials(), objective), objective.metric)}"
     return text
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoresearch.campaign import (
-    Standing, TrialRecord, TrialState, best_trial, confirmations_due, confirmed_early, exploration_room, separable,
-    standings,
+    Standing, TrialRecord, TrialState, best_trial, confirmations_due, confirmed_early, declared_order, exploration_room,
+    separable, standings,
 )
 from tests.autoresearch.campaign.conftest import make_campaign
 
@@ -23,6 +23,10 @@ def test_the_declared_best_is_the_best_mean_not_the_luckiest_reading(tmp_path: P
     trials = [trial(0, 10.0), trial(1, 5.0), trial(2, 1.0, confirms=0), trial(3, 1.0, confirms=0),
               trial(4, 5.0, confirms=1), trial(5, None, confirms=1, state=TrialState.running)]  # fmt: skip
     assert best_trial(trials, campaign.objective).number == 1
+    lucky = [*trials, trial(6, 9.0)]  # one reading, not re-run (the budget ran out): it is not compared
+    assert best_trial(lucky, campaign.objective).number == 1
+    assert [s.trial for s in declared_order(lucky, campaign.objective)] == [1, 0, 6]
+    assert [s.trial for s in standings(lucky, campaign.objective)] == [6, 1, 0]  # what confirmation plans by
     [one, zero] = standings(trials, campaign.objective)
     assert (one.trial, one.mean, one.sd, one.n, one.confirmations) == (1, 5.0, 0.0, 2, [4, 5])
     assert (zero.trial, zero.mean, zero.n) == (0, 4.0, 3) and abs(zero.sd - 5.196152422706632) < 1e-12

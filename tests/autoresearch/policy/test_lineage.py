@@ -35,7 +35,7 @@ def test_a_new_best_is_confirmed_and_its_mean_decides(toy_project: Path) -> None
     # The new best is re-run at once with its own code (same patch, same parent) ...
     due = confirmations_due(campaign, [*base, small], 4)
     assert [(p.confirms, p.parent_trial, p.patch) for p in due] == [(3, 0, "p")] * 2
-    assert lineage(campaign, [*base, small]).parent == 3
+    assert lineage(campaign, [*base, small]).parent == 0  # a single reading does not displace a confirmed mean
     # ... kept when the mean of its runs still wins ...
     lin = lineage(campaign, [*base, small, trial(4, 3.8, parent=0, confirms=3), trial(5, 3.6, parent=0, confirms=3)])
     assert lin.parent == 3 and abs(lin.means[3] - 3.7) < 1e-9 and lin.runs[3] == 3

@@ -68,7 +68,7 @@ def test_the_leaders_are_confirmed_with_new_seeds_and_the_winner_is_the_best_mea
         assert job.spec.checkpoint_dir != origin_job.spec.checkpoint_dir
         assert "confirmation of trial" in c.rationale
 
-    # the declared best is the best mean over the origin and its confirmations
+    # the declared best is the best mean over the origin and its confirmations, among the confirmed
     means = {o.number: [o.value] + [c.value for c in confirmations if c.confirms == o.number] for o in top2}
     winner, runner_up = sorted(means, key=lambda n: (-statistics.fmean(means[n]), n))
     status = outcome.status
