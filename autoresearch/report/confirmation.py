@@ -17,7 +17,7 @@ def confirmation_section(campaign: Campaign, trials: list[TrialRecord]) -> list[
     if campaign.confirm is not None:
         c = campaign.confirm
         lines += [f"The top {c.top_k} configurations are re-run with {c.seeds} new seed(s) each (`when: {c.when.value}`); "
-                  "the winner is the best mean. It is separable when its mean beats the runner-up's by more than "
+                  "the winner is the confirmed configuration with the best mean. It is separable when its mean beats the runner-up's by more than "
                   "2 sd (sd: the larger of the two sample standard deviations).", ""]  # fmt: skip
     if not ranking:
         return lines + ["No trial has completed yet.", ""]
