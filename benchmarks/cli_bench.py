@@ -5,7 +5,7 @@
 Starts a compute daemon on a temporary home, then runs each job and compute command N times
 (default 7) in a fresh process, exactly as a shell would (`python -c "from autoresearch.cli
 import main; main()" ARGS`), and prints each command's median wall time beside a bare
-`python -c pass` as a ratio. Targets (issue 15, on the 2-core reference machine, daemon up):
+`python -c pass` as a ratio. Targets (on the 2-core reference machine, daemon up):
 `jobs status ID --json` <= 0.15 s, `jobs submit` <= 0.2 s.
 
 `--trials N` (default 500) also makes a campaign whose ledger holds N complete trials and times

@@ -1,4 +1,4 @@
-"""A 1-node x N-GPU DDP smoke check, run under torchrun by benchmarks/gpu_check.sh (issue 18).
+"""A 1-node x N-GPU DDP smoke check, run under torchrun by benchmarks/gpu_check.sh.
 
     python -m torch.distributed.run --standalone --nproc-per-node N benchmarks/ddp_smoke.py
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check (issue 10 item 5): a short tinygpt hyperparameter campaign with one trial per GPU,
+# GPU check: a short tinygpt hyperparameter campaign with one trial per GPU,
 # run through `autoresearch run`. Prints tokens/s per trial, GPU utilisation sampled by
 # nvidia-smi during the campaign, and the best val_bpb.
 #
@@ -13,7 +13,7 @@
 #   GPU_CHECK_CPU_SMOKE  `1` on a machine without GPUs: run the smoke checks on 2 CPU processes
 #                      with gloo instead of saying "no GPU" (checks this script itself)
 #
-# With 2+ GPUs it first runs two smoke checks (issue 18), each printing one PASS/FAIL line:
+# With 2+ GPUs it first runs two smoke checks, each printing one PASS/FAIL line:
 # a 1-node x N-GPU torchrun DDP job (benchmarks/ddp_smoke.py, nccl), and the gang preflight's
 # all-reduce (compute/health/_gang_allreduce.py, nccl) between two members on GPUs 0 and 1.
 #

@@ -20,7 +20,7 @@ machinery (it served the small campaign first), and the page **right after a led
 trial entered, launched and completed by a writer in this process before each request), beside
 the old path read after a write. Start-up: process start to the first 200 answer of `/fleet`
 (wall and CPU seconds, beside `autoresearch jobs list --json`, a fast CLI command), and which heavy modules the process
-had imported by then (`python -X importtime`). Target (issue 22): every page under 300 ms; start-up
+had imported by then (`python -X importtime`). Target: every page under 300 ms; start-up
 under 1 s.
 """
 

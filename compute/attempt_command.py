@@ -14,11 +14,11 @@ from compute.jobenv import secret_values
 from compute.spec import JobSpec
 
 
-def attempt_env(spec: JobSpec, job_id: str, number: int, gpus: tuple[int, ...], checkpoint_dir: str
-                ) -> tuple[dict[str, str], str | None]:
+def attempt_env(spec: JobSpec, job_id: str, number: int, gpus: tuple[int, ...], checkpoint_dir: str,
+                node: str = "") -> tuple[dict[str, str], str | None]:
     """The variables an attempt gets on top of the allowlisted base (compute/jobenv.py): its
-    secrets by name, the spec's env, its GPUs, ids, checkpoint dir and datasets; plus the name of
-    a `secret_env` entry the daemon's environment lacks (None when all are there)."""
+    secrets by name, the spec's env, its GPUs, ids, checkpoint dir, node (AR_NODE) and datasets;
+    plus the name of a `secret_env` entry the daemon's environment lacks (None when all are there)."""
     try:
         secrets, missing = secret_values(spec.secret_env), None
     except KeyError as err:
@@ -30,6 +30,7 @@ def attempt_env(spec: JobSpec, job_id: str, number: int, gpus: tuple[int, ...], 
         "AR_JOB_ID": job_id,
         "AR_ATTEMPT": str(number),
         "AR_CHECKPOINT_DIR": checkpoint_dir,
+        **({"AR_NODE": node} if node else {}),
         **data_env(spec.data, in_container=spec.image is not None),
     }
     return env, missing

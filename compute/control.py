@@ -17,7 +17,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compute.attempt_logs import read_tail
+from compute.clock import Now
 from compute.errors import ComputeError, DaemonAlreadyRunning
+from compute.heartbeat import last_tick, record_tick
 from compute.paths import ComputePaths
 from compute.pidlock import holder_pid, try_lock
 
@@ -34,8 +37,15 @@ def daemon_pid(paths: ComputePaths) -> int | None:
     return holder_pid(paths.lock)
 
 
+STALE_TICKS = 5
+"""A daemon that has not ticked for this many of its `tick_s` (and 10 s at least) is not responding."""
+_STALE_MIN_S = 10.0
+
+
 def daemon_info(paths: ComputePaths) -> dict[str, Any] | None:
-    """What the running daemon wrote about itself (pid, config, nodes), or None."""
+    """What the running daemon wrote about itself (pid, config, nodes), or None; with `last_tick_at`
+    (wall clock, None before its first tick) and `responding`: False when it has not ticked for
+    `STALE_TICKS` ticks (stopped with SIGSTOP, stuck), see `not_responding`."""
     pid = daemon_pid(paths)
     if pid is None:
         return None
@@ -43,7 +53,18 @@ def daemon_info(paths: ComputePaths) -> dict[str, Any] | None:
         info = json.loads(paths.daemon_info.read_text())
     except (OSError, ValueError):
         info = {}
-    return {**info, "pid": pid}
+    last = last_tick(paths)
+    tick_s = float((info.get("config") or {}).get("tick_s", 1.0))
+    stale = last is not None and Now.read().boot - last[0] > max(_STALE_MIN_S, STALE_TICKS * tick_s)
+    return {**info, "pid": pid, "last_tick_at": None if last is None else last[1], "responding": not stale}
+
+
+def not_responding(info: dict[str, Any] | None) -> str | None:
+    """`daemon not responding since T: check pid P` for a daemon (`daemon_info`) that stopped ticking, else None."""
+    if info is None or info.get("responding", True):
+        return None
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info["last_tick_at"]))
+    return f"daemon not responding since {since}: check pid {info['pid']}"
 
 
 def notify(paths: ComputePaths) -> None:
@@ -106,7 +127,7 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
                 return other
             raise ComputeError(
                 f"the compute daemon exited with code {code} while starting; "
-                f"last lines of {paths.daemon_log}:\n{_tail(paths.daemon_log)}"
+                f"last lines of {paths.daemon_log}:\n{read_tail(paths.daemon_log, lines=15).text.rstrip() or '(no log)'}"
             )
         time.sleep(0.02)
     raise ComputeError(f"the compute daemon did not become ready within {wait_s:g}s; see {paths.daemon_log}")
@@ -169,6 +190,7 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
         if time.monotonic() > deadline:
             raise DaemonAlreadyRunning(already_running_message(paths, holder_pid(paths.lock) or -1)) from None
         time.sleep(0.05)
+    record_tick(paths)  # a previous daemon's last tick is not this one's
     address = paths.socket_address
     if not address.startswith("\0"):
         Path(address).unlink(missing_ok=True)
@@ -193,10 +215,3 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
             Path(address).unlink(missing_ok=True)
         paths.daemon_info.unlink(missing_ok=True)
         os.close(lock_fd)
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"

@@ -12,7 +12,8 @@ insert its job and waits for the reply: compute/submissions.py.)
 The loop waits on the socket, on pidfds of its attempts (an exit wakes it at once), on
 signals, and on the next deadline (a grace period running out, a time limit, a backoff
 ending). Each tick: answer submission requests (compute/submissions.py), reap ended
-attempts, carry out stop requests (cancel, time limit, SIGKILL after grace, a hang: a log silent for its job's
+attempts, cap logs past `log_max_bytes` (docs/logs.md), carry out stop requests (cancel, time limit,
+SIGKILL after grace, a hang: a log silent for its job's
 `progress_timeout_s`, seen by one stat per attempt), check node health, then call the pure `schedule` function and start/preempt what it says.
 
 One daemon per home, enforced by an fcntl lock on `daemon.lock`. Attempts run in their
@@ -50,19 +51,24 @@ from pathlib import Path
 from compute.backends.base import (
     AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, WakesDaemon, Warms,
 )
-from compute.attempt_logs import append_log, excerpt, log_tail
+from compute.attempt_logs import append_log, cap_log, excerpt, log_tail
 from compute.attempt_command import attempt_argv, attempt_env, container_run
+from compute.clock import Now, boot_id
 from compute.daemon_config import DaemonConfig
 from compute.errors import StoreLost, StoreUnavailable
+from compute.jobenv import secret_values
+from compute.log_secrets import SecretMasker
+from compute.spec import JobSpec
 from compute.endings import JobBudget, AttemptStopReason, decide_ending, hang_reason
 from compute.gang_run import GangWatch
 from compute.gang_start import gang_requests, preflight_port, settle_preflight
 from compute.gpus import detect_gpus
 from compute.health import HANG_MARKER, MONITOR_KILL_MARKER, Classification, Classifier, HealthMonitor, NodeTarget
 from compute.health.gang_preflight import plan as plan_preflight
+from compute.heartbeat import record_tick
 from compute.lifecycle import (
-    LiveAttempt, Started, daemon_event, end_attempt, job_budget_row, job_event, live_attempts, mark_killed, pending_jobs,
-    record_handle, request_stop, start_attempt, sync_nodes,
+    LiveAttempt, Started, daemon_event, end_attempt, forget_other_boots, job_budget_row, job_event, live_attempts,
+    mark_killed, pending_jobs, record_handle, request_stop, start_attempt, sync_nodes,
 )
 from compute.nodes import record_health
 from compute.paths import ComputePaths
@@ -80,6 +86,9 @@ _QUIET_S = 0.05
 """The daemon prepares the next launch (`Warms.warm`: the local backend's spare `sh`) once nothing
 happened for this long, not right after a launch: a spare started beside the job that had just
 begun slowed it (100-trial campaign, 4 jobs of 0.5 s on 2 cores: jobs ran 2-3% longer)."""
+_IDLE_S = 5.0
+"""Once nothing woke the daemon for this long, it truncates the store's write-ahead log (a burst of
+jobs grew it; SQLite never shrinks it while the daemon's connection is open)."""
 
 
 class Daemon:
@@ -109,6 +118,8 @@ class Daemon:
         """The members of multi-node attempts (compute/gang_run.py)."""
         self._host_gpus: frozenset[int] | None = None
         """This host's real GPUs (nvidia-smi), read when the first container job starts."""
+        self.masker = SecretMasker(paths.run_dir)
+        """Masks running attempts' secret values in their logs (compute/log_secrets.py)."""
         self.progress = ProgressWatch()
         """When each running attempt's log last grew (hang detection, `progress_timeout_s`)."""
         self._told = 0
@@ -118,6 +129,7 @@ class Daemon:
 
     def start(self) -> None:
         """Register the backend's nodes and adopt attempts an earlier daemon left running."""
+        forget_other_boots(self.store)  # before any duration is read
         self.nodes = sync_nodes(self.store, self.backend.nodes())
         if self.health is not None:  # track the nodes as stored, so adopted attempts' failures count
             for node in self.nodes:
@@ -126,17 +138,19 @@ class Daemon:
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
-        daemon_event(self.store, "daemon_started", f"pid {os.getpid()}", data=self.config.model_dump())
+        daemon_event(self.store, "daemon_started", f"pid {os.getpid()}",
+                     data={**self.config.model_dump(), "boot_id": boot_id()})
 
     # -- one tick -------------------------------------------------------------------
 
     def tick(self) -> float | None:
         """Do everything that is due; return the next time something will be due (or None)."""
         answer_submissions(self.store)  # first: a job submitted through the daemon is scheduled in this tick
-        now = time.time()
+        clock = Now.read()  # durations on the boot clock: stored instants come rebased (compute/clock.py)
+        now = clock.wall
         deadlines: list[float] = []
         running: list[LiveAttempt] = []
-        for attempt in live_attempts(self.store):
+        for attempt in live_attempts(self.store, clock):
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
@@ -146,7 +160,8 @@ class Daemon:
             self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
         stopping = {a.key for a in running if a.stop is not None}
         for attempt in running:
-            began, due = self._stop_if_due(attempt, now)
+            self._guard_logs(attempt)
+            began, due = self._stop_if_due(attempt, clock)
             if began:
                 stopping.add(attempt.key)
             if due is not None:
@@ -154,7 +169,7 @@ class Daemon:
         self._check_health(now, running, stopping)
         if self.draining:
             return min(deadlines, default=None)
-        pending, backing_off = pending_jobs(self.store, now)
+        pending, backing_off = pending_jobs(self.store, clock)
         if backing_off:
             deadlines.append(min(backing_off.values()))
         decision, nodes = Decision(), list[NodeView]()
@@ -240,8 +255,9 @@ class Daemon:
         else:
             self.backend.signal(attempt.key, signum)
 
-    def _stop_if_due(self, attempt: LiveAttempt, now: float) -> tuple[bool, float | None]:
+    def _stop_if_due(self, attempt: LiveAttempt, clock: Now) -> tuple[bool, float | None]:
         """Start or escalate a stop: (whether a stop began now, when to look again)."""
+        now = clock.wall
         if attempt.stop is not None:
             if attempt.killed:
                 return False, None
@@ -263,7 +279,7 @@ class Daemon:
             due.append(limit_at)
         if attempt.progress_timeout_s is not None:
             # A gang hangs when any member's log stops growing (one hung rank stalls them all).
-            silent, log_path = max((self.progress.silent_for(path, attempt.started_at, now), path)
+            silent, log_path = max((self.progress.silent_for(path, attempt.started_at, clock), path)
                                    for path in _logs_of(attempt))
             if silent >= attempt.progress_timeout_s:
                 reason = hang_reason(attempt.progress_timeout_s)
@@ -366,7 +382,7 @@ class Daemon:
             return self._start_gang(started)
         spec = started.spec
         gpus = placement.gpus
-        env, missing = attempt_env(spec, started.job_id, started.number, gpus, started.checkpoint_dir)
+        env, missing = attempt_env(spec, started.job_id, started.number, gpus, started.checkpoint_dir, placement.node)
         cwd = spec.cwd or str(self.paths.home)
         Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
         key = f"{started.job_id}.{started.number}"
@@ -384,6 +400,7 @@ class Daemon:
                     f"set {missing} in the shell that starts the daemon (`autoresearch compute down`, then "
                     "submit again from a shell that has it)"
                 )
+            self.masker.begin(key, _secrets_of(spec), [str(started.log_path)])
             handle = self.backend.launch(request)
         except Exception as err:  # LaunchError, or anything else: the attempt did not start
             return self._not_started(started, key, err)
@@ -409,6 +426,7 @@ class Daemon:
             health = self.health
             requests = gang_requests(started, cwd, master, preflight, port, config.gang_preflight_timeout_s,
                                      lambda node: health is not None and health.preflight_fault(node) is not None)
+            self.masker.begin(key, _secrets_of(spec), [str(r.log_path) for r in requests])
             handle = self.gangs.launch(requests)
         except Exception as err:  # the attempt did not start: none of its members runs
             return self._not_started(started, key, err)
@@ -432,7 +450,16 @@ class Daemon:
             self._host_gpus = frozenset(detect_gpus())
         return set(gpus) <= self._host_gpus
 
+    def _guard_logs(self, attempt: LiveAttempt, ended: bool = False) -> None:
+        """Mask the attempt's secrets in what its logs gained (compute/log_secrets.py), then cut the
+        middle of a log that passed `log_max_bytes` (one stat per log)."""
+        logs = _logs_of(attempt)
+        self.masker.scan(attempt.key, logs, ended)
+        for path in logs:
+            cap_log(path, self.config.log_max_bytes)
+
     def _finish(self, attempt: LiveAttempt, ended: AttemptExit) -> None:
+        self._guard_logs(attempt, ended=True)  # what it wrote since the last tick
         code, node, log_path = ended.exit_code, attempt.node, attempt.log_path
         if attempt.members and (blamed := self.gangs.blame(attempt)) is not None:
             node, log_path = blamed.node, blamed.log_path  # the attempt ends as its first failed member did
@@ -454,7 +481,7 @@ class Daemon:
         )
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
         kept = excerpt(tail, verdict[0] if verdict else None) if failed else None
-        end_attempt(self.store, attempt, ending, code, kept)
+        end_attempt(self.store, attempt, ending, code, kept, verdict[0].rule if failed and verdict else None)
         self._tell_watchers()  # its waiter goes on now, not after this tick's other work
         if self.health is not None and verdict and ending.failure_class is FailureClass.infra:
             self.health.on_infra_failure(node, attempt.job_id, now)
@@ -465,6 +492,7 @@ class Daemon:
         else:
             self._tracked.discard(attempt.key)
             self.backend.release(attempt.key)
+        self.masker.release(attempt.key)
         log.info("%s attempt %d: %s", attempt.job_id, attempt.number, ending.reason)
 
     # -- the loop -------------------------------------------------------------------
@@ -480,10 +508,13 @@ class Daemon:
         signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "draining", True))
         if self.health is not None:
             self.health.on_done = lambda: _poke(wake_w)
+        record_tick(self.paths)
         self.start()
         on_ready()
         failed = 0  # ticks failed in a row: the daemon then backs off, woken by signals only
+        quiet_since = time.monotonic()
         while True:
+            record_tick(self.paths)  # `compute status` reports a daemon whose ticks stopped
             try:
                 self.store.check_intact()
             except StoreLost:  # holding its locks would only make every client wait 30 s for them (main logs it)
@@ -510,6 +541,10 @@ class Daemon:
             if isinstance(self.backend, WakesDaemon):
                 fds += self.backend.wake_fds()
             readable = self._wait(fds, timeout)
+            if readable:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= _IDLE_S and self.store.wal_bytes() > 0:
+                self.store.truncate_wal()  # blocked by a reader: tried again at the next quiet wait
             for s in (sock, wake_r):
                 if s.fileno() in readable:
                     _drain(s)
@@ -560,6 +595,15 @@ def _drain(sock: socket.socket) -> None:
             pass
     except (BlockingIOError, InterruptedError):
         pass
+
+
+def _secrets_of(spec: JobSpec) -> list[str]:
+    """The values of the spec's `secret_env` in the daemon's environment (none when one is missing:
+    the launch then fails and says which)."""
+    try:
+        return list(secret_values(spec.secret_env).values())
+    except KeyError:
+        return []
 
 
 def _logs_of(attempt: LiveAttempt) -> list[str]:

@@ -32,6 +32,9 @@ class DaemonConfig(BaseModel):
     """Half-life of the borrowed usage that fair share between projects weighs (docs/projects.md)."""
     tick_s: Annotated[float, Field(gt=0, le=60)] = 1.0
     """Longest sleep between ticks when nothing wakes the daemon."""
+    log_max_bytes: Annotated[int, Field(ge=1 << 16)] = 256 << 20
+    """The most disk one attempt's log may use: past it the middle is cut, the head and the newest
+    lines kept, with a marker line where it was cut (compute.attempt_logs.cap_log, docs/compute.md)."""
     max_infra_retries: Annotated[int, Field(ge=0, le=100)] = 3
     """Requeues after infra failures per job, before the job fails."""
     health: HealthConfig = Field(default_factory=HealthConfig)

@@ -47,7 +47,7 @@ def gang_requests(started: Started, cwd: str, master: tuple[str, int], preflight
     spec = started.spec
     requests = []
     for m in started.members:
-        env, missing = attempt_env(spec, started.job_id, started.number, m.gpus, started.checkpoint_dir)
+        env, missing = attempt_env(spec, started.job_id, started.number, m.gpus, started.checkpoint_dir, m.node)
         if missing is not None:
             raise LaunchError(f"the job's secret_env names {missing}, which the compute daemon's environment "
                               f"lacks; set {missing} in the shell that starts the daemon")

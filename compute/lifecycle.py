@@ -7,11 +7,11 @@ Only the daemon calls these; clients use the request methods of `Store`.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compute.clock import Now, boot_id
 from compute.endings import Ending, AttemptStopReason
 from compute.records import JobState, Node
 from compute.scheduler import PendingJob
@@ -37,7 +37,10 @@ def members_of(text: str) -> tuple[Member, ...]:
 
 @dataclass(frozen=True)
 class LiveAttempt:
-    """An attempt with no outcome yet, joined with what the daemon needs of its job."""
+    """An attempt with no outcome yet, joined with what the daemon needs of its job.
+
+    `started_at` and `kill_at` are rebased onto the wall clock as it read when the row was read
+    (compute/clock.py): the time since them is boot-clock time, whatever the wall clock did."""
 
     job_id: str
     number: int
@@ -86,9 +89,11 @@ class Started:
     members: tuple[Member, ...] = ()
 
 
-def live_attempts(store: Store) -> list[LiveAttempt]:
+def live_attempts(store: Store, now: Now | None = None) -> list[LiveAttempt]:
+    now = now or Now.read()
     rows = store.read(
-        "SELECT a.job_id, a.number, a.node, a.gpus, a.started_at, a.handle, a.stop_reason, a.kill_at,"
+        "SELECT a.job_id, a.number, a.node, a.gpus, a.started_at, a.started_boot, a.handle, a.stop_reason,"
+        " a.kill_at, a.kill_at_boot,"
         " a.killed, a.log_path, a.members, j.priority, j.preemptible, j.cancel_requested,"
         " json_extract(j.spec, '$.time_limit_s') AS time_limit_s,"
         " json_extract(j.spec, '$.grace_s') AS grace_s,"
@@ -100,8 +105,10 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
     return [
         LiveAttempt(
             job_id=r["job_id"], number=r["number"], node=r["node"], gpus=tuple(json.loads(r["gpus"])),
-            started_at=r["started_at"], handle=json.loads(r["handle"]) if r["handle"] else None,
-            stop=AttemptStopReason(r["stop_reason"]) if r["stop_reason"] else None, kill_at=r["kill_at"],
+            started_at=now.rebase(r["started_at"], r["started_boot"]),
+            handle=json.loads(r["handle"]) if r["handle"] else None,
+            stop=AttemptStopReason(r["stop_reason"]) if r["stop_reason"] else None,
+            kill_at=None if r["kill_at"] is None else now.rebase(r["kill_at"], r["kill_at_boot"]),
             killed=bool(r["killed"]), log_path=r["log_path"], priority=r["priority"],
             preemptible=bool(r["preemptible"]), time_limit_s=r["time_limit_s"], grace_s=r["grace_s"],
             cancel_requested=r["cancel_requested"], members=members_of(r["members"]),
@@ -112,17 +119,18 @@ def live_attempts(store: Store) -> list[LiveAttempt]:
     ]
 
 
-def pending_jobs(store: Store, now: float) -> tuple[list[PendingJob], dict[str, float]]:
-    """Jobs ready to schedule, and those still backing off (job id -> not_before)."""
+def pending_jobs(store: Store, now: Now) -> tuple[list[PendingJob], dict[str, float]]:
+    """Jobs ready to schedule, and those still backing off (job id -> not_before, rebased)."""
     ready, backing_off = [], {}
     for r in store.read(
-        "SELECT id, priority, gpus, seq, queued_at, not_before, excluded_nodes, preemptible,"
+        "SELECT id, priority, gpus, seq, queued_at, not_before, not_before_boot, excluded_nodes, preemptible,"
         " COALESCE(json_extract(spec, '$.resources.nodes'), 1) AS nodes,"
         f" COALESCE(json_extract(spec, '$.project'), '{DEFAULT_PROJECT}') AS project,"
         " COALESCE(json_extract(spec, '$.borrowed_only'), 0) AS borrowed_only FROM jobs WHERE state = 'pending'"
     ):
-        if r["not_before"] > now:
-            backing_off[r["id"]] = r["not_before"]
+        not_before = now.rebase(r["not_before"], r["not_before_boot"]) if r["not_before"] else 0.0
+        if not_before > now.wall:
+            backing_off[r["id"]] = not_before
             continue
         excluded = frozenset(json.loads(r["excluded_nodes"]))
         ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded, nodes=r["nodes"],
@@ -136,7 +144,8 @@ def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
     """pending -> running with a new attempt row; None if the job is no longer pending.
     `placed`: a gang's (node, GPUs) per rank; each member gets its own log. `borrowed`: it runs
     beyond its project's quota."""
-    now = time.time()
+    clock = Now.read()
+    now = clock.wall
     with store.transaction() as conn:
         row = conn.execute("SELECT state, spec, checkpoint_dir FROM jobs WHERE id=?", (job_id,)).fetchone()
         if row is None or row["state"] != JobState.pending.value:
@@ -147,8 +156,9 @@ def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
         log_path = store.paths.log_path(job_id, number)
         members = tuple(Member(r, n, g, str(store.paths.log_path(job_id, number, r))) for r, (n, g) in enumerate(placed))
         conn.execute(
-            "INSERT INTO attempts (job_id, number, node, gpus, started_at, log_path, members) VALUES (?,?,?,?,?,?,?)",
-            (job_id, number, node, json.dumps(list(gpus)), now, str(log_path),
+            "INSERT INTO attempts (job_id, number, node, gpus, started_at, started_boot, log_path, members)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            (job_id, number, node, json.dumps(list(gpus)), now, clock.boot, str(log_path),
              json.dumps([{"node": m.node, "gpus": list(m.gpus), "log_path": m.log_path} for m in members])),
         )
         reason = f"attempt {number} started on {node}" + (f" with GPUs {','.join(map(str, gpus))}" if gpus else "")
@@ -176,10 +186,11 @@ def record_handle(store: Store, job_id: str, number: int, handle: dict[str, Any]
 
 
 def request_stop(store: Store, attempt: LiveAttempt, stop: AttemptStopReason, kill_at: float, reason: str) -> None:
+    """Record the stop; `kill_at` (SIGKILL, end of grace) is on the wall clock as it reads now."""
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE attempts SET stop_reason=?, kill_at=? WHERE job_id=? AND number=?",
-            (stop.value, kill_at, attempt.job_id, attempt.number),
+            "UPDATE attempts SET stop_reason=?, kill_at=?, kill_at_boot=? WHERE job_id=? AND number=?",
+            (stop.value, kill_at, Now.read().boot_at(kill_at), attempt.job_id, attempt.number),
         )
         store.event(conn, "stop_requested", reason, job_id=attempt.job_id, attempt=attempt.number,
                     node=attempt.node, data={"stop": stop.value, "kill_at": kill_at})
@@ -202,27 +213,30 @@ def job_budget_row(store: Store, job_id: str) -> dict[str, Any]:
 
 
 def end_attempt(store: Store, attempt: LiveAttempt, ending: Ending, exit_code: int | None,
-                excerpt: str | None) -> None:
-    """Record the attempt's outcome and move its job on, in one transaction."""
-    now = time.time()
+                excerpt: str | None, rule: str | None = None) -> None:
+    """Record the attempt's outcome (and `rule`, the classifier's, for a failed one) and move its
+    job on, in one transaction."""
+    clock = Now.read()
+    now = clock.wall
+    not_before_boot = clock.boot_at(ending.not_before) if ending.not_before else None
     kind = {JobState.pending: "requeued", JobState.succeeded: "succeeded", JobState.failed: "failed",
             JobState.cancelled: "cancelled"}[ending.job_state]
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE attempts SET ended_at=?, outcome=?, exit_code=?, failure_class=?, log_excerpt=?"
+            "UPDATE attempts SET ended_at=?, outcome=?, exit_code=?, failure_class=?, failure_rule=?, log_excerpt=?"
             " WHERE job_id=? AND number=?",
             (now, ending.outcome.value, exit_code, ending.failure_class.value if ending.failure_class else None,
-             excerpt, attempt.job_id, attempt.number),
+             rule, excerpt, attempt.job_id, attempt.number),
         )
         excluded = set(json.loads(conn.execute(
             "SELECT excluded_nodes FROM jobs WHERE id=?", (attempt.job_id,)).fetchone()[0]))
         if ending.exclude_node:
             excluded.add(ending.exclude_node)
         conn.execute(
-            "UPDATE jobs SET state=?, state_reason=?, updated_at=?, queued_at=?, not_before=?,"
+            "UPDATE jobs SET state=?, state_reason=?, updated_at=?, queued_at=?, not_before=?, not_before_boot=?,"
             " retries_used = retries_used + ?, infra_retries_used = infra_retries_used + ?, excluded_nodes=?"
             " WHERE id=?",
-            (ending.job_state.value, ending.reason, now, now, ending.not_before, int(ending.retry_spent),
+            (ending.job_state.value, ending.reason, now, now, ending.not_before, not_before_boot, int(ending.retry_spent),
              int(ending.infra_retry_spent), json.dumps(sorted(excluded)), attempt.job_id),
         )
         store.event(conn, kind, ending.reason, job_id=attempt.job_id, attempt=attempt.number, node=attempt.node,
@@ -257,6 +271,19 @@ def job_event(store: Store, kind: str, reason: str, job_id: str, attempt: int, n
     """One event of an attempt that changes no row (e.g. what its gang preflight said)."""
     with store.transaction() as conn:
         store.event(conn, kind, reason, job_id=job_id, attempt=attempt, node=node)
+
+
+def forget_other_boots(store: Store) -> None:
+    """Drop boot-clock readings taken on another boot of this host than the last daemon's (they
+    mean nothing now: the wall values count); the daemon calls it before its `daemon_started`
+    event, which records this boot."""
+    rows = store.read("SELECT data FROM events WHERE kind='daemon_started' ORDER BY id DESC LIMIT 1")
+    last = json.loads(rows[0]["data"]).get("boot_id") if rows else None
+    if last == boot_id() and last:
+        return
+    with store.transaction() as conn:
+        conn.execute("UPDATE attempts SET started_boot=NULL, kill_at_boot=NULL WHERE outcome IS NULL")
+        conn.execute("UPDATE jobs SET not_before_boot=NULL WHERE state='pending'")
 
 
 def daemon_event(store: Store, kind: str, reason: str, data: dict[str, Any] | None = None) -> None:

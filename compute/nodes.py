@@ -103,7 +103,7 @@ def record_health(store: Store, before: dict[str, Node], changed: Sequence[Node]
             failing = [c.model_dump(mode="json") for c in r.failing]
             store.event(conn, "probe", r.reason, node=r.node, now=r.ts + r.duration_s,
                         data={"probe": r.probe, "status": r.status.value, "duration_s": round(r.duration_s, 4),
-                              "checks": len(r.checks), "failing": failing})
+                              "checks": len(r.checks), "failing": failing, **({"hardware": r.hardware} if r.hardware else {})})
         for node in changed:
             old = before.get(node.name)
             if old is None:

@@ -63,6 +63,11 @@ class ComputePaths(NamedTuple):  # not a dataclass: the CLI's fast path must not
         return self.root / "daemon.json"
 
     @property
+    def daemon_tick(self) -> Path:
+        """The daemon's last tick: `BOOT WALL` (compute/control.py `record_tick`)."""
+        return self.root / "daemon.tick"
+
+    @property
     def daemon_log(self) -> Path:
         return self.root / "daemon.log"
 

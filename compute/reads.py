@@ -90,6 +90,7 @@ def attempt_view(row: sqlite3.Row) -> dict[str, Any]:
         "outcome": row["outcome"] or None,
         "exit_code": row["exit_code"],
         "failure_class": row["failure_class"] or None,
+        "failure_rule": row["failure_rule"],
         "log_excerpt": row["log_excerpt"],
         "log_path": row["log_path"],
         "pid": row["pid"],

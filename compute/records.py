@@ -47,6 +47,8 @@ class Attempt(_Record):
     """Process exit code; negative for death by signal (-15 is SIGTERM)."""
     failure_class: FailureClass | None = None
     """For failed attempts: infra, user or resource."""
+    failure_rule: str | None = None
+    """For failed attempts: the classifier's rule that matched (`command_not_found`, `unrecognized` ...)."""
     log_excerpt: str | None = None
     """For failed attempts: the last lines of the log, for whoever reads it next."""
     log_path: str

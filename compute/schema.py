@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     not_before REAL NOT NULL DEFAULT 0,
     idempotency_key TEXT UNIQUE,
     cancel_requested TEXT,
-    excluded_nodes TEXT NOT NULL DEFAULT '[]'
+    excluded_nodes TEXT NOT NULL DEFAULT '[]',
+    not_before_boot REAL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 CREATE TABLE IF NOT EXISTS job_labels (
@@ -41,6 +42,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     outcome TEXT,
     exit_code INTEGER,
     failure_class TEXT,
+    failure_rule TEXT,
     log_excerpt TEXT,
     log_path TEXT NOT NULL,
     pid INTEGER,
@@ -49,6 +51,8 @@ CREATE TABLE IF NOT EXISTS attempts (
     kill_at REAL,
     killed INTEGER NOT NULL DEFAULT 0,
     members TEXT NOT NULL DEFAULT '[]',
+    started_boot REAL,
+    kill_at_boot REAL,
     PRIMARY KEY (job_id, number)
 );
 CREATE INDEX IF NOT EXISTS attempts_live ON attempts(outcome) WHERE outcome IS NULL;
@@ -109,8 +113,15 @@ JOB_COLUMNS = (
     "infra_retries_used, checkpoint_dir, not_before"
 )
 ATTEMPT_COLUMNS = (
-    "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, "
+    "job_id, number, node, gpus, started_at, ended_at, outcome, exit_code, failure_class, failure_rule, "
     "log_excerpt, log_path, pid, stop_reason, members"
 )
-MIGRATIONS = {("attempts", "members"): "ALTER TABLE attempts ADD COLUMN members TEXT NOT NULL DEFAULT '[]'"}
-"""Columns added after a store's tables were made: (table, column) -> the statement that adds it."""
+MIGRATIONS = {
+    ("attempts", "members"): "ALTER TABLE attempts ADD COLUMN members TEXT NOT NULL DEFAULT '[]'",
+    ("attempts", "started_boot"): "ALTER TABLE attempts ADD COLUMN started_boot REAL",
+    ("attempts", "kill_at_boot"): "ALTER TABLE attempts ADD COLUMN kill_at_boot REAL",
+    ("jobs", "not_before_boot"): "ALTER TABLE jobs ADD COLUMN not_before_boot REAL",
+    ("attempts", "failure_rule"): "ALTER TABLE attempts ADD COLUMN failure_rule TEXT",
+}
+"""Columns added after a store's tables were made: (table, column) -> the statement that adds it.
+The `*_boot` columns: CLOCK_BOOTTIME readings of the wall-clock instant beside them (compute/clock.py)."""

@@ -59,6 +59,13 @@ DEFAULT_PROJECT = "default"
 PROJECT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 """A project name: letters, digits, `_`, `.`, `-` (at most 64, starting with a letter or digit)."""
 
+MAX_LABELS = 64
+"""Labels per job (a campaign sets 3); more is refused."""
+MAX_LABEL_KEY = 128
+"""Characters in a label's key."""
+MAX_LABEL_VALUE = 1024
+"""Characters in a label's value."""
+
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -154,6 +161,9 @@ class JobSpec(BaseModel):
     budget. Default: none, so a job that is silent for long is never stopped for it."""
     grace_s: Annotated[float | None, Field(ge=0, le=3600)] = None
     """Seconds between SIGTERM and SIGKILL for this job. Default: the host's grace."""
+    avoid_nodes: list[str] = Field(default_factory=list)
+    """Nodes the job should not run on (a campaign re-running a suspect result elsewhere): the
+    scheduler places it on other nodes, and here only when no other node could ever host it."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Free-form key/value labels (campaign, trial, owner ...); filterable in list_jobs."""
     idempotency_key: Annotated[str | None, Field(min_length=1, max_length=500)] = None
@@ -205,6 +215,20 @@ class JobSpec(BaseModel):
                 raise ValueError(f"key {key!r} contains a control character (newline, tab, NUL ...); remove it")
             refuse_nul(item, f"the value of {key!r}")
         return value
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_bounded(cls, labels: dict[str, str]) -> dict[str, str]:
+        if len(labels) > MAX_LABELS:
+            raise ValueError(f"{len(labels)} labels, over the limit of {MAX_LABELS}; keep the few you filter on "
+                             "(campaign, owner ...) and put the rest in the job's name or its files")
+        for key, value in labels.items():
+            if len(key) > MAX_LABEL_KEY:
+                raise ValueError(f"label key {key[:40]!r}... is {len(key)} characters, over the limit of {MAX_LABEL_KEY}")
+            if len(value) > MAX_LABEL_VALUE:
+                raise ValueError(f"the value of label {key!r} is {len(value)} characters, over the limit of "
+                                 f"{MAX_LABEL_VALUE}; shorten it")
+        return labels
 
     @field_validator("secret_env")
     @classmethod

@@ -11,11 +11,11 @@ writers and WAL lets readers run beside them.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 import threading
 import time
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -170,6 +170,27 @@ class Store:
         with self._lock:
             return self._conn.total_changes
 
+    def wal_bytes(self) -> int:
+        """The size of the store's write-ahead log (0 when there is none)."""
+        try:
+            return os.path.getsize(f"{self.paths.db}-wal")
+        except OSError:
+            return 0
+
+    def truncate_wal(self) -> bool:
+        """Checkpoint the write-ahead log into the database and truncate it to zero bytes, without
+        waiting for others: False when a reader or writer is in the way (try again later). SQLite
+        reuses a WAL but never shrinks it while a connection (the daemon's) stays open."""
+        with self._lock:
+            self._conn.execute("PRAGMA busy_timeout=0")
+            try:
+                busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.OperationalError:
+                return False
+            finally:
+                self._conn.execute("PRAGMA busy_timeout=30000")
+            return bool(busy == 0)
+
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock, self._unavailable():
             return self._conn.execute(sql, params).fetchall()
@@ -220,8 +241,8 @@ class Store:
         job_id = new_job_id()
         conn.execute(
             "INSERT INTO jobs (id, spec, state, priority, gpus, preemptible, created_at, updated_at,"
-            " queued_at, state_reason, checkpoint_dir, idempotency_key)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " queued_at, state_reason, checkpoint_dir, idempotency_key, excluded_nodes)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 job_id,
                 spec.model_dump_json(),
@@ -235,6 +256,7 @@ class Store:
                 "submitted",
                 spec.checkpoint_dir or str(self.paths.checkpoint_dir(job_id)),
                 spec.idempotency_key,
+                json.dumps(sorted(set(spec.avoid_nodes))),
             ),
         )
         conn.executemany(

@@ -1,6 +1,6 @@
 """evals: the framework measured against baselines, with the same seeds.
 
-`python -m evals run --suite quick` (minutes) or `--suite full` (the issue's counts).
+`python -m evals run --suite quick` (minutes) or `--suite full` (the counts docs/benchmarks.md reports).
 """
 
 from evals.checks import CampaignSnapshot, JobEnd, TrialEnd, check_end

@@ -97,6 +97,6 @@ FULL = Suite(
     latency_launches=30, latency_rounds=3, latency_peer_trials=100,
     digits_seeds=3, digits_trials=20,
 )  # fmt: skip
-"""The issue's counts: what docs/benchmarks.md claims rest on. Hours on 2 shared cores."""
+"""The full counts: what docs/benchmarks.md claims rest on. Hours on 2 shared cores."""
 
 SUITES = {s.name: s for s in (QUICK, FULL)}

@@ -18,7 +18,7 @@ from skills.exporters import (
     openai_tool,
     openai_tools,
 )
-from skills.models import ErrorCode, SkillError, SkillFailure, SkillInput, SkillOutput
+from skills.models import MAX_INDEX, ErrorCode, Index, SkillError, SkillFailure, SkillInput, SkillOutput
 from skills.registry import MAX_ARGUMENT_DEPTH, Skill, SkillRegistry, validation_error
 from skills.schema import input_schema, strict_schema
 from skills.tooldef import READ_ONLY, ToolDef, ToolHints
@@ -27,8 +27,10 @@ __all__ = [
     "BUILTIN_SKILLS",
     "DEFAULT_MAX_OUTPUT_BYTES",
     "MAX_ARGUMENT_DEPTH",
+    "MAX_INDEX",
     "READ_ONLY",
     "ErrorCode",
+    "Index",
     "Skill",
     "SkillContext",
     "SkillError",

@@ -47,6 +47,11 @@ class SkillContext:
     ) -> SkillContext:
         """A context for `home` (default $AUTORESEARCH_HOME) and a tracking URI or shorthand."""
         root = resolve_home(home)
+        blocking = next((p for p in (root, *root.parents) if p.exists()), None)
+        if blocking is not None and not blocking.is_dir():
+            where = "is a file" if blocking == root else f"is under {blocking}, a file"
+            raise ValueError(f"home {str(root)!r} {where}, not a folder: pass --home a folder (it is created if "
+                             "absent), or unset it for $AUTORESEARCH_HOME or ~/.autoresearch")
         if max_output_bytes < 1000:
             raise ValueError(f"max_output_bytes {max_output_bytes} is too small: use at least 1000")
         return cls(root, resolve_tracking(tracking_uri, root), max_output_bytes, client_factory)

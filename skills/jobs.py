@@ -11,7 +11,7 @@ from pydantic import Field
 from compute.records import JobState
 from compute.spec import JobSpec, Launcher, Resources
 from skills.context import SkillContext
-from skills.models import SkillFailure, SkillInput, SkillOutput
+from skills.models import Index, SkillFailure, SkillInput, SkillOutput
 from skills.views import AttemptView, JobSummary, compute_errors, tracking_errors
 from tracking import EXPERIMENT_LABEL, RUN_LABEL, create_job_run, tag_run_with_job
 
@@ -182,7 +182,7 @@ class ListJobsInput(SkillInput):
     """Only jobs carrying all these labels."""
     min_priority: Annotated[int, Field(ge=0, le=100)] | None = None
     max_priority: Annotated[int, Field(ge=0, le=100)] | None = None
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Index = 0
     """Skip this many (newest first); use the previous page's next_offset."""
     limit: Annotated[int, Field(ge=1, le=500)] = 50
 

@@ -5,27 +5,30 @@ from __future__ import annotations
 import enum
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 import regex as re
 from pydantic import Field
 
+from compute.attempt_logs import read_tail, readable_size, text_of
 from compute.jobenv import redact_secrets
 
 from skills.bounds import cut_marker, cut_middle
 from skills.context import SkillContext
 from skills.jobs import JobId
-from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
+from skills.models import MAX_INDEX, ErrorCode, Index, SkillFailure, SkillInput, SkillOutput
 from skills.views import compute_errors
 
 MAX_LINE_CHARS = 2000
 """Longer lines are cut in the middle with a `[... N chars cut ...]` marker."""
 _RESERVED_BYTES = 1200
 """Room left in the output bound for the fields around the text."""
-_BLOCK = 1 << 16
 _MAX_SCAN_BYTES = 32 << 20
 """The tail reads at most this much from the end; grep scans at most this much."""
+GREP_LINE_BYTES = 1 << 20
+"""Grep matches the first this many bytes of a line (the rest of a longer line is passed over)."""
 GREP_TIMEOUT_S = 2.0
 """The most time one grep's regex may spend matching, over all lines (the `regex` package's
 timeout; matching releases the GIL, so other calls of the same server go on meanwhile)."""
@@ -40,15 +43,15 @@ class LogMode(str, enum.Enum):
 class ReadLogsInput(SkillInput):
     job_id: JobId
     """The job id."""
-    attempt: Annotated[int, Field(ge=1)] | None = None
+    attempt: Annotated[int, Field(ge=1, le=MAX_INDEX)] | None = None
     """Attempt number (1, 2, ...); default: the latest."""
-    rank: Annotated[int, Field(ge=0)] = 0
+    rank: Annotated[int, Field(ge=0, le=1023)] = 0
     """For a multi-node job: the member (node rank) whose log to read; default 0."""
     tail: Annotated[int, Field(ge=1, le=100_000)] | None = None
     """Return the last N lines (the default mode, N=100)."""
-    byte_start: Annotated[int, Field(ge=0)] | None = None
+    byte_start: Index | None = None
     """Return the bytes from this offset (a byte range); page on with next_byte."""
-    byte_end: Annotated[int, Field(ge=0)] | None = None
+    byte_end: Index | None = None
     """End of the byte range (exclusive); default: as much as fits."""
     grep: Annotated[str, Field(min_length=1, max_length=500)] | None = None
     """Return the lines matching this regex (Python syntax), with line numbers; matching is time-bounded."""
@@ -92,7 +95,7 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
     if args.byte_end is not None and args.byte_start is None:
         raise SkillFailure(ErrorCode.invalid_arguments, "byte_end needs byte_start", field="byte_end")
     path, attempt, secrets = _log_file(ctx, args)
-    size = path.stat().st_size
+    size = readable_size(path, path.stat().st_size)  # never past what was checked for secrets
     budget = max(ctx.max_output_bytes - _RESERVED_BYTES - len(json.dumps(str(path))), 200)
     common = dict(job_id=args.job_id, attempt=attempt, rank=args.rank, log_path=str(path), size_bytes=size)
     if args.grep is not None:
@@ -101,7 +104,7 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
         except re.error as exc:
             raise SkillFailure(ErrorCode.invalid_arguments, f"grep is not a valid regex: {exc}", field="grep") from exc
         try:
-            text, matches = _grep(path, regex, args.max_matches, budget)
+            text, matches = _grep(path, size, regex, args.max_matches, budget)
         except TimeoutError as exc:
             raise SkillFailure(
                 ErrorCode.invalid_arguments,
@@ -117,12 +120,12 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
         with path.open("rb") as f:
             f.seek(start)
             data = f.read(max(end - start, 0))
-        while _json_len(text := data.decode("utf-8", errors="replace")) > budget:
+        while _json_len(text := text_of(data)) > budget:
             data = data[: len(data) // 2]  # heavy JSON escaping (control bytes): return less
         end = start + len(data)
         text = redact_secrets(text, secrets)
         return ReadLogsOutput(**common, mode=LogMode.range, text=text, start_byte=start, next_byte=end if end < size else None)
-    text, start = _tail(path, size, args.tail or 100, budget)
+    text, start = _tail(path, args.tail or 100, budget)
     text = redact_secrets(text, secrets)
     return ReadLogsOutput(**common, mode=LogMode.tail, text=text, start_byte=start)
 
@@ -161,51 +164,42 @@ def _json_len(text: str) -> int:
     return len(json.dumps(text, ensure_ascii=False).encode())
 
 
-def _tail(path: Path, size: int, n: int, budget: int) -> tuple[str, int]:
+def _tail(path: Path, n: int, budget: int) -> tuple[str, int]:
     """The last `n` lines that fit in `budget`, and the offset where they start."""
-    with path.open("rb") as f:
-        pos, data = size, b""
-        while pos > 0 and data.count(b"\n") <= n and size - pos < _MAX_SCAN_BYTES:
-            step = min(_BLOCK, pos)
-            pos -= step
-            f.seek(pos)
-            data = f.read(step) + data
-    lines = data.split(b"\n")
+    tail = read_tail(path, lines=n, max_bytes=_MAX_SCAN_BYTES)
+    lines = tail.data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    if pos > 0 or len(lines) > n:  # the first line may be partial, or beyond the n asked for
-        dropped = lines[: max(len(lines) - n, 1 if pos > 0 else 0)]
-        pos += sum(len(line) + 1 for line in dropped)
-        lines = lines[len(dropped) :]
     kept: list[str] = []
     used = 0
     for raw in reversed(lines):
-        line = cut_middle(raw.decode("utf-8", errors="replace"), MAX_LINE_CHARS)
+        line = cut_middle(text_of(raw), MAX_LINE_CHARS)
         cost = _json_len(line) + 1
         if used + cost > budget - 40:
             break
         kept.append(line)
         used += cost
     cut = len(lines) - len(kept)
-    start = pos + sum(len(line) + 1 for line in lines[:cut])
+    start = tail.start + sum(len(line) + 1 for line in lines[:cut])
     kept.reverse()
     if cut:
         kept.insert(0, cut_marker(cut, "lines"))
     return "\n".join(kept), start
 
 
-def _grep(path: Path, regex: re.Pattern[str], max_matches: int, budget: int) -> tuple[str, int]:
-    """Matching lines that fit `budget`, and how many matched; TimeoutError past GREP_TIMEOUT_S."""
+def _grep(path: Path, size: int, regex: re.Pattern[str], max_matches: int, budget: int) -> tuple[str, int]:
+    """Matching lines of the first `size` bytes that fit `budget`, and how many matched; TimeoutError
+    past GREP_TIMEOUT_S."""
     deadline = time.monotonic() + GREP_TIMEOUT_S
     shown: list[str] = []
     used = matches = unshown = scanned = 0
     with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            scanned += len(raw)
+        for number, (length, raw) in enumerate(_lines(f, size), start=1):
+            scanned += length
             if scanned > _MAX_SCAN_BYTES:
                 shown.append(f"[... grep stopped after {_MAX_SCAN_BYTES} bytes; use byte_start to read further ...]")
                 break
-            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            line = text_of(raw).rstrip("\n")
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(f"stopped at line {number}")
@@ -222,3 +216,19 @@ def _grep(path: Path, regex: re.Pattern[str], max_matches: int, budget: int) -> 
     if unshown:
         shown.append(cut_marker(unshown, "matching lines") + " (narrow the regex or page with byte_start)")
     return "\n".join(shown), matches
+
+
+def _lines(f: BinaryIO, end: int) -> Iterator[tuple[int, bytes]]:
+    """(its size, its first `GREP_LINE_BYTES`) of each line up to offset `end`: a huge line is read on
+    in bounded pieces, never held whole (at most `_MAX_SCAN_BYTES` of it: then the grep stops)."""
+
+    def piece() -> bytes:
+        return f.readline(min(GREP_LINE_BYTES, end - f.tell()))
+
+    while raw := piece():
+        size = len(raw)
+        while not raw.endswith(b"\n") and size <= _MAX_SCAN_BYTES and (more := piece()):
+            size += len(more)
+            if more.endswith(b"\n"):
+                break
+        yield size, raw

@@ -6,6 +6,7 @@ parsed from its log in memory (`from_log`), with the rules its campaign reads it
 reads. Writing them into the run is `sync_metrics` (skills/metric_sync.py), a separate skill
 never offered to the LLM policy: a read that wrote would make a campaign with
 `objective.source: auto` read a stale value from MLflow.
+A hidden holdout's value on a trial's run (`holdout/<metric>`, docs/results.md) is never returned.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from skills.context import SkillContext
 from skills.jobs import JobId
 from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
 from skills.views import compute_errors, tracking_errors
-from tracking import RULES_LABEL, RUN_LABEL, LoggedMetric, MetricRules, read_log_points
+from tracking import HOLDOUT_METRIC_PREFIX, RULES_LABEL, RUN_LABEL, LoggedMetric, MetricRules, read_log_points
 
 _LOWER_IS_BETTER = ("loss", "err", "bpb", "bpc", "perplexity", "ppl", "mse", "mae", "rmse", "nll", "regret",
                     "latency", "time", "wer", "cer")  # fmt: skip
@@ -104,11 +105,13 @@ def fetch_metrics(ctx: SkillContext, args: MetricsInput) -> FetchMetricsOutput:
     with tracking_errors(ctx):
         run = ctx.tracker.get_run(run_id)
         printed = _printed(job, run.metrics) if job is not None else {}
-        keys = args.keys if args.keys is not None else sorted({*run.metrics, *printed})[:MAX_KEYS]
+        shown = sorted(key for key in {*run.metrics, *printed} if not key.startswith(HOLDOUT_METRIC_PREFIX))
+        keys = args.keys if args.keys is not None else shown[:MAX_KEYS]
         minimize, maximize = set(args.minimize or []), set(args.maximize or [])
         summaries, missing = [], []
         for key in keys:
-            history = ctx.tracker.metric_history(run_id, key) or printed.get(key, [])
+            hidden = key.startswith(HOLDOUT_METRIC_PREFIX)  # a hidden holdout: for people, never for agents
+            history = [] if hidden else ctx.tracker.metric_history(run_id, key) or printed.get(key, [])
             if not history:
                 missing.append(key)
                 continue

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_INDEX = 2**53
+"""The largest offset, number or byte position a skill takes: exact as a JSON number, and far below
+where SQLite's and C's 64-bit integers overflow (an OverflowError deep inside a store or a seek)."""
+
+Index = Annotated[int, Field(ge=0, le=MAX_INDEX)]
+"""A bounded offset, trial number or byte position (0 to `MAX_INDEX`)."""
 
 
 class SkillInput(BaseModel):
     """Base of every skill's input model.
 
     `null` for a field that has a non-null default means "use the default": strict
-    OpenAI schemas send every property, optional ones as null.
+    OpenAI schemas send every property, optional ones as null. NaN and infinity (which Python's
+    JSON reader takes) are refused for every number.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from skills.arguments import read_client_strings
+from compute.suggest import suggest_names
 from skills.bounds import bound_output
 from skills.context import SkillContext
 from skills.models import ErrorCode, SkillError, SkillFailure, SkillInput, SkillOutput
@@ -173,7 +174,7 @@ class SkillRegistry:
             args = skill.input_model.model_validate_json(json.dumps(arguments), strict=True)
         except (TypeError, ValueError) as exc:
             if isinstance(exc, ValidationError):
-                return validation_error(name, exc)
+                return validation_error(name, exc, skill.input_model)
             return SkillError(error=ErrorCode.invalid_json, skill=name,
                               message=f"arguments are not JSON data ({exc}): pass one JSON object")
         try:
@@ -189,6 +190,26 @@ class SkillRegistry:
                 message=f"skill {name} failed with {type(exc).__name__}: {exc}",
             )
         return output
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The fields of the object that holds the key at `loc` (within `model`); [] when unknown."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part)
+        current = _model_in(field.annotation) if field is not None else None
+        if current is None:
+            return []
+    return list(current.model_fields)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside `list[X]`, `X | None`, `Annotated[X, ...]`, or None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((m for arg in typing.get_args(annotation) if (m := _model_in(arg)) is not None), None)
 
 
 MAX_ARGUMENT_DEPTH = 32
@@ -219,12 +240,18 @@ def _too_deep(skill: str) -> SkillError:
     )
 
 
-def validation_error(skill: str, exc: ValidationError) -> SkillError:
-    """A `SkillError` naming every bad field of a pydantic validation error."""
+def validation_error(skill: str, exc: ValidationError, model: type[BaseModel] | None = None) -> SkillError:
+    """A `SkillError` naming every bad field of a pydantic validation error; an unknown field of
+    `model` (the skill's input) with the closest known one and the fields there are."""
     details = []
     for err in exc.errors(include_url=False):
         where = ".".join(str(part) for part in err["loc"]) or "(arguments)"
-        details.append(f"{where}: {err['msg']}")
+        fields = _fields_at(model, err["loc"]) if model is not None and err["type"] == "extra_forbidden" else []
+        if fields:
+            unknown = str(err["loc"][-1])
+            details.append(f"{where}: unknown field{suggest_names(unknown, fields)}; the fields are {', '.join(fields)}")
+        else:
+            details.append(f"{where}: {err['msg']}")
     first = exc.errors(include_url=False)[0]
     field = ".".join(str(part) for part in first["loc"]) or None
     return SkillError(

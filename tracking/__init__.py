@@ -49,6 +49,7 @@ from tracking.logrules import (
 )
 from tracking.logsync import (
     MAX_READ_BYTES,
+    PARSE_CHUNK_BYTES,
     LogSync,
     Parsed,
     log_size,
@@ -82,6 +83,7 @@ from tracking.sources import (
     source_of,
 )
 from tracking.tags import (
+    HOLDOUT_METRIC_PREFIX,
     CAMPAIGN_STARTED_TAG,
     CAMPAIGN_TAG,
     EXPERIMENT_LABEL,
@@ -89,6 +91,7 @@ from tracking.tags import (
     LLM_POLICY_ROLE,
     PARENT_TRIAL_TAG,
     PRUNE_REASON_TAG,
+    SUSPECT_TAG,
     PRUNED_AT_STEP_TAG,
     CONFIRMS_TAG,
     CONFIRM_MEAN_TAG,
@@ -102,6 +105,7 @@ from tracking.tags import (
     TRIAL_TAG,
     SPARE_TAG,
     RUN_NAME_TAG,
+    VALUE_TAG,
 )
 from tracking.usage import CALL_FIELDS, llm_usage_run, log_llm_params, log_llm_usage
 
@@ -128,6 +132,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_READ_BYTES",
     "PARENT_TRIAL_TAG",
+    "PARSE_CHUNK_BYTES",
     "PRUNED_AT_STEP_TAG",
     "PRUNE_REASON_TAG",
     "CONFIRMS_TAG",
@@ -135,6 +140,7 @@ __all__ = [
     "CONFIRM_N_TAG",
     "CONFIRM_SD_TAG",
     "SEPARABLE_TAG",
+    "SUSPECT_TAG",
     "ROLE_TAG",
     "RULES_LABEL",
     "RUN_LABEL",
@@ -144,6 +150,7 @@ __all__ = [
     "TRIAL_TAG",
     "SPARE_TAG",
     "RUN_NAME_TAG",
+    "VALUE_TAG",
     "AutoSource",
     "CreatesRuns",
     "InMemoryTracker",
@@ -151,6 +158,7 @@ __all__ = [
     "LogSource",
     "LogSync",
     "LoggedMetric",
+    "HOLDOUT_METRIC_PREFIX",
     "MetricPoint",
     "MetricReader",
     "MetricRules",

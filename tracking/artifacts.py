@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from compute.attempt_logs import readable_size, text_of
 from compute.jobenv import redact_secrets
 
 LOG_ARTIFACT_BYTES = 1_000_000
@@ -39,13 +40,13 @@ class FileText(BaseModel):
         path = Path(self.source)
         try:
             with path.open("rb") as f:
-                size = os.fstat(f.fileno()).st_size
+                size = readable_size(path, os.fstat(f.fileno()).st_size)  # as far as its secrets were masked
                 if size <= self.max_bytes:
-                    text = _decoded(f.read())
+                    text = text_of(f.read(size))
                 else:
-                    head = _decoded(f.read(self.max_bytes // 4))
+                    head = text_of(f.read(self.max_bytes // 4))
                     f.seek(size - (self.max_bytes - self.max_bytes // 4))
-                    tail = _decoded(f.read())
+                    tail = text_of(f.read(self.max_bytes - self.max_bytes // 4))
                     cut = size - self.max_bytes
                     text = (f"{head}\n[autoresearch: {cut} of this log's {size} bytes cut here (artifacts keep "
                             f"{self.max_bytes}); the whole log: {path}]\n{tail}")  # fmt: skip
@@ -90,10 +91,6 @@ class TreeDiff(BaseModel):
 
 ArtifactSource = Annotated[FileText | TreeDiff, Field(discriminator="kind")]
 """What a `Tracker.log_artifact` stores."""
-
-
-def _decoded(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
 
 
 def _files(root: Path, paths: Iterable[str]) -> list[str]:

@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict
 from compute.paths import resolve_home
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_STORE_SCHEMES = frozenset({"sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "databricks-uc"})
+"""The MLflow stores a tracking URI may name (`postgresql+psycopg2://` counts as postgresql; the
+./mlruns file store is not supported)."""
 
 LOCAL_MLFLOW_UI = "http://127.0.0.1:5000"
 """Where `mlflow ui --backend-store-uri sqlite:///...` serves by default."""
@@ -38,13 +41,21 @@ def resolve_tracking(uri: str | None = None, home: str | os.PathLike[str] | None
     - None or "": $MLFLOW_TRACKING_URI if set, else `sqlite:///$AUTORESEARCH_HOME/mlflow.db`
       with artifacts in `$AUTORESEARCH_HOME/mlartifacts`;
     - a path to a `.db` file: a SQLite store there, artifacts in `mlartifacts/` beside it;
-    - anything with a scheme (`sqlite:///`, `http://`, `postgresql://`, `databricks`): as is.
+    - a URI of a known store (`sqlite:///`, `http://`, `postgresql://`, `databricks`): as is.
+
+    Anything else is a ValueError saying what to give instead.
     """
     uri = (uri or "").strip() or os.environ.get("MLFLOW_TRACKING_URI", "").strip()
     if not uri:
         root = resolve_home(home)
         return _sqlite(root / "mlflow.db", root / "mlartifacts")
     if _SCHEME.match(uri) or uri in ("databricks", "databricks-uc"):
+        scheme = uri.partition(":")[0].partition("+")[0].lower()
+        if scheme not in _STORE_SCHEMES:
+            raise ValueError(
+                f"tracking store {uri!r} has the unknown scheme {scheme!r}: use sqlite:///path/to/mlflow.db, "
+                "a path ending in .db, or a server URI like http://host:5000"
+            )
         if uri.startswith("sqlite:///"):
             db = Path(uri.removeprefix("sqlite:///")).resolve()  # absolute: jobs run in other dirs
             return _sqlite(db, db.parent / "mlartifacts")

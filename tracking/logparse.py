@@ -48,7 +48,8 @@ DEFAULT_PATTERN = (
 STEP_PATTERN = r"(?:^|(?<=[\s,;|(\[]))(?P<key>step|epoch|iter)\s*[:=#]?\s*(?P<value>\d+)(?=$|[\s,;|:/)\]])"
 """Steps written without a colon (`step 100 | loss: 2.3`, `Epoch 3/10`, `iter 50:`)."""
 MAX_LINE_BYTES = 1 << 20
-"""A line longer than this (no newline in sight) is skipped rather than waited for."""
+"""A line longer than this is skipped (not read, not waited for: its bytes up to its newline are
+passed over however many calls they take), and the lines after it are read."""
 MAX_DICT_CHARS = 100_000
 """A Python-dict line longer than this is not read (its parse would cost too much)."""
 
@@ -100,6 +101,12 @@ class ParserState(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     """How many values of each key were seen (the step of keys logged before any step), recorded
     by the rules or not (states stored before 2026-12-04 count recorded keys only: the same steps)."""
+    skipping: bool = False
+    """Inside a line longer than `MAX_LINE_BYTES`: the bytes up to its newline are skipped."""
+
+    def next_log(self) -> ParserState:
+        """Where the log of the next attempt starts: its first byte, with this log's step and counts."""
+        return self.model_copy(update={"offset": 0, "skipping": False})
 
 
 class ParseResult(BaseModel):
@@ -128,11 +135,20 @@ def parse_metrics(
     """
     state = state or ParserState()
     rules = rules or MetricRules()
-    end = len(data) if final else data.rfind(b"\n") + 1
-    if end == 0 and len(data) > MAX_LINE_BYTES:
-        end = len(data)  # a runaway line: skip it rather than wait forever
+    begin, skipping = 0, state.skipping
+    if skipping:  # the rest of a runaway line
+        newline = data.find(b"\n")
+        begin, skipping = (len(data), not final) if newline < 0 else (newline + 1, False)
+    end = len(data) if final else max(data.rfind(b"\n") + 1, begin)
+    rest = data[end:]
+    if len(rest) > MAX_LINE_BYTES:
+        if rest.strip(b"\0"):
+            skipping = True  # a runaway line: skip it rather than wait forever
+        end = len(data)  # (NUL bytes only: a cut, nothing to read)
     step, counts, points = state.step, dict(state.counts), []
-    for raw in data[:end].split(b"\n"):
+    for raw in data[begin:end].split(b"\n") if end > begin else []:
+        if b"\0" in raw:  # a cut (compute.attempt_logs.cap_log): its NUL bytes are no text
+            raw = raw.replace(b"\0", b"")
         if len(raw) > MAX_LINE_BYTES:
             continue
         text = raw.decode("utf-8", errors="replace")
@@ -153,7 +169,7 @@ def parse_metrics(
                 counts[key] = count + 1  # every key, recorded or not: the state is the same whatever `record` says
                 if rules.records(key):
                     points.append(MetricPoint(key=key, value=value, step=step if step is not None else count))
-    new_state = ParserState(offset=state.offset + end, step=step, counts=counts)
+    new_state = ParserState(offset=state.offset + end, step=step, counts=counts, skipping=skipping)
     return ParseResult(points=points, state=new_state)
 
 

@@ -18,12 +18,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from compute.attempt_logs import data_offset
 from tracking.base import Tracker
 from tracking.logparse import MetricPoint, ParseResult, ParserState, parse_metrics
 from tracking.logrules import MetricRules
 
 MAX_READ_BYTES = 64 << 20
-"""At most this much of a log is read per call; the rest waits for the next."""
+"""At most this much of a log is read per call (unless final); the rest waits for the next."""
+PARSE_CHUNK_BYTES = 4 << 20
+"""A log is parsed this much at a time (more than `MAX_LINE_BYTES`: each chunk consumes something)."""
 
 
 def log_size(path: Path) -> int:
@@ -41,18 +44,32 @@ def parse_log(
     size: int | None = None,
     final: bool = False,
     rules: MetricRules | None = None,
+    max_bytes: int | None = MAX_READ_BYTES,
 ) -> ParseResult | None:
     """Parse the bytes of `path` from `state.offset` up to `size` (default: its current size) with
-    `rules`; None when there is nothing new. `final`: the log is complete (a last partial line counts)."""
+    `rules`, at most `max_bytes` of them (None: all), in chunks of `PARSE_CHUNK_BYTES`: memory stays
+    bounded whatever the log's size or line lengths, and a cut's hole is passed over unread.
+    None when there is nothing new. `final`: the log is complete (a last partial line counts)."""
     state = state or ParserState()
     size = log_size(path) if size is None else size
     if size < 0 or (size <= state.offset and not final):
         return None
-    length = min(max(0, size - state.offset), MAX_READ_BYTES)
+    stop = size if max_bytes is None else min(size, state.offset + max_bytes)
+    points: list[MetricPoint] = []
     with path.open("rb") as f:
-        f.seek(state.offset)
-        data = f.read(length)
-    return parse_metrics(data, state, rules=rules, final=final and state.offset + len(data) >= size)
+        while True:
+            at = data_offset(f.fileno(), state.offset, stop)  # at a line's start: a hole holds only NULs
+            if at > state.offset:
+                state = state.model_copy(update={"offset": at})
+            f.seek(at)
+            data = f.read(min(PARSE_CHUNK_BYTES, stop - at))
+            result = parse_metrics(data, state, rules=rules, final=final and at + len(data) >= size)
+            points += result.points
+            moved = result.state.offset > state.offset
+            state = result.state
+            if not moved or state.offset >= stop:
+                break
+    return ParseResult(points=points, state=state)
 
 
 class Parsed(NamedTuple):
@@ -96,13 +113,14 @@ class LogSync:
         rules = self.rules or MetricRules()
         for attempt in sorted(logs):
             known = self.states.get(attempt)
-            start = known or (previous.model_copy(update={"offset": 0}) if previous else None)
+            start = known or (previous.next_log() if previous else None)
             shared = parsed.get(attempt) if parsed is not None else None
             if shared is not None and shared.start == start:
                 result = shared.result
             else:
                 size = sizes.get(attempt) if sizes is not None else None
-                result = parse_log(logs[attempt], start, size=size, final=final, rules=self.rules)
+                result = parse_log(logs[attempt], start, size=size, final=final, rules=self.rules,
+                                   max_bytes=None if final else MAX_READ_BYTES)
             if result is not None and result.state != known:
                 points += [p for p in result.points if rules.records(p.key)] if rules.record is not None else result.points
                 self.states[attempt] = result.state
@@ -124,7 +142,7 @@ def read_log_points(
     points: list[MetricPoint] = []
     previous: ParserState | None = None
     for attempt in sorted(logs):
-        start = previous.model_copy(update={"offset": 0}) if previous else None
+        start = previous.next_log() if previous else None
         result = parse_log(logs[attempt], start, final=final, rules=rules)
         if result is not None:
             points += result.points

@@ -27,7 +27,7 @@ from compute.records import Job
 from tracking.base import RunStatus, RunView, Tracker
 from tracking.logparse import ParserState
 from tracking.logrules import MetricRules
-from tracking.logsync import LogSync, Parsed, log_size, parse_log
+from tracking.logsync import MAX_READ_BYTES, LogSync, Parsed, log_size, parse_log
 from tracking.tags import SOURCE_TAG
 
 
@@ -72,8 +72,9 @@ class LogScan:
             return
         previous: ParserState | None = None
         for attempt in sorted(logs):
-            start = self._states.get(attempt) or (previous.model_copy(update={"offset": 0}) if previous else None)
-            result = parse_log(logs[attempt], start, size=sizes[attempt], final=final, rules=self.rules)
+            start = self._states.get(attempt) or (previous.next_log() if previous else None)
+            result = parse_log(logs[attempt], start, size=sizes[attempt], final=final, rules=self.rules,
+                               max_bytes=None if final else MAX_READ_BYTES)
             self.parsed[attempt] = Parsed(start, result)
             if result is not None:
                 self._states[attempt] = result.state

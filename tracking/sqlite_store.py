@@ -1,4 +1,4 @@
-"""A new local SQLite MLflow store is created whole or not at all (issue 20 item 6).
+"""A new local SQLite MLflow store is created whole or not at all.
 
 MLflow builds a new store's schema in place (~3 s, dozens of statements): a process killed
 meanwhile leaves a half-made file that fails for good (`table spans already exists`). Here the

@@ -46,6 +46,16 @@ PRUNED_AT_STEP_TAG = "autoresearch.pruned_at_step"
 """Run tag: the step at which the pruner stopped the trial's running job."""
 PRUNE_REASON_TAG = "autoresearch.prune_reason"
 """Run tag: why the trial was pruned (which pruner, which metric)."""
+VALUE_TAG = "autoresearch.value"
+"""Run tag: a completed trial's value, its objective's points read by `objective.aggregate` (the
+metric's own latest value in MLflow is its last point)."""
+
+HOLDOUT_METRIC_PREFIX = "holdout/"
+"""Metric name prefix of a hidden-holdout value on a trial's run (`holdout/<metric>`): MLflow shows it
+to people; `fetch_metrics` never returns it (an agent must not see the holdout it is judged on)."""
+
+SUSPECT_TAG = "autoresearch.suspect"
+"""Run tag: why the trial's result is suspect (a degraded node, or a slow run: docs/results.md)."""
 
 LLM_POLICY_ROLE = "llm-policy"
 """The `ROLE_TAG` value of a campaign's LLM usage run."""

@@ -16,18 +16,24 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.confirmation import (
         Standing, confirmations_due, confirmed_early, declared_order, exploration_room, mean_text, separable, standings, winner_text,
     )
+    from autoresearch.campaign.changes import config_changes, refused_change
     from autoresearch.campaign.datasets import Dataset
-    from autoresearch.campaign.failfast import first_line, repeated_failure
+    from autoresearch.campaign.failfast import first_line, fruitless, repeated_failure
+    from autoresearch.campaign.holdout import HoldoutResult, HoldoutSummary, holdout_line, holdout_summary
+    from autoresearch.campaign.holdout_settings import Holdout
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
     from autoresearch.campaign.ledger.optuna_ledger import Ledger
-    from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
+    from autoresearch.campaign.errors import LedgerError
+    from autoresearch.campaign.ledger._base import OptunaBacked, TrialLedger
     from autoresearch.campaign.ledger._sqlite_reader import LedgerReader, LedgerSnapshot
     from autoresearch.campaign.loader import ConfigError, ConfigProblem, load_campaign
     from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, check_params
     from autoresearch.campaign.policy_settings import (
-        PolicyKind, FallbackKind, PolicySettings, ProviderKind, PrunerKind, SamplerKind, resolve_policy_kind,
+        PolicyKind, FallbackKind, PolicySettings, ProviderKind, SamplerKind, resolve_policy_kind,
     )
-    from autoresearch.campaign.ranking import best_trial, ranked
+    from autoresearch.campaign.pruner_settings import PrunerKind, PrunerSettings
+    from autoresearch.campaign.aggregate import Aggregate, AggregateKind, resolve_aggregate
+    from autoresearch.campaign.ranking import best_trial, declared_ranking, ranked
     from autoresearch.campaign.paths import CampaignPaths, campaign_dir, campaigns_root, known_campaigns
     from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
     from autoresearch.campaign.status import (
@@ -60,13 +66,21 @@ _WHERE = {
     "mean_text": "autoresearch.campaign.confirmation",
     "winner_text": "autoresearch.campaign.confirmation",
     "standings": "autoresearch.campaign.confirmation",
+    "config_changes": "autoresearch.campaign.changes",
+    "refused_change": "autoresearch.campaign.changes",
     "Dataset": "autoresearch.campaign.datasets",
     "first_line": "autoresearch.campaign.failfast",
+    "fruitless": "autoresearch.campaign.failfast",
     "repeated_failure": "autoresearch.campaign.failfast",
+    "HoldoutResult": "autoresearch.campaign.holdout",
+    "HoldoutSummary": "autoresearch.campaign.holdout",
+    "holdout_line": "autoresearch.campaign.holdout",
+    "holdout_summary": "autoresearch.campaign.holdout",
+    "Holdout": "autoresearch.campaign.holdout_settings",
     "FINAL_STATES": "autoresearch.campaign.ledger.facts",
     "CampaignFacts": "autoresearch.campaign.ledger.facts",
     "Ledger": "autoresearch.campaign.ledger.optuna_ledger",
-    "LedgerError": "autoresearch.campaign.ledger._base",
+    "LedgerError": "autoresearch.campaign.errors",
     "LedgerReader": "autoresearch.campaign.ledger._sqlite_reader",
     "LedgerSnapshot": "autoresearch.campaign.ledger._sqlite_reader",
     "OptunaBacked": "autoresearch.campaign.ledger._base",
@@ -82,10 +96,15 @@ _WHERE = {
     "FallbackKind": "autoresearch.campaign.policy_settings",
     "PolicySettings": "autoresearch.campaign.policy_settings",
     "ProviderKind": "autoresearch.campaign.policy_settings",
-    "PrunerKind": "autoresearch.campaign.policy_settings",
+    "PrunerKind": "autoresearch.campaign.pruner_settings",
+    "PrunerSettings": "autoresearch.campaign.pruner_settings",
+    "Aggregate": "autoresearch.campaign.aggregate",
+    "AggregateKind": "autoresearch.campaign.aggregate",
+    "resolve_aggregate": "autoresearch.campaign.aggregate",
     "SamplerKind": "autoresearch.campaign.policy_settings",
     "resolve_policy_kind": "autoresearch.campaign.policy_settings",
     "best_trial": "autoresearch.campaign.ranking",
+    "declared_ranking": "autoresearch.campaign.ranking",
     "ranked": "autoresearch.campaign.ranking",
     "CampaignPaths": "autoresearch.campaign.paths",
     "campaign_dir": "autoresearch.campaign.paths",
@@ -122,6 +141,8 @@ __getattr__ = _lazy_exports(__name__, _WHERE)
 __all__ = [
     "BUILTIN_PLACEHOLDERS",
     "FINAL_STATES",
+    "Aggregate",
+    "AggregateKind",
     "Approvals",
     "Budget",
     "BudgetUsed",
@@ -138,6 +159,9 @@ __all__ = [
     "ConfigProblem",
     "Dataset",
     "FloatParam",
+    "Holdout",
+    "HoldoutResult",
+    "HoldoutSummary",
     "IntParam",
     "Ledger",
     "LedgerError",
@@ -156,6 +180,7 @@ __all__ = [
     "Proposal",
     "ProviderKind",
     "PrunerKind",
+    "PrunerSettings",
     "SamplerKind",
     "CampaignStopReason",
     "ConfirmSettings",
@@ -177,11 +202,16 @@ __all__ = [
     "confirmations_due",
     "confirmed_early",
     "declared_order",
+    "declared_ranking",
     "exploration_room",
+    "config_changes",
     "first_line",
     "free_slots",
+    "holdout_line",
+    "holdout_summary",
     "hours_unit",
     "on_real_gpus",
+    "fruitless",
     "known_campaigns",
     "load_campaign",
     "mean_text",
@@ -189,7 +219,9 @@ __all__ = [
     "ranked",
     "read_overviews",
     "read_status",
+    "refused_change",
     "repeated_failure",
+    "resolve_aggregate",
     "resolve_policy_kind",
     "separable",
     "standings",

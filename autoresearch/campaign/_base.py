@@ -33,9 +33,15 @@ class Section(BaseModel):
         return exact_scalars(cls, data, cls.named_numbers)
 
 
-def base_dir_of(info: ValidationInfo) -> Path:
-    """The folder relative paths resolve against."""
-    return Path((info.context or {}).get("base_dir") or os.getcwd())
+def resolve_path(value: Path, info: ValidationInfo, what: str) -> Path:
+    """`value` made absolute against the config's folder (`~` expanded, symlinks resolved), or
+    ValueError naming `what` and the path when it cannot be (a symlink loop, an unknown `~user`)."""
+    base = Path((info.context or {}).get("base_dir") or os.getcwd())
+    try:
+        return (base / value.expanduser()).resolve()
+    except (RuntimeError, OSError) as exc:  # Python 3.11 raises RuntimeError for a symlink loop
+        raise ValueError(f"{what} {str(value)!r} cannot be resolved ({exc}): point it at a real folder or file, "
+                         "not a symlink loop") from None
 
 
 def paths_checked(info: ValidationInfo) -> bool:

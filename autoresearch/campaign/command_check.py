@@ -1,13 +1,17 @@
 """`config check` renders the command against the search space: every placeholder with each
 parameter's extreme values (float low/high/middle, int low/high, every choice), so a format
 spec that cannot render (`{x1:d}` on a float, a width of a billion) is refused when the config
-is read, not when the first trial launches."""
+is read, not when the first trial launches. `missing_program` warns when the program the jobs
+would start is not there (a typo such as `pythn` would fail every trial the same way)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import string
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam
@@ -62,3 +66,25 @@ def render_problem(item: str, space: Mapping[str, FloatParam | IntParam | Catego
         if len(text) > MAX_RENDERED_CHARS:
             return f"renders to {len(text)} characters (at most {MAX_RENDERED_CHARS})"
     return None
+
+
+def missing_program(command: Sequence[str], cwd: Path, env: Mapping[str, str], image: str | None) -> str | None:
+    """Why the job could not start `command[0]` as it will see it, or None: a name with a `/` is
+    looked up from `cwd`, a bare name on PATH (the campaign's `env: PATH`, else this shell's,
+    which the daemon it starts inherits; relative entries from `cwd`). Not checked inside a
+    container `image` (its PATH is the image's) or when argv[0] has a placeholder."""
+    program = command[0]
+    if image is not None or "{" in program:
+        return None
+    if "/" in program:
+        target = cwd / program
+        if target.is_file() and os.access(target, os.X_OK):
+            return None
+        what = "is not executable (chmod +x it, or run it with its interpreter)" if target.is_file() else "does not exist"
+        return f"command[0] {program!r} {what} (looked up from cwd {cwd})"
+    path = env.get("PATH", os.environ.get("PATH", os.defpath))
+    folders = [cwd / (folder or ".") for folder in path.split(os.pathsep)]
+    if shutil.which(program, path=os.pathsep.join(map(str, folders))):
+        return None
+    hint = f"; it is in cwd: write ./{program}" if (cwd / program).is_file() else ""
+    return f"command not found: {program!r} is not on the jobs' PATH{hint}; check the spelling of command[0], or give its path"

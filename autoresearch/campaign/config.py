@@ -19,15 +19,20 @@ from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, mod
 from compute.container import validate_image
 from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
 from compute.spec import parse_priority
+from compute.suggest import suggest_names
 from tracking import MetricRules, MetricSource, resolve_tracking
 
-from autoresearch.campaign._base import Section, base_dir_of, paths_checked
-from autoresearch.campaign.command_check import render_problem
+from autoresearch.campaign._base import Section, paths_checked, resolve_path
+from autoresearch.campaign.aggregate import AggregateText
+from autoresearch.campaign.command_check import missing_program, render_problem
 from autoresearch.campaign.confirm_settings import ConfirmSettings, no_noise_seeds
 from autoresearch.campaign.datasets import Dataset
+from autoresearch.campaign.holdout_settings import HOLDOUT_PLACEHOLDERS, Holdout, unfixed_file
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
-from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located, suggest_names
+from autoresearch.campaign.paths import CAMPAIGN_NAME
+from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located
 from autoresearch.campaign.policy_settings import PolicySettings
+from autoresearch.campaign.validity import Validity
 
 BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial": "the trial number (0, 1, 2 ...)",
@@ -36,12 +41,6 @@ BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial_dir": "a folder of the trial's own (also $AR_TRIAL_DIR), made at launch and kept across its attempts",
 }
 """Placeholders a command may use besides the search-space parameters."""
-
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-
-_TRACKING_SCHEMES = frozenset({"sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "databricks-uc"})
-"""The MLflow stores a campaign may name (the ./mlruns file store is not supported)."""
-
 
 class Mode(str, enum.Enum):
     """Whether a larger or a smaller objective value is better."""
@@ -61,6 +60,10 @@ class Objective(Section):
     """Stop the campaign once a completed trial reaches this value."""
     source: MetricSource = MetricSource.auto
     """Where to read the metric: `mlflow`, `log`, or `auto` (MLflow when logged, else the log)."""
+    aggregate: AggregateText = "last"
+    """A trial's value from its reported points: `last`, `best` (by mode), or `mean_last:K` (docs/results.md)."""
+    holdout: Holdout | None = None
+    """A hidden holdout (docs/results.md): an evaluation run for the leaders that the policy never sees."""
 
     @property
     def direction(self) -> Literal["maximize", "minimize"]:
@@ -208,13 +211,9 @@ class Tracking(Section):
         if uri is None or not uri.strip():
             return uri
         try:
-            resolved = resolve_tracking(uri).tracking_uri
+            resolve_tracking(uri)
         except ValueError as exc:
             raise located((), str(exc)) from None
-        scheme = resolved.partition(":")[0].partition("+")[0].lower()
-        if scheme not in _TRACKING_SCHEMES:
-            raise located((), f"tracking store {uri!r} has the unknown scheme {scheme!r}: use sqlite:///path/to/mlflow.db, "
-                              "a path ending in .db, or a server URI like http://host:5000")
         return uri
 
 
@@ -254,7 +253,7 @@ class Approvals(Section):
 class Campaign(Section):
     """One research goal: what to run, what to search, how to judge it, and the budget."""
 
-    name: Annotated[str, Field(pattern=_NAME)]
+    name: Annotated[str, Field(pattern=CAMPAIGN_NAME)]
     """Names the state dir, the Optuna study and the MLflow experiment: letters, digits, `._-`."""
     command: Annotated[list[str], Field(min_length=1)]
     """argv of a trial, with `{param}` placeholders (and `{trial}`, `{seed}`, `{campaign}`)."""
@@ -273,6 +272,8 @@ class Campaign(Section):
     confirm: ConfirmSettings | None = None
     """Re-run the leaders with new seeds before declaring the winner (off when absent)."""
     approvals: Approvals = Field(default_factory=Approvals)
+    validity: Validity = Field(default_factory=Validity)
+    """Hardware provenance: when a result is suspect and whether it is re-run elsewhere (docs/results.md)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for every trial (stored in the job spec as given: no credentials)."""
     secret_env: list[str] = Field(default_factory=list)
@@ -284,7 +285,7 @@ class Campaign(Section):
     @field_validator("cwd")
     @classmethod
     def _resolve_cwd(cls, value: Path, info: ValidationInfo) -> Path:
-        path = (base_dir_of(info) / value.expanduser()).resolve()
+        path = resolve_path(value, info, "cwd")
         if paths_checked(info) and not path.is_dir():
             raise ValueError(f"cwd {str(value)!r} is not a directory (resolved to {path})")
         return path
@@ -303,6 +304,16 @@ class Campaign(Section):
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 raise located((name if isinstance(value, Mapping) else i,), f"{name!r} is not an environment variable name (letters, digits, _; "
                                        "not starting with a digit; no '=')")
+        return value
+
+    @field_validator("env", "command")
+    @classmethod
+    def _no_nul(cls, value: dict[str, str] | list[str]) -> dict[str, str] | list[str]:
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for key, item in items:
+            if "\x00" in item:
+                raise located((key,), f"{item!r} contains a NUL byte; remove it (a command line or an environment "
+                                      "cannot carry one)")
         return value
 
     @field_validator("search_space")
@@ -327,6 +338,7 @@ class Campaign(Section):
         missing = uncapturable(self.objective.metric, self.objective.source, self.metrics)
         if missing:
             raise located(missing[0], missing[1])
+        self._check_holdout(paths_checked(info))
         if not self.search_space and not (self.code and self.code.editable):
             raise located(("search_space",), "nothing to search: give search_space, or code.editable files")
         if self.code and paths_checked(info):
@@ -335,6 +347,19 @@ class Campaign(Section):
                     if not (self.cwd / rel).exists():
                         raise located(("code", key, i), f"{rel!r} not found under cwd {self.cwd}")
         return self
+
+    def _check_holdout(self, check_paths: bool) -> None:
+        """objective.holdout: its placeholders render; in a code-edit campaign it names only fixed files."""
+        holdout, code = self.objective.holdout, self.code
+        builtins = {"trial": 0, "seed": self.trial_seed(0), "campaign": self.name, "trial_dir": "/trials/trial-0",
+                    "checkpoint_dir": "/checkpoints/trial-0"}  # fmt: skip
+        for i, item in enumerate(holdout.command if holdout else []):
+            problem = _placeholder_problem(item, {*self.search_space, *HOLDOUT_PLACEHOLDERS}) or render_problem(
+                item, self.search_space, builtins)
+            if not problem and check_paths and code and code.editable:
+                problem = unfixed_file(item, self.cwd, code.editable, code.fixed)
+            if problem:
+                raise located(("objective", "holdout", "command", i), f"{item!r}: {problem}")
 
     @property
     def experiment(self) -> str:
@@ -349,6 +374,10 @@ class Campaign(Section):
     def trial_seed(self, trial_number: int) -> int:
         """The `{seed}` of a trial."""
         return (self.policy.seed or 0) + trial_number
+
+    def missing_program(self) -> str | None:
+        """Why the jobs could not start command[0] as they will see it, or None (`command_check`)."""
+        return missing_program(self.command, self.cwd, self.env, self.compute.image)
 
     def render_command(
         self,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationInfo, field_validator
 
-from autoresearch.campaign._base import Section, base_dir_of, paths_checked
+from autoresearch.campaign._base import Section, paths_checked, resolve_path
 
 
 class Dataset(Section):
@@ -29,7 +29,7 @@ class Dataset(Section):
     @field_validator("path")
     @classmethod
     def _resolve(cls, value: Path, info: ValidationInfo) -> Path:
-        path = (base_dir_of(info) / value.expanduser()).resolve()
+        path = resolve_path(value, info, "dataset path")
         if paths_checked(info) and not path.exists():
             raise ValueError(f"dataset path {str(value)!r} does not exist (resolved to {path}): create or mount it, "
                              "or fix the path")

@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from autoresearch.campaign.config import Campaign
-from autoresearch.campaign.params import suggest_names
+from compute.suggest import suggest_names
 
 Loc = tuple[str | int, ...]
 

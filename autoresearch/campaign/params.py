@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import difflib
 import enum
 import math
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
+
+from compute.suggest import suggest_names
 
 if TYPE_CHECKING:  # Optuna is imported by `distribution()` only: reading a config does not need it
     import optuna
@@ -25,12 +26,6 @@ def located(at: tuple[str | int, ...], message: str) -> PydanticCustomError:
     The loader appends `at` to the error's location to point at the right line.
     """
     return PydanticCustomError("campaign_config", "{detail}", {"detail": message, "at": at})
-
-
-def suggest_names(word: str, candidates: Iterable[str]) -> str:
-    """` (did you mean 'x'?)` for the closest candidate, or an empty string."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _leaf_types(annotation: Any) -> set[Any]:
@@ -122,6 +117,10 @@ class FloatParam(_Param):
         return float(value)
 
 
+INT_LIMIT = 2**53
+"""An int parameter's bounds lie within +-2**53: Optuna stores parameters as floats, exact up to there."""
+
+
 class IntParam(_Param):
     """An integer in [low, high]."""
 
@@ -134,6 +133,21 @@ class IntParam(_Param):
     """Sample on a log scale (needs low > 0)."""
     step: Annotated[int, Field(ge=1)] = 1
     """Spacing of the values (must be 1 with log)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_numbers(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        for key in ("low", "high", "step"):
+            value = data.get(key)
+            if isinstance(value, float):
+                raise located((key,), f"must be an integer, not the float {value!r}: an int parameter's {key} is a "
+                                       f"whole number (write it without a decimal point or exponent), or use type: float")
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
+                raise located((key,), f"{value} is too large: an int parameter's bounds must lie within +-2**53 "
+                                       f"({INT_LIMIT}); narrow the range, or use type: float with log: true")
+        return data
 
     @model_validator(mode="after")
     def _bounds(self) -> IntParam:

@@ -7,12 +7,18 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from compute.paths import resolve_home
 
+from autoresearch.campaign.errors import LedgerError
+
 Home = str | os.PathLike[str] | None
+
+CAMPAIGN_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+"""A campaign name: letters, digits and `._-`, starting with a letter or digit, at most 100."""
 
 
 def campaigns_root(home: Home = None) -> Path:
@@ -21,7 +27,14 @@ def campaigns_root(home: Home = None) -> Path:
 
 
 def campaign_dir(name: str, home: Home = None) -> Path:
-    """The state folder of campaign `name` (not created)."""
+    """The state folder of campaign `name` (not created). The one place a campaign name becomes a
+    path: a name that is not one (`../x`, `/abs`, `a/b`, `..`) is a LedgerError, so no command
+    reads or writes outside the home's campaigns."""
+    if not isinstance(name, str) or not re.fullmatch(CAMPAIGN_NAME, name):
+        raise LedgerError(
+            f"{name!r} is not a campaign name: use letters, digits and ._- (starting with a letter or digit, "
+            f"at most 100; no '/'). `autoresearch status` lists the campaigns in {campaigns_root(home)}."
+        )
     return campaigns_root(home) / name
 
 

@@ -10,8 +10,9 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from autoresearch.campaign._base import Section, base_dir_of, paths_checked
+from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.params import located
+from autoresearch.campaign.pruner_settings import PrunerSettings
 
 
 class PolicyKind(str, enum.Enum):
@@ -26,12 +27,6 @@ class SamplerKind(str, enum.Enum):
     tpe = "tpe"
     random = "random"
     cmaes = "cmaes"
-
-
-class PrunerKind(str, enum.Enum):
-    none = "none"
-    median = "median"
-    successive_halving = "successive_halving"
 
 
 class ProviderKind(str, enum.Enum):
@@ -60,9 +55,9 @@ class PolicySettings(Section):
     """`optuna`, `llm`, or `auto`: llm when a provider is set and its key env var is set."""
     sampler: SamplerKind = SamplerKind.tpe
     """Optuna sampler: `tpe` (multivariate, constant liar), `random` or `cmaes`."""
-    pruner: PrunerKind = PrunerKind.median
+    pruner: PrunerSettings = Field(default_factory=PrunerSettings)
     """Stops losing trials early from their intermediate metrics: `none`, `median`,
-    `successive_halving`."""
+    `successive_halving`, or `{kind, startup_trials: 5, warmup_steps: 0, interval_steps: 1}`."""
     seed: int | None = None
     """Seeds the sampler (reproducible suggestions) and each trial's `{seed}`."""
     provider: ProviderKind | None = None
@@ -86,7 +81,7 @@ class PolicySettings(Section):
     def _resolve_instructions(cls, value: Path | None, info: ValidationInfo) -> Path | None:
         if value is None:
             return None
-        path = (base_dir_of(info) / value.expanduser()).resolve()
+        path = resolve_path(value, info, "instructions_file")
         if paths_checked(info) and not path.is_file():
             raise ValueError(f"instructions_file {str(value)!r} not found (looked at {path})")
         return path

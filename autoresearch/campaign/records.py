@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from autoresearch.campaign.validity import Provenance
+
 
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
@@ -26,6 +28,8 @@ class Proposal(_Record):
     confirms: int | None = None
     """A confirmation: a re-run of this trial (the origin) with a new seed, to tell its value from
     run-to-run noise (docs/results.md, "Confirmation of the leaders")."""
+    suspect_rerun_of: int | None = None
+    """A re-run of this suspect trial on another node (its nodes avoided), before it may win."""
     resume_of: int | None = None
     """A continuation of this stopped trial (the nightly window ended while it ran): same
     parameters and seed, started from that trial's checkpoint."""
@@ -97,6 +101,9 @@ class TrialRecord(_Record):
     """Its MLflow run."""
     failure_class: TrialFailure | None = None
     """Why it failed (failed trials only)."""
+    failure_rule: str | None = None
+    """Failed trials whose job failed: the rule of compute's classifier that matched
+    (`command_not_found`, `python_traceback`, `unrecognized` ...)."""
     log_excerpt: str | None = None
     """Failed trials: the tail of the job's log. Cancelled trials: why they were cancelled."""
     patch: str | None = None
@@ -105,6 +112,8 @@ class TrialRecord(_Record):
     """Code-edit campaigns: the trial whose code it starts from (None: the campaign's cwd)."""
     confirms: int | None = None
     """A confirmation: the trial (its origin) it re-runs with a new seed; None for every other trial."""
+    suspect_rerun_of: int | None = None
+    """The suspect trial it re-runs on another node, if any (both results are kept)."""
     resume_of: int | None = None
     """The stopped trial it continues from that trial's checkpoint, if any."""
     rationale: str = ""
@@ -122,6 +131,9 @@ class TrialRecord(_Record):
     real_gpus: bool = False
     """Its job's slots were physical GPUs (False: virtual slots of a host without them, no slots, or
     not recorded), so `gpu_seconds` are GPU-seconds, not just slot-seconds."""
+    provenance: Provenance | None = None
+    """Where its attempts ran (node, GPUs, GPU model, driver, what the node's probes saw) and its
+    speed, recorded when its job ended; None before that or for a trial that never ran."""
 
 
 class CampaignState(str, enum.Enum):

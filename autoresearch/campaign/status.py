@@ -13,9 +13,12 @@ from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.failfast import first_line
+from autoresearch.campaign.holdout import HoldoutSummary, holdout_summary
 from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths, known_campaigns
-from autoresearch.campaign.confirmation import Standing, declared_order, separable
+from autoresearch.campaign.confirmation import Standing, separable, standings
+from autoresearch.campaign.ranking import declared_ranking
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
 from tracking.outbox import pending_writes, writer_pid
@@ -80,9 +83,17 @@ class TrialSummary(_Record):
     """Their sample standard deviation (None with one value)."""
     n: int | None = None
     """How many values `mean` is over (1: not confirmed)."""
+    suspect: bool = False
+    """Its result may be biased by its hardware (docs/results.md): never declared best unless all are."""
+    suspect_reason: str | None = None
+    """Why it is suspect: the degradation its node's probes saw, or its speed against its peers'."""
+    nodes: list[str] = []
+    """The nodes its attempts ran on (empty before its job ended)."""
+    suspect_rerun_of: int | None = None
+    """The suspect trial it re-runs on another node, if any."""
 
     @classmethod
-    def of(cls, trial: TrialRecord, standing: Standing | None = None) -> TrialSummary:
+    def of(cls, trial: TrialRecord, standing: Standing | None = None, suspect_reason: str | None = None) -> TrialSummary:
         ended_badly = trial.state in (TrialState.failed, TrialState.cancelled)
         return cls(
             confirms=trial.confirms,
@@ -97,6 +108,10 @@ class TrialSummary(_Record):
             mlflow_run_id=trial.mlflow_run_id,
             failure_class=trial.failure_class,
             reason=first_line(trial.log_excerpt) or None if ended_badly else None,
+            suspect=suspect_reason is not None,
+            suspect_reason=suspect_reason,
+            nodes=trial.provenance.nodes if trial.provenance else [],
+            suspect_rerun_of=trial.suspect_rerun_of,
         )
 
 
@@ -124,6 +139,9 @@ class CampaignStatus(_Record):
     tracking_writer_pid: int | None = None
     """The live process applying them (a runner, or the writer a runner left); None: none is
     running, and the next `autoresearch resume NAME` applies them first."""
+    holdout: HoldoutSummary | None = None
+    """Validation vs the hidden holdout for the evaluated leaders, with their rank correlation and the
+    overfitting gap (`objective.holdout`; never shown to the policy)."""
 
 
 class CampaignStopReason(str, enum.Enum):
@@ -153,9 +171,10 @@ def status_of(
     """The status of a campaign from what its ledger holds (`campaign_status` of a ledger, or of
     a `LedgerSnapshot`'s fields); `folder`: where its runner lock is (None: not looked at)."""
     now = now or datetime.now(UTC)
-    ranking = declared_order(trials, campaign.objective)
-    by_trial = {r.trial: r for r in ranking}
+    ranking = declared_ranking(trials, campaign)
+    by_trial = {r.trial: r for r in [*standings(trials, campaign.objective), *ranking]}  # the ranked: their trusted runs
     best = next(t for t in trials if t.number == ranking[0].trial) if ranking else None
+    suspect = suspect_reasons(trials, campaign.validity.min_speed_ratio)
     shown = _shown_state(facts.state, folder)
     used = budget_used(facts, trials, now, live=shown is not CampaignState.interrupted)
     outbox = CampaignPaths(folder).tracking_outbox if folder else None
@@ -166,10 +185,11 @@ def status_of(
         state=shown,
         state_reason=facts.state_reason,
         budget_used=used,
-        best_trial=TrialSummary.of(best, by_trial[best.number]) if best else None,
+        best_trial=TrialSummary.of(best, by_trial[best.number], suspect.get(best.number)) if best else None,
         runner_up=ranking[1].trial if len(ranking) > 1 else None,
         separable=separable(ranking[0], ranking[1]) if len(ranking) > 1 else None,
-        trials=[TrialSummary.of(t, by_trial.get(t.number)) for t in trials],
+        trials=[TrialSummary.of(t, by_trial.get(t.number), suspect.get(t.number)) for t in trials],
+        holdout=holdout_summary(campaign, trials, facts.holdouts),
     )
 
 

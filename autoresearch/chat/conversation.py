@@ -14,7 +14,7 @@ from autoresearch.chat.session import ChatSession
 from autoresearch.chat.slash import HELP, SlashError, parse
 from autoresearch.chat.tools import Reply, chat_registry
 from autoresearch.llm import LLMError, Message, Provider, ToolResult
-from skills import SkillContext, SkillError
+from skills import ErrorCode, SkillContext, SkillError
 
 MAX_TOOL_ROUNDS = 6
 
@@ -61,10 +61,12 @@ class Conversation:
         return [self._call(name, args)[0]]
 
     def _call(self, name: str, args: dict[str, object] | str) -> tuple[str, bool]:
-        """Run one action; (text to show, is_error)."""
+        """Run one action; (text to show, is_error). Bad arguments are named field by field, with
+        the closest field for an unknown one (not the tooling hint a skill's CLI users get)."""
         result = self.registry.call(name, args, self.ctx)
         if isinstance(result, SkillError):
-            return f"error: {result.message}", True
+            bad_fields = result.error is ErrorCode.invalid_arguments and result.details
+            return f"error: {'; '.join(result.details) if bad_fields else result.message}", True
         assert isinstance(result, Reply)
         return result.text, False
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from autoresearch.steering import (
     read_messages,
 )
 from compute import Client, ComputeError
+from compute.attempt_logs import read_tail
 
 Home = str | os.PathLike[str] | None
 
@@ -60,8 +60,8 @@ class ChatSession:
         self.name = name
         self.home = home
         self.author = author
-        self.paths = CampaignPaths.of(name, home)
         try:
+            self.paths = CampaignPaths.of(name, home)
             Ledger.load(name, home)
         except LedgerError as exc:
             raise ChatError(str(exc)) from None
@@ -156,11 +156,9 @@ class ChatSession:
             raise ChatError(f"trial {number}: {exc}") from None
         finally:
             client.close()
-        try:
-            with Path(path).open(errors="replace") as f:
-                tail = "".join(deque(f, maxlen=lines))
-        except OSError as exc:
-            raise ChatError(f"trial {number}: cannot read its log {path}: {exc}") from None
+        if not Path(path).is_file():
+            raise ChatError(f"trial {number}: cannot read its log {path}: it is not there")
+        tail = read_tail(path, lines=lines).text
         return f"trial {number}, job {t.job_id}, {path}:\n{tail.rstrip() or '(empty log)'}"
 
     def _trial(self, number: int) -> TrialRecord:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from autoresearch.campaign.params import suggest_names
+from compute.suggest import suggest_names
 
 HELP = __doc__.split("\n\n", 1)[1].rstrip()
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from autoresearch.chat.session import ChatError, ChatSession
-from skills import ErrorCode, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry
+from skills import ErrorCode, Index, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry
 
 Scalar = str | int | float | bool
 
@@ -28,12 +28,12 @@ class NoInput(SkillInput):
 
 
 class TrialInput(SkillInput):
-    trial: Annotated[int, Field(ge=0)]
+    trial: Index
     """The trial number."""
 
 
 class LogsInput(SkillInput):
-    trial: Annotated[int, Field(ge=0)]
+    trial: Index
     """The trial number."""
     lines: Annotated[int, Field(ge=1, le=500)] = 40
     """How many lines of the end of its job log."""
@@ -57,8 +57,8 @@ class NoteInput(SkillInput):
 class BudgetInput(SkillInput):
     """Budget fields to change; leave the others null."""
 
-    max_trials: Annotated[int | None, Field(ge=1)] = None
-    max_parallel: Annotated[int | None, Field(ge=1)] = None
+    max_trials: Annotated[int | None, Field(ge=1, le=100_000)] = None
+    max_parallel: Annotated[int | None, Field(ge=1, le=1024)] = None
     max_gpu_hours: Annotated[float | None, Field(gt=0)] = None
     max_llm_usd: Annotated[float | None, Field(ge=0)] = None
     deadline: str | None = None
@@ -97,7 +97,7 @@ class PriorityInput(SkillInput):
 
 
 class AnswerInput(SkillInput):
-    request: int | None = None
+    request: Index | None = None
     """The approval request id (default: the oldest one waiting)."""
     reason: str = ""
 

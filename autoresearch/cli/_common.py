@@ -12,7 +12,7 @@ from rich.text import Text
 from autoresearch.cli._plain import write_json
 from compute.errors import validation_message
 
-__all__ = ["JSON_OPTION", "console", "err_console", "fail", "print_json", "to_jsonable", "validation_message"]
+__all__ = ["JSON_OPTION", "console", "err_console", "fail", "print_json", "to_jsonable", "validation_message", "warn"]
 
 UNWRAPPED_WIDTH = 10_000
 """The width tables and lines get where output is not a terminal (a pipe, a file, an agent): wide
@@ -51,6 +51,11 @@ def to_jsonable(obj: Any) -> Any:
 
 def print_json(obj: Any) -> None:
     write_json(to_jsonable(obj))
+
+
+def warn(message: str) -> None:
+    """Print one paragraph to stderr, as `fail` does, and go on."""
+    err_console.print(Text.assemble(("warning:", "bold yellow"), " ", message), highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

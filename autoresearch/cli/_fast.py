@@ -10,7 +10,7 @@
   daemon to validate, resolve and queue the spec (compute/submissions.py), which answers with
   the job id or the error message the typer command prints;
 
-- `ui [--host H] [--port P] [--open] [--token T] [--read-only]` by serving the dashboard without
+- `ui [--host H] [--port P] [--open] [--token T] [--read-only] [--allowed-host NAME ...]` by serving the dashboard without
   typer (its start-up is a target: under a second to the first page);
 
 and returns None for anything else: another command, `--help`, a flag or value it does not
@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from autoresearch.cli._logs import check_attempt, log_path, log_view, not_started, print_file
+from autoresearch.cli._logs import check_attempt, log_path, write_log_json, not_started, print_file
 from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields, write_error, write_json
 from compute.errors import JobNotFound, store_unavailable
 from compute.paths import ComputePaths
@@ -157,7 +157,7 @@ def logs(values: dict[str, Any], args: list[str]) -> int:
         return 2
     check_attempt(job, values["attempt"], values["rank"])
     if values["as_json"]:
-        write_json(log_view(job, values["attempt"], values["tail"], values["rank"]))
+        write_log_json(job, values["attempt"], values["tail"], values["rank"])
     elif not job["attempts"]:
         sys.stderr.write(not_started(job) + "\n")
     else:
@@ -196,9 +196,12 @@ def ui(values: dict[str, Any], args: list[str]) -> int:
     if args:
         raise Fallback("an argument: typer says it is unexpected")
     from autoresearch.ui import UiError, checked_settings, serve
+    from compute.isolation import seal_process
 
+    seal_process()  # it holds the dashboard's token: jobs may not read it (compute/isolation.py)
     try:
-        settings = checked_settings(values["host"], values["port"], values["token"], values["read_only"])
+        settings = checked_settings(values["host"], values["port"], values["token"], values["read_only"],
+                                    allowed_hosts=tuple(values["allowed_host"]))
         serve(settings, open_browser=values["open_browser"], say=lambda line: print(line, flush=True))
     except UiError as exc:
         write_error(str(exc))
@@ -212,7 +215,7 @@ COMMANDS: dict[tuple[str, ...], Command] = {
     ("ui",): Command(ui, {
         "--host": Option("host", str, "127.0.0.1"), "--port": Option("port", int, 8765),
         "--open": Option("open_browser", bool, False), "--token": Option("token", str),
-        "--read-only": Option("read_only", bool, False),
+        "--read-only": Option("read_only", bool, False), "--allowed-host": Option("allowed_host", list, []),
     }),
     ("jobs", "status"): Command(status, {"--json": _JSON}),
     ("jobs", "list"): Command(list_jobs, {

@@ -15,8 +15,8 @@ import typer
 from rich.markup import escape
 
 from autoresearch import api
-from autoresearch.campaign import CampaignState, ConfigError, LedgerError
-from autoresearch.cli._common import console, err_console, fail, print_json
+from autoresearch.campaign import CampaignState, ConfigError, LedgerError, load_campaign
+from autoresearch.cli._common import console, err_console, fail, print_json, warn
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
 from autoresearch.runner.display import tracking_line
 
@@ -37,7 +37,8 @@ def run(
                                 "runner's pid; follow it with `autoresearch status NAME`."),
     as_json: bool = typer.Option(False, "--json", help="With --detach: print {campaign, pid, log} as JSON."),
 ) -> None:
-    """Run a campaign until its budget or target ends it (continues it if it ran before)."""
+    """Run a campaign until its budget or target ends it (continues it if it ran before, with the
+    config as the file now says; what changed is shown)."""
     if detach:
         _detach(config, max_trials, as_json)
         return
@@ -45,7 +46,14 @@ def run(
         fail("--json goes with --detach (it prints the detached runner's campaign, pid and log); a campaign run in "
              "the foreground prints a summary: read it afterwards with `autoresearch status NAME --json`")
     _quiet_libraries()
-    _run_guarded(lambda display: api.run(config, max_trials=max_trials, display=display), quiet)
+
+    def call(display: Display) -> RunOutcome:
+        missing = load_campaign(config).missing_program()
+        if missing is not None:
+            warn(f"{config}: {missing} (every trial would fail)")
+        return api.run(config, max_trials=max_trials, display=display)
+
+    _run_guarded(call, quiet)
 
 
 def _detach(config: Path, max_trials: int | None, as_json: bool) -> None:
@@ -70,7 +78,8 @@ def resume(
     name: str = typer.Argument(..., help="The campaign name."),
     quiet: bool = QUIET_OPTION,
 ) -> None:
-    """Continue a campaign (killed, paused or stopped) with the config it last ran with."""
+    """Continue a campaign (killed, paused or stopped) with the config it last ran with
+    (`autoresearch run CONFIG` continues it with an edited config file)."""
     _quiet_libraries()
     _run_guarded(lambda display: api.resume(name, display=display), quiet)
 
@@ -80,7 +89,7 @@ def report(
     name: str = typer.Argument(..., help="The campaign name."),
     out: Path | None = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),
 ) -> None:
-    """Write the campaign's Markdown report with PNG plots and MLflow links."""
+    """Write the campaign's Markdown report with PNG plots and MLflow links, and report.html (interactive views)."""
     try:
         path = api.report(name, out)
     except LedgerError as exc:
@@ -88,6 +97,13 @@ def report(
     except OSError as exc:
         fail(f"cannot write the report of {name!r} to {out}: {exc}; pass a writable folder with --out")
     console.print(f"report written to {escape(str(path))}", highlight=False, soft_wrap=True)
+    page = path.parent / "report.html"
+    if page.is_file():
+        console.print(f"interactive views: {escape(str(page))}", highlight=False, soft_wrap=True)
+    else:
+        from autoresearch.report.figures import plotly_missing
+
+        console.print(f"no report.html: {plotly_missing()}", highlight=False, soft_wrap=True)
 
 
 def _run_guarded(call: Callable[[Display], RunOutcome], quiet: bool) -> None:

@@ -2,6 +2,8 @@
 
 Reads lines from stdin: interactively with a prompt on a terminal, or line by line from a
 pipe (agents and scripts): `printf '/space lr=1e-4..1e-2\\n/status\\n' | autoresearch chat NAME`.
+What the runner applies is said as it happens; on a terminal such a line goes above the `> `
+prompt, which is drawn again with what was typed so far.
 """
 
 from __future__ import annotations
@@ -64,16 +66,31 @@ def _watch(session: ChatSession, stop: threading.Event) -> None:
         _report(session)
 
 
+PROMPT = "> "
+_PRINT = threading.Lock()
+_prompting = threading.Event()
+"""Set while `input()` shows the prompt and waits."""
+
+
 def _lines(interactive: bool) -> Iterator[str]:
     if not interactive:
         yield from sys.stdin
         return
+    try:
+        import readline  # noqa: F401 - line editing for input(), and what was typed for _say
+    except ImportError:  # not on every platform
+        pass
     while True:
+        with _PRINT:
+            _prompting.set()
         try:
-            yield input("> ")
+            line = input(PROMPT)
         except (EOFError, KeyboardInterrupt):
             print()
             return
+        finally:
+            _prompting.clear()
+        yield line
 
 
 def _report(session: ChatSession) -> None:
@@ -94,12 +111,20 @@ def _finish(session: ChatSession, wait: float) -> None:
         _say(f"not applied yet: {ids} (the runner applies them at its next replan, or when the campaign runs again)")
 
 
-_PRINT = threading.Lock()
-
-
 def _say(text: str) -> None:
+    """Print a line; while the prompt waits, above it: clear the prompt's line, print, redraw it."""
     with _PRINT:
-        print(text, flush=True)
+        if not _prompting.is_set():
+            print(text, flush=True)
+            return
+        sys.stdout.write(f"\r\x1b[K{text}\n{PROMPT}{_typed()}")
+        sys.stdout.flush()
+
+
+def _typed() -> str:
+    """What the person has typed at the prompt so far (readline's buffer)."""
+    readline = sys.modules.get("readline")
+    return readline.get_line_buffer() if readline is not None else ""
 
 
 def _user() -> str:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, validation_message
 from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
-from compute.control import daemon_info, start_daemon, stop_daemon
+from compute.control import daemon_info, not_responding, start_daemon, stop_daemon
 from compute.health import load_health_config
 from autoresearch.cli import nodes_cmds  # noqa: F401 - adds nodes, cordon, uncordon, inject-fault to the group
 from autoresearch.cli import projects_cmds  # noqa: F401 - adds project set/rm and projects to the group
@@ -29,6 +29,8 @@ def up(
     min_runtime: float | None = typer.Option(None, "--min-runtime", help="Seconds before an attempt may be preempted (default 10)."),
     half_life: float | None = typer.Option(None, "--fair-share-half-life", help="Seconds: half-life of the borrowed "
                                            "usage fair share between projects weighs (default 3600, docs/projects.md)."),
+    log_max_bytes: int | None = typer.Option(None, "--log-max-bytes", help="Disk cap of one attempt's log in bytes "
+                                             "(default 256 MiB): past it the middle is cut, head and tail kept."),
     health_config: str | None = typer.Option(
         None, "--health-config", help="YAML/JSON file of health settings: probe intervals, quarantine, "
         "command probe, failure_rules (see docs/health.md)."),
@@ -41,7 +43,7 @@ def up(
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
     settings: dict[str, Any] = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
                 "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
-                "fair_share_half_life_s": half_life}
+                "fair_share_half_life_s": half_life, "log_max_bytes": log_max_bytes}
     if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None):
         fail("--virtual-nodes and --gpus-per-node split this host for the local backend; with --backend ray "
              "the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N`)")
@@ -57,7 +59,7 @@ def up(
     except ValidationError as err:
         fail(validation_message("compute up settings", err).replace("grace_s", "--grace")
              .replace("min_runtime_s", "--min-runtime").replace("ray_address", "--address")
-             .replace("fair_share_half_life_s", "--fair-share-half-life"))
+             .replace("fair_share_half_life_s", "--fair-share-half-life").replace("log_max_bytes", "--log-max-bytes"))
     paths = ComputePaths.of()
     try:
         start_daemon(paths.home, config, wait_s=120.0 if config.backend == "ray" else 30.0)
@@ -114,6 +116,8 @@ def status(as_json: bool = JSON_OPTION) -> None:
         return
     daemon = report["daemon"]
     line = f"daemon: running (pid {daemon['pid']})" if daemon else "daemon: not running (`autoresearch compute up`)"
+    if (silent := not_responding(daemon)) is not None:
+        line = f"daemon: {silent}"
     console.print(f"home: {paths.home}\n{line}", highlight=False)
     table = Table("node", "state", "health", "GPU slots", "used", "reason")
     for n in nodes:

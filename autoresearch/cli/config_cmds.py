@@ -10,8 +10,11 @@ import typer
 import yaml
 from rich.markup import escape
 
-from autoresearch.campaign import Campaign, ConfigError, load_campaign, resolve_policy_kind
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+from autoresearch.campaign import (
+    AggregateKind, Campaign, ConfigError, PrunerKind, PrunerSettings, load_campaign, resolve_aggregate,
+    resolve_policy_kind,
+)
+from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, warn
 
 config_app = typer.Typer(help="Campaign config files: JSON Schema and validation.", no_args_is_help=True)
 cli = typer.Typer()
@@ -25,15 +28,35 @@ def schema() -> None:
 
 
 def pruner_line(campaign: Campaign) -> str:
-    """What `config check` says about pruning: the pruner, and whether it is the default."""
-    pruner = campaign.policy.pruner.value
-    if pruner == "none":
+    """What `config check` says about pruning: the pruner, its gates, and whether they are the defaults."""
+    pruner = campaign.policy.pruner
+    if pruner.kind is PrunerKind.none:
         return "pruner: none (every trial runs to its end)"
     default = "" if "pruner" in campaign.policy.model_fields_set else ", the default"
     return (
-        f"pruner: {pruner}{default}: running trials whose intermediate {campaign.objective.metric} is worse "
-        "than earlier trials' at the same step are stopped early (trials whose job already ended never are); "
-        "`policy: {pruner: none}` turns it off"
+        f"pruner: {pruner.kind.value}{default} ({pruner.describe()}; defaults: {PrunerSettings().describe()}): "
+        f"running trials whose intermediate {campaign.objective.metric} is worse than earlier "
+        f"trials' at the same step are stopped early, never before {pruner.startup_trials} trials completed, "
+        f"never at a step below {pruner.warmup_steps}, never at or after the last step completed trials reached "
+        "(trials whose job already ended never are); `policy: {pruner: none}` turns it off"
+    )
+
+
+def aggregate_line(campaign: Campaign) -> str:
+    """What `config check` says about how a trial's value is read from its points."""
+    objective = campaign.objective
+    default = "" if "aggregate" in objective.model_fields_set else ", the default"
+    what = {
+        AggregateKind.last: "the value at its last reported step",
+        AggregateKind.best: f"its best reported value (the {'largest' if objective.mode.value == 'max' else 'smallest'}, "
+                            f"mode {objective.mode.value})",
+        AggregateKind.mean_last: "the mean of its last {k} reported points",
+    }
+    found = resolve_aggregate(objective.aggregate)
+    return (
+        f"aggregate: {objective.aggregate}{default}: a trial's {objective.metric} is "
+        f"{what[found.kind].format(k=found.k)}; the pruner sees the same, as of each step "
+        "(other choices: last, best, mean_last:K)"
     )
 
 
@@ -47,6 +70,9 @@ def check(
         campaign = load_campaign(file)
     except ConfigError as exc:
         fail(str(exc))
+    missing = campaign.missing_program()
+    if missing is not None:
+        warn(f"{file}: {missing} (every trial would fail)")
     if as_json:
         print_json(campaign)
         return
@@ -57,5 +83,6 @@ def check(
         soft_wrap=True,
         highlight=False,
     )
+    console.print(escape(aggregate_line(campaign)), soft_wrap=True, highlight=False)
     console.print(escape(pruner_line(campaign)), soft_wrap=True, highlight=False)
     sys.stdout.write(text)

@@ -12,9 +12,10 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from autoresearch.cli._common import JSON_OPTION, console, err_console, fail, print_json, validation_message
-from autoresearch.cli._logs import check_attempt, log_view, not_started, print_file, reason
+from autoresearch.cli._logs import check_attempt, write_log_json, not_started, print_file, reason
 from autoresearch.cli._plain import BadInput, check_states, dry_run_view, parse_labels, submit_fields
 from compute import Client, ComputeError, Job, JobSpec, JobState, priority_name
+from compute.control import daemon_info, not_responding
 
 jobs_app = typer.Typer(help="Submit, inspect, cancel and wait for jobs.", no_args_is_help=True)
 cli = typer.Typer()
@@ -124,9 +125,10 @@ def _get(client: Client, job_id: str) -> Job:
 
 @jobs_app.command("status")
 def status(job_id: str = typer.Argument(...), as_json: bool = JSON_OPTION) -> None:
-    """One job: state, priority, retries and its attempts."""
+    """One job: state, priority, retries and its attempts; a daemon that stopped ticking is named."""
     with _client(autostart=False) as client:
         job = _get(client, job_id)
+        silent = None if job.state.final else not_responding(daemon_info(client.paths))
     if as_json:
         print_json(job)
         return
@@ -137,6 +139,8 @@ def status(job_id: str = typer.Argument(...), as_json: bool = JSON_OPTION) -> No
         start = _when(job.estimated_start) if job.estimated_start else "unknown"
         lines.append(f"waiting: {job.waiting_reason}; queue position {job.queue_position}, estimated start {start}")
     lines += [f"attempt {a.number} log: {a.log_path}" for a in job.attempts]
+    if silent is not None:
+        lines.append(silent)
     sys.stdout.write("\n".join(lines) + "\n")  # plain lines: ids and paths are never cut at any width
     if job.attempts:
         table = Table(*(Column(c, overflow="fold") for c in ("attempt", "node", "gpus", "started", "ended", "outcome",
@@ -167,7 +171,7 @@ def logs(
         except BadInput as err:
             fail(str(err))
         if as_json:
-            print_json(log_view(job.model_dump(mode="json"), attempt, tail, rank))
+            write_log_json(job.model_dump(mode="json"), attempt, tail, rank)
             return
         while not job.attempts:
             if not follow or job.state.final:

@@ -86,10 +86,11 @@ def uncordon(
 def inject_fault(
     node: str = typer.Argument(..., help="A virtual node (`compute up --virtual-nodes N`)."),
     kind: str = typer.Argument(..., help=f"What to imitate: {KINDS}."),
-    probes: int = typer.Option(1, "--probes", help="How many probes in a row it turns critical."),
+    probes: int = typer.Option(1, "--probes", help="How many probes in a row it turns critical (degraded: throttle)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Fault drill: the node's running jobs fail that way and its next probe turns critical."""
+    """Fault drill: the node's running jobs fail that way and its next probe turns critical
+    (`throttle`: its probes turn degraded and its jobs keep running; their results turn suspect)."""
     with _client() as client:
         try:
             fault = client.inject_fault(node, kind, probes)
@@ -97,6 +98,11 @@ def inject_fault(
             fail(str(err))
     if as_json:
         print_json(fault)
+        return
+    if fault.kind is FaultKind.throttle:
+        console.print(f"fault 'throttle' armed on {node}: its next {probes} probe(s) report a degraded sw thermal "
+                      "slowdown; its running jobs keep running, and the campaign trials they run turn suspect. "
+                      "Watch with `autoresearch compute nodes`.", highlight=False)
         return
     console.print(f"fault '{fault.kind.value}' armed on {node}: its running jobs fail that way and its next "
                   f"{probes} probe(s) turn critical (quarantine). Watch with `autoresearch compute nodes`.",

@@ -36,7 +36,7 @@ _OUR_ERRORS = {ErrorCode.unavailable, ErrorCode.internal}
 
 CAMPAIGN_OPTION = typer.Option(
     None, "--campaign", metavar="NAME",
-    help="Add the campaign's read-only skills (list_trials, best_trials, trial_details, read_trial_logs, "
+    help="Add the campaign's read-only skills (list_trials, best_trials, trial_details, compare_trials, read_trial_logs, "
     "suggest_with_optuna) and its steering (pause, resume, stop, note, set_budget, set_space, set_priority, "
     "try_trial, cancel_trial, approve, deny), for campaign NAME.",
 )  # fmt: skip

@@ -1,4 +1,4 @@
-"""`autoresearch status [NAME] [--sort value|number] [--json]`: where campaigns stand, read straight
+"""`autoresearch status [NAME] [--sort value|number] [--top K] [--json]`: where campaigns stand, read straight
 from their ledger files (`read_status`: no Optuna, SQLAlchemy, langgraph or mlflow), so an agent
 polling it gets an answer in a fraction of a second. The table imports the runner's display (rich)
 only to draw it."""
@@ -40,15 +40,19 @@ def status(
     sort: TrialOrder | None = typer.Option(
         None, "--sort", help="value: the best trials first; number: the latest. Default: value once the campaign "
         "completed or stopped with a complete trial, else number. With --json, orders `trials` (default: by number)."),
+    top: int | None = typer.Option(
+        None, "--top", min=1, help="Only K trials: with --sort value the K best complete trials, with --sort number "
+        "the K latest (tables and --json alike)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Where a campaign stands: state, budget used, best trial, trials with their job and MLflow run.
     No NAME: every campaign."""
     try:
         if name is None:
-            if sort is not None:
-                fail(f"--sort {sort.value} orders the trials of one campaign: give its name "
-                     f"(`autoresearch status NAME --sort {sort.value}`); `autoresearch status` lists the campaigns")
+            if sort is not None or top is not None:
+                flag = f"--sort {sort.value}" if sort is not None else f"--top {top}"
+                fail(f"{flag} picks the trials of one campaign: give its name "
+                     f"(`autoresearch status NAME {flag}`); `autoresearch status` lists the campaigns")
             overview = read_overviews()
             if as_json:
                 print_json(overview)
@@ -59,13 +63,17 @@ def status(
     except LedgerError as exc:
         fail(str(exc))
     if as_json:
-        print_json(current if sort is None else current.model_copy(update={"trials": _ordered(campaign, current, sort)}))
+        if sort is None and top is None:
+            print_json(current)
+            return
+        trials = _ordered(campaign, current, sort or TrialOrder.number, top)
+        print_json(current.model_copy(update={"trials": trials}))
         return
     from autoresearch.runner.display import render_status
 
     order = sort or _default_order(current)
     best = ranked(current.trials, campaign.objective) if order is TrialOrder.value else None
-    console.print(render_status(current, campaign.budget.max_trials, best))
+    console.print(render_status(current, campaign.budget.max_trials, best, shown=top))
 
 
 def _default_order(current: CampaignStatus) -> TrialOrder:
@@ -73,10 +81,13 @@ def _default_order(current: CampaignStatus) -> TrialOrder:
     return TrialOrder.value if done and current.best_trial is not None else TrialOrder.number
 
 
-def _ordered(campaign: Campaign, current: CampaignStatus, sort: TrialOrder) -> list[TrialSummary]:
+def _ordered(campaign: Campaign, current: CampaignStatus, sort: TrialOrder, top: int | None) -> list[TrialSummary]:
+    """The trials in `sort` order; with `top`, the K best complete ones (value) or the K latest (number)."""
     if sort is TrialOrder.number:
-        return current.trials
+        return current.trials if top is None else current.trials[-top:]
     best = ranked(current.trials, campaign.objective)
+    if top is not None:
+        return best[:top]
     shown = {t.number for t in best}
     return [*best, *(t for t in current.trials if t.number not in shown)]
 

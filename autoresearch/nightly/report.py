@@ -24,7 +24,7 @@ from autoresearch.nightly.snapshot import (
     save_snapshot,
     snapshot_campaign,
 )
-from autoresearch.report.plots import plot_best_by_trial, plot_failures
+from autoresearch.report.plots import draw_best_by_trial, draw_failures, save
 from compute import Client, ComputeError, NodeState, resolve_home
 
 Home = str | os.PathLike[str] | None
@@ -82,7 +82,7 @@ def write_morning_report(result: NightResult, *, home: Home = None) -> Path:
     lines += ["", *_quarantined(home), ""]
     lines += ["## Failures tonight", ""]
     if failures:
-        plot_failures(failures, folder / "failures.png")
+        save(draw_failures(failures), folder / "failures.png")
         lines += [", ".join(f"{k}: {v}" for k, v in failures.most_common()), "", "![failures](failures.png)", ""]
     else:
         lines += ["No trial failed tonight.", ""]
@@ -121,7 +121,7 @@ def _campaign_section(entry: CampaignNight, snap: CampaignSnapshot | None, befor
                      f"checkpoints): {len(queued)} trial(s)")
     if snap.best_number is not None:
         image = f"best-{snap.name}.png"
-        plot_best_by_trial(ledger.trials(), ledger.campaign.objective, folder / image)
+        save(draw_best_by_trial(ledger.trials(), ledger.campaign.objective), folder / image)
         lines += ["", f"![best so far of {snap.name}]({image})"]
     return [*lines, ""]
 

@@ -14,7 +14,7 @@ from autoresearch.policy.base import (
 from autoresearch.policy.lineage import Lineage, lineage
 from autoresearch.policy.llm_policy import LLMPolicy, build_llm_policy
 from autoresearch.policy.optuna_policy import OptunaPolicy, build_sampler
-from autoresearch.policy.pruning import OptunaPruning, build_pruner, optuna_backed
+from autoresearch.policy.pruning import OptunaPruning, build_pruner, campaign_end, optuna_backed
 from autoresearch.policy.toolloop import LoopOutcome, run_tool_loop
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "build_llm_policy",
     "build_pruner",
     "build_sampler",
+    "campaign_end",
     "lineage",
     "optuna_backed",
     "run_tool_loop",

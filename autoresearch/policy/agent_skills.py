@@ -15,9 +15,11 @@ import optuna
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.campaign import Proposal, TrialFailure, TrialLedger, TrialRecord, TrialState, check_params, ranked
+from autoresearch.campaign.compare import Comparison, compare, downsample
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.workspace import PatchError, Workspaces
 from skills import (
-    READ_ONLY, ErrorCode, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry,
+    READ_ONLY, ErrorCode, Index, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry, builtin_registry,
 )
 from skills.logs import ReadLogsInput, ReadLogsOutput, read_logs
 
@@ -79,19 +81,22 @@ class TrialRow(BaseModel):
     has_patch: bool = False
     hypothesis: str = ""
     failure_class: TrialFailure | None = None
+    suspect_reason: str | None = None
+    """Why its result may be biased by its hardware (a degraded node, a slow run); None: not suspect."""
 
     @classmethod
-    def of(cls, t: TrialRecord) -> TrialRow:
+    def of(cls, t: TrialRecord, suspect: dict[int, str] | None = None) -> TrialRow:
         return cls(
             number=t.number, state=t.state, value=t.value, params=t.params, parent_trial=t.parent_trial,
             confirms=t.confirms, has_patch=bool(t.patch), hypothesis=t.hypothesis[:300], failure_class=t.failure_class,
+            suspect_reason=(suspect or {}).get(t.number),
         )  # fmt: skip
 
 
 class ListTrialsInput(SkillInput):
     state: TrialState | None = None
     """Only trials in this state; default all."""
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Index = 0
     """Skip this many (oldest first)."""
     limit: Annotated[int, Field(ge=1, le=100)] = 20
     """At most this many."""
@@ -107,10 +112,13 @@ class ListTrialsOutput(SkillOutput):
 
 def list_trials(ctx: SkillContext, args: ListTrialsInput) -> ListTrialsOutput:
     """List the campaign's trials (oldest first, paginated), optionally only those in one state."""
-    trials = [t for t in _ledger(ctx).trials() if args.state is None or t.state is args.state]
+    ledger = _ledger(ctx)
+    every = ledger.trials()
+    suspect = suspect_reasons(every, ledger.campaign.validity.min_speed_ratio)
+    trials = [t for t in every if args.state is None or t.state is args.state]
     page = trials[args.offset : args.offset + args.limit]
     end = args.offset + len(page)
-    rows = [TrialRow.of(t) for t in page]
+    rows = [TrialRow.of(t, suspect) for t in page]
     return ListTrialsOutput(total=len(trials), trials=rows, next_offset=end if end < len(trials) else None)
 
 
@@ -127,12 +135,13 @@ class BestTrialsOutput(SkillOutput):
 def best_trials(ctx: SkillContext, args: BestTrialsInput) -> BestTrialsOutput:
     """The k best complete trials, best first."""
     ledger = _ledger(ctx)
-    best = ranked(ledger.trials(), ledger.campaign.objective)
-    return BestTrialsOutput(trials=[TrialRow.of(t) for t in best[: args.k]])
+    trials = ledger.trials()
+    suspect = suspect_reasons(trials, ledger.campaign.validity.min_speed_ratio)
+    return BestTrialsOutput(trials=[TrialRow.of(t, suspect) for t in ranked(trials, ledger.campaign.objective)[: args.k]])
 
 
 class TrialDetailsInput(SkillInput):
-    number: Annotated[int, Field(ge=0)]
+    number: Index
     """The trial number."""
     max_points: Annotated[int, Field(ge=2, le=200)] = 20
     """At most this many points of the intermediate curve (first, last and best always kept)."""
@@ -169,19 +178,29 @@ def trial_details(ctx: SkillContext, args: TrialDetailsInput) -> TrialDetailsOut
     )  # fmt: skip
 
 
-def downsample(values: dict[int, float], limit: int, better: Any) -> list[tuple[int, float]]:
-    """At most `limit` evenly spaced points of a curve, always with its first, last and best."""
-    points = sorted(values.items())
-    if len(points) <= limit:
-        return points
-    best = 0
-    for i, (_, v) in enumerate(points):
-        if better(v, points[best][1]):
-            best = i
-    keep = {0, len(points) - 1, best}
-    slots = limit - len(keep)
-    keep |= {round(k * (len(points) - 1) / (slots + 1)) for k in range(1, slots + 1)}
-    return [points[i] for i in sorted(keep)][:limit]
+class CompareTrialsInput(SkillInput):
+    numbers: Annotated[list[Index], Field(min_length=2, max_length=10)]
+    """The trials to compare (2 to 10), the first one the reference for patch diffs."""
+
+
+class CompareTrialsOutput(SkillOutput):
+    comparison: Comparison
+
+
+def compare_trials(ctx: SkillContext, args: CompareTrialsInput) -> CompareTrialsOutput:
+    """Compare trials side by side: which params differ, final and best values, each curve's first,
+    last and best point and the slope of its last points (still improving?), and for code-edit trials
+    how each patch differs from the first trial's."""
+    ledger = _ledger(ctx)
+    trials = {t.number: t for t in ledger.trials()}
+    unknown = [n for n in args.numbers if n not in trials]
+    if unknown:
+        raise SkillFailure(ErrorCode.not_found, f"no trial {', '.join(map(str, unknown))}; trials are 0..{len(trials) - 1}",
+                           "numbers")  # fmt: skip
+    if len(set(args.numbers)) < 2:
+        raise SkillFailure(ErrorCode.invalid_arguments, "name at least two different trials", "numbers")
+    chosen = [trials[n] for n in dict.fromkeys(args.numbers)]
+    return CompareTrialsOutput(comparison=compare(chosen, ledger.campaign.objective))
 
 
 class SuggestInput(SkillInput):
@@ -222,7 +241,7 @@ def suggest_with_optuna(ctx: SkillContext, args: SuggestInput) -> SuggestOutput:
 
 
 class TrialLogsInput(SkillInput):
-    number: Annotated[int, Field(ge=0)]
+    number: Index
     """The trial number."""
     tail: Annotated[int, Field(ge=1, le=2000)] | None = None
     """The last N lines (default 100)."""
@@ -249,7 +268,7 @@ class TrialIdea(SkillInput):
     """A value for every search-space parameter (empty when the campaign has no search space)."""
     patch: Annotated[str, Field(max_length=100_000)] | None = None
     """Code-edit campaigns: search/replace blocks or a unified diff against the parent's editable files."""
-    parent_trial: Annotated[int, Field(ge=0)] | None = None
+    parent_trial: Index | None = None
     """Code-edit campaigns: the complete trial whose code to start from; default the current best."""
     hypothesis: Text
     """What this trial tests."""
@@ -355,11 +374,11 @@ def write_research_log(ctx: SkillContext, args: ResearchLogInput) -> ResearchLog
     return ResearchLogOutput(recorded=True)
 
 
-CAMPAIGN_SKILLS = (list_trials, best_trials, trial_details, suggest_with_optuna, read_trial_logs)
+CAMPAIGN_SKILLS = (list_trials, best_trials, trial_details, compare_trials, suggest_with_optuna, read_trial_logs)
 """The read-only campaign skills; also served by `skills ... --campaign NAME` and `mcp --campaign NAME`."""
 AGENT_SKILLS = (*CAMPAIGN_SKILLS, propose_trials, write_research_log)
 READ_TOOLS = (
-    "list_trials", "best_trials", "trial_details", "read_trial_logs", "suggest_with_optuna",
+    "list_trials", "best_trials", "trial_details", "compare_trials", "read_trial_logs", "suggest_with_optuna",
     "job_status", "fetch_metrics",
 )  # fmt: skip
 """Tools offered in both steps (compute skills that change jobs are not offered)."""

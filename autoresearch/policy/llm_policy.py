@@ -32,7 +32,7 @@ import logging
 from pathlib import Path
 
 import prompts
-from autoresearch.campaign import Campaign, FallbackKind, Proposal, TrialLedger, TrialRecord, declared_order
+from autoresearch.campaign import Campaign, FallbackKind, Proposal, TrialLedger, TrialRecord, declared_ranking
 from autoresearch.llm import (
     BudgetExceeded,
     LLMError,
@@ -342,7 +342,7 @@ class LLMPolicy:
         if used is not None:
             spend = f", ${used.llm_usd:.4f} of model calls" if used.llm_usd else ""
             parts.append(f"Budget used: {used.trials} of {c.budget.max_trials} trials{spend}.")
-        ranking = declared_order(ctx.trials, c.objective)
+        ranking = declared_ranking(ctx.trials, c)
         metric = c.objective.metric
         if not ranking:
             parts.append("No complete trial yet.")

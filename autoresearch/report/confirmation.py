@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoresearch.campaign import Campaign, TrialRecord, declared_order, winner_text
+from autoresearch.campaign import Campaign, TrialRecord, declared_ranking, winner_text
 
 SHOWN = 5
 """Leaders listed at least (more when confirm.top_k is larger)."""
@@ -10,7 +10,7 @@ SHOWN = 5
 
 def confirmation_section(campaign: Campaign, trials: list[TrialRecord]) -> list[str]:
     """The section, for a campaign with `confirm:` or confirmation trials (else nothing)."""
-    ranking = declared_order(trials, campaign.objective)
+    ranking = declared_ranking(trials, campaign)
     if campaign.confirm is None and not any(s.confirmations for s in ranking):
         return []
     lines = ["## Confirmation of the leaders", ""]

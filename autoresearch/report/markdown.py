@@ -1,4 +1,4 @@
-"""`write_report`: a campaign's Markdown report with PNG plots and MLflow links."""
+"""`write_report`: a campaign's Markdown report with PNG plots and MLflow links, and `report.html`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import optuna
 from autoresearch.campaign import (
     CampaignPaths,
     CampaignStatus,
+    HoldoutSummary,
     OptunaBacked,
     TrialLedger,
     TrialRecord,
@@ -21,13 +22,16 @@ from autoresearch.campaign import (
     hours_unit,
 )
 from autoresearch.policy.lineage import lineage
-from autoresearch.report import plots
+from autoresearch.report import figures, html_page, plots
 from autoresearch.report.confirmation import confirmation_section
+from autoresearch.report.suspects import suspect_section
 from tracking import LOCAL_MLFLOW_UI, mlflow_ui_base, mlflow_ui_url, pending_writes, resolve_tracking
 from tracking.datasets import describe_datasets
 
 MIN_TRIALS_FOR_IMPORTANCE = 5
 """Complete trials needed before parameter importances mean anything."""
+MAX_VALUE_FOR_IMPORTANCE = 1e150
+"""fANOVA sums squared objective values: beyond this they overflow a float (and Optuna's assertions fail)."""
 
 
 def write_report(
@@ -37,7 +41,8 @@ def write_report(
     home: str | os.PathLike[str] | None = None,
     now: datetime | None = None,
 ) -> Path:
-    """Write `report.md` and its PNG plots into `out_dir` (created); return the Markdown path."""
+    """Write `report.md`, its PNG plots and `report.html` (when plotly is installed) into `out_dir`
+    (created); return the Markdown path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     now = now or datetime.now(UTC)
@@ -48,19 +53,29 @@ def write_report(
 
     lines = [f"# Campaign report: {campaign.name}", ""]
     lines += _summary(ledger, status, now)
+    importances, why_not = _importances(ledger, done)
+    lines += [_interactive(ledger, status, importances, out / "report.html", now), ""]
     lines += ["## Best so far", ""]
     if done:
-        plots.plot_best_by_trial(trials, campaign.objective, out / "best_by_trial.png")
-        plots.plot_best_by_time(trials, campaign.objective, ledger.started_at, out / "best_by_time.png")
+        plots.save(plots.draw_best_by_trial(trials, campaign.objective), out / "best_by_trial.png")
+        plots.save(plots.draw_best_by_time(trials, campaign.objective, ledger.started_at), out / "best_by_time.png")
         lines += ["![best so far against trials](best_by_trial.png)", ""]
         lines += ["![best so far against time](best_by_time.png)", ""]
+        lines += [_unplotted(trials), ""]
     else:
         lines += ["No trial has completed yet.", ""]
 
+    lines += ["## Learning curves", ""]
+    if any(t.intermediate_values for t in trials):
+        plots.save(plots.draw_learning_curves(trials, campaign.objective), out / "learning_curves.png")
+        lines += ["![learning curves](learning_curves.png)", ""]
+    else:
+        lines += [figures.NO_CURVES, ""]
+
+    lines += _holdout_section(status.holdout)
     lines += ["## Parameter importances", ""]
-    importances, why_not = _importances(ledger, len(done))
     if importances:
-        plots.plot_importances(importances, out / "importances.png")
+        plots.save(plots.draw_importances(importances), out / "importances.png")
         lines += ["![parameter importances](importances.png)", "", "| parameter | importance |", "| --- | --- |"]
         lines += [f"| {name} | {value:.3f} |" for name, value in importances.items()] + [""]
     else:
@@ -69,7 +84,7 @@ def write_report(
     lines += ["## Failures", ""]
     counts = plots.failure_counts(trials)
     if counts:
-        plots.plot_failures(counts, out / "failures.png")
+        plots.save(plots.draw_failures(counts), out / "failures.png")
         lines += ["![failures by class](failures.png)", "", "| class | trials |", "| --- | --- |"]
         lines += [f"| {name} | {count} |" for name, count in counts.most_common()] + [""]
         lines += _failure_excerpts(trials)
@@ -77,6 +92,7 @@ def write_report(
         lines += ["No trial failed.", ""]
 
     lines += confirmation_section(campaign, trials)
+    lines += suspect_section(status)
     lines += _lineage_section(ledger, trials)
     lines += _trials_table(trials, ledger)
     lines += _datasets_section(ledger)
@@ -92,6 +108,21 @@ def write_report(
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _holdout_section(summary: HoldoutSummary | None) -> list[str]:
+    """Validation vs the hidden holdout for the evaluated leaders (docs/results.md)."""
+    if summary is None:
+        return []
+    rho = "n/a (fewer than 2 values)" if summary.spearman is None else f"{summary.spearman:+.3f}"
+    gap = "n/a" if summary.gap is None else f"{summary.gap:+.6g}"
+    lines = ["## Holdout", "", f"The policy never saw these values. Spearman rank correlation of validation and "
+             f"holdout: **{rho}**; overfitting gap (mean validation minus mean holdout, positive when validation "
+             f"flatters): **{gap}**.", "", f"| trial | validation | holdout {summary.metric} |", "| --- | --- | --- |"]
+    for row in summary.rows:
+        held = f"{row.holdout:.6g}" if row.holdout is not None else f"none ({row.error})"
+        lines.append(f"| {row.trial} | {row.validation:.6g} | {held} |")
+    return [*lines, ""]
 
 
 def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list[str]:
@@ -127,7 +158,32 @@ def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list
     return lines
 
 
-def _importances(ledger: TrialLedger, complete: int) -> tuple[dict[str, float], str]:
+def _interactive(
+    ledger: TrialLedger, status: CampaignStatus, importances: dict[str, float], path: Path, now: datetime
+) -> str:
+    """Write `report.html` when plotly is installed; the Markdown line that points to it or says why not."""
+    missing = figures.plotly_missing()
+    if missing is not None:
+        path.unlink(missing_ok=True)  # not one from an earlier run, showing other trials
+        return f"No interactive report (report.html): {missing}."
+    html_page.write_html(ledger, status, importances, path, now)
+    return (f"Interactive views (learning curves, parallel coordinates, slice, contour, importances, top trials): "
+            f"[{path.name}]({path.name}), one self-contained page.")  # fmt: skip
+
+
+def _unplotted(trials: list[TrialRecord]) -> str:
+    """What the best-so-far plots leave out or mark, said under them."""
+    pruned = sum(t.state is TrialState.pruned for t in trials)
+    others = {s: sum(t.state is s for t in trials) for s in (TrialState.failed, TrialState.cancelled)}
+    text = "The best-so-far line follows complete trials."
+    if pruned:
+        text += f" {pruned} pruned trial(s) are drawn as x at their last value before the cut (not a result)."
+    missing = ", ".join(f"{n} {s.value}" for s, n in others.items() if n)
+    return text + (f" Not drawn (no value): {missing}." if missing else "")
+
+
+def _importances(ledger: TrialLedger, done: list[TrialRecord]) -> tuple[dict[str, float], str]:
+    complete = len(done)
     if complete < MIN_TRIALS_FOR_IMPORTANCE:
         return {}, (
             f"Not enough complete trials for parameter importances ({complete}; "
@@ -137,6 +193,10 @@ def _importances(ledger: TrialLedger, complete: int) -> tuple[dict[str, float], 
         return {}, "Parameter importances need at least two parameters in the search space."
     if not isinstance(ledger, OptunaBacked):
         return {}, "Parameter importances need a ledger backed by an Optuna study."
+    largest = max(abs(t.value or 0.0) for t in done)
+    if largest > MAX_VALUE_FOR_IMPORTANCE:
+        return {}, (f"Parameter importances cannot be computed: an objective value reaches {largest:.3g}, whose "
+                    f"variance overflows a float (fANOVA needs values within +-{MAX_VALUE_FOR_IMPORTANCE:.0e}).")
     evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
     try:
         with warnings.catch_warnings():

@@ -3,7 +3,7 @@ on the winner's run whether it is separable from the runner-up (docs/results.md)
 
 from __future__ import annotations
 
-from autoresearch.campaign import Campaign, TrialRecord, declared_order, separable, standings
+from autoresearch.campaign import Campaign, TrialRecord, declared_ranking, separable, standings
 from tracking import CONFIRM_MEAN_TAG, CONFIRM_N_TAG, CONFIRM_SD_TAG, SEPARABLE_TAG, Tracker
 
 
@@ -26,7 +26,7 @@ def tag_origin(tracker: Tracker, campaign: Campaign, trials: list[TrialRecord], 
 
 def tag_winner(tracker: Tracker, campaign: Campaign, trials: list[TrialRecord]) -> None:
     """When the campaign ends: the winner's run says whether it is separable from the runner-up."""
-    ranking = declared_order(trials, campaign.objective)
+    ranking = declared_ranking(trials, campaign)
     if campaign.confirm is None or len(ranking) < 2:
         return
     run_id = next(t.mlflow_run_id for t in trials if t.number == ranking[0].trial)

@@ -4,7 +4,7 @@ SIGKILL itself the 3rd time it passes that point (no cleanup, like a power cut).
 Points: propose.confirmed (a confirmation admitted, the round's others not yet), propose.asked
 (policy proposed, not yet admitted), launch.submitted (job submitted,
 trial not yet marked launched), evaluate.ended (a trial ended, its run not yet closed),
-replan.start.
+replan.start, holdout.submitted (the leaders' holdout jobs submitted, none recorded yet).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from autoresearch.campaign import CampaignState, CampaignStatus, TrialState, TrialSummary
+from autoresearch.campaign import CampaignState, CampaignStatus, TrialState, TrialSummary, holdout_line
 
 _SHOWN = 12
 _ENDED = (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
@@ -108,18 +108,22 @@ def tracking_line(status: CampaignStatus) -> str:
     return f"tracking: {status.tracking_pending} writes pending ({who}); MLflow has every run once it is 0"
 
 
-def render_status(status: CampaignStatus, max_trials: int, ranked: list[TrialSummary] | None = None) -> Group:
+def render_status(
+    status: CampaignStatus, max_trials: int, ranked: list[TrialSummary] | None = None, *, shown: int | None = None
+) -> Group:
     """The live view: a summary line and a table of active and recent trials, or of the `ranked`
-    ones (complete trials, best first: `status --sort value`)."""
+    ones (complete trials, best first: `status --sort value`); `shown` rows at most (default 12)."""
+    limit = _SHOWN if shown is None else shown
     table = Table(show_edge=False, pad_edge=False, expand=False)
     for column in ("#", "state", "value", "params", "job", "run", "why"):
         table.add_column(column, justify="right" if column in ("#", "value") else "left")
     if ranked is None:
         active = [t for t in status.trials if not t.state.final]
-        rows = [*[t for t in status.trials if t.state.final][-max(0, _SHOWN - len(active)) :], *active]
+        rows = [*[t for t in status.trials if t.state.final][-max(0, limit - len(active)) :], *active]
+        rows = rows if shown is None else rows[-shown:]  # --top K: K rows, even with more trials running
         note = f"showing the latest {len(rows)} of {len(status.trials)} trials; `--json` lists them all"
     else:
-        rows = ranked[:_SHOWN]
+        rows = ranked[:limit]
         note = (f"showing the best {len(rows)} of {len(status.trials)} trials by value (`--sort number`: the latest); "
                 "`--json` lists them all")  # fmt: skip
     best = status.best_trial.number if status.best_trial else None
@@ -131,6 +135,10 @@ def render_status(status: CampaignStatus, max_trials: int, ranked: list[TrialSum
         mark = " *" if t.number == best else ""
         style = _STYLE.get(t.state.value, "")
         why = f"{t.failure_class.value}: {t.reason or ''}" if t.failure_class else (t.reason or "")
+        if t.suspect:
+            why = f"suspect: {t.suspect_reason}"
+        elif t.suspect_rerun_of is not None:
+            why = f"re-run of suspect trial {t.suspect_rerun_of} on another node"
         if t.confirms is not None:
             why = f"confirms #{t.confirms}" + (f"; {why}" if why else "")
         table.add_row(f"{t.number}{mark}", Text(t.state.value, style=style), value, params, t.job_id or "",
@@ -140,6 +148,8 @@ def render_status(status: CampaignStatus, max_trials: int, ranked: list[TrialSum
         parts.append(Text(f"{status.state.value}: {status.state_reason}"))
     if status.tracking_pending:
         parts.append(Text(tracking_line(status)))
+    if status.holdout is not None:
+        parts.append(Text(holdout_line(status.holdout)))
     parts.append(table)
     if len(rows) < len(status.trials):
         parts.append(Text(note, style="dim"))

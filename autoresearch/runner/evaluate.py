@@ -8,8 +8,13 @@ Pruning is honest: only a running job is pruned, and a trial is pruned only when
 stopped by that. The pruner's verdict asks compute to cancel the job (reason `trial N pruned at
 step S: ...`); the trial stays running until its job ends. Ended `cancelled`, the trial is
 pruned and its run tagged with the step and the reason (`PRUNED_AT_STEP_TAG`,
-`PRUNE_REASON_TAG`); ended on its own first (it had finished), its last value is its result.
+`PRUNE_REASON_TAG`); ended on its own first (it had finished), or stopped only after it reported
+the campaign's last step (`campaign_end`: it ran to its end), its value is its result.
 A runner restarted in between reads the cancel reason.
+
+A trial's value, and each intermediate value the pruner sees, is `objective.aggregate` of its points
+(up to that step); a completed trial's run is tagged with it (`VALUE_TAG`). The pruner's gates and
+its end rule (never at or after the campaign's last step) are `OptunaPruning`'s.
 """
 
 from __future__ import annotations
@@ -19,18 +24,23 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState
-from autoresearch.policy import Policy, PruneDecision, Pruning
+from autoresearch.campaign import Ledger, PrunerKind, TrialFailure, TrialRecord, TrialState, resolve_aggregate
+from autoresearch.campaign.suspects import suspect_reasons
+from autoresearch.policy import Policy, PruneDecision, Pruning, campaign_end
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.failures import failed_excerpt, no_metric_excerpt
+from autoresearch.runner.provenance import provenance_of
 from autoresearch.runner.run_record import RunRecorder
-from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState
+from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState, Node
+from compute.attempt_logs import read_tail
 from compute.health.rules import DISK_FULL
 from tracking import (
     CAMPAIGN_TAG,
     JOB_TAG,
     PRUNE_REASON_TAG,
+    VALUE_TAG,
     PRUNED_AT_STEP_TAG,
+    SUSPECT_TAG,
     MetricReader,
     RunStatus,
     Tracker,
@@ -39,6 +49,8 @@ from tracking import (
 
 _FAILURE = {FailureClass.user: TrialFailure.user, FailureClass.resource: TrialFailure.resource,
             FailureClass.infra: TrialFailure.infra}  # fmt: skip
+EXCERPT_BYTES = 2000
+"""How much of the end of a trial's log its failure excerpt is taken from."""
 DISK_FULL_CANCEL = "its job ran out of disk space (not counted toward budget.max_trials)"
 """How a trial whose job died of a full disk is cancelled (the campaign then pauses)."""
 _PRUNE_REASON = re.compile(r"^trial (\d+) pruned at step (\d+): ")
@@ -87,19 +99,20 @@ class Evaluator:
         self.records = RunRecorder(ledger, tracker)
         """Dates each trial's run by its job and attaches the job's files at its end."""
         """Without a pruner, running trials' metrics are read (and logged to MLflow) this often."""
-        self._virtual: dict[str, bool] = {}
-        """Node name -> virtual (no physical GPU behind its slots), read from compute when a job ran
-        on a node not seen yet."""
         self._reported: dict[int, set[int]] = {}
         self._read_at: dict[int, float] = {}
         self._pruning: dict[int, int] = {}
         """Trials whose job this runner asked to stop for the pruner -> the step judged."""
+        self._node_info: dict[str, Node] = {}
+        """Compute nodes by name (virtual or not), for the trials' provenance."""
+        self._suspect_tagged: dict[int, str] = {}
+        """Trial -> the suspect reason its run was tagged with by this runner."""
 
     @property
     def pruner(self) -> Pruning | None:
         """The policy, when it prunes and the campaign's pruner is not `none`. Intermediate values
         go to the ledger (one write per step) only then."""
-        if isinstance(self.policy, Pruning) and self.ledger.campaign.policy.pruner is not PrunerKind.none:
+        if isinstance(self.policy, Pruning) and self.ledger.campaign.policy.pruner.kind is not PrunerKind.none:
             return self.policy
         return None
 
@@ -152,10 +165,18 @@ class Evaluator:
         return self.reader.read(trial.number, trial.mlflow_run_id, job, final=final, tags={JOB_TAG: job.id},
                                 new_run=new_run)  # fmt: skip
 
+    def _running(self, values: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """(step, the trial's value as of that step) for its points: `objective.aggregate` of the
+        points up to each step; the last is the trial's value."""
+        objective = self.ledger.campaign.objective
+        return resolve_aggregate(objective.aggregate).running(values, objective.direction == "maximize")
+
     def _report(self, trial: TrialRecord, values: list[tuple[int, float]]) -> bool:
-        """Tell the ledger the steps it has not seen; True when there were new ones."""
+        """Tell the ledger the steps it has not seen, each as the aggregate of the points up to it
+        (`objective.aggregate`: the pruner judges what the trial's value would be); True when there
+        were new ones."""
         done = self._reported.setdefault(trial.number, set(trial.intermediate_values))
-        fresh = [(step, value) for step, value in values if step not in done]
+        fresh = [(step, value) for step, value in self._running(values) if step not in done]
         for step, value in fresh:
             self.ledger.report(trial.number, step, value)
             done.add(step)
@@ -195,9 +216,14 @@ class Evaluator:
         return None
 
     def _why_pruned(self, step: int) -> str:
-        kind = self.ledger.campaign.policy.pruner.value
+        kind = self.ledger.campaign.policy.pruner.kind.value
         metric = self.ledger.campaign.objective.metric
         return f"the {kind} pruner judged its {metric} at that step worse than earlier trials'"
+
+    def _reached_end(self, values: list[tuple[int, float]]) -> bool:
+        """Whether a job's points reach the last step the campaign's completed trials reported."""
+        end = campaign_end(self.ledger.trials())
+        return end is not None and bool(values) and values[-1][0] >= end
 
     def _pruned_step(self, trial: TrialRecord, job: Job) -> int | None:
         """The step a job was asked to stop at for the pruner (by this runner, or, as its cancel
@@ -213,12 +239,9 @@ class Evaluator:
         if job is None:
             return {}
         nodes = slot_nodes(job)
-        if not nodes <= self._virtual.keys():
-            try:
-                self._virtual = {n.name: n.virtual for n in self.client.nodes()}
-            except ComputeError:
-                pass  # not known: counted as slots, not GPUs
-        return {"gpu_seconds": gpu_seconds(job), "real_gpus": bool(nodes) and all(self._virtual.get(n) is False for n in nodes)}
+        known = self._nodes(nodes)  # a node not known counts as slots, not GPUs
+        return {"gpu_seconds": gpu_seconds(job), "real_gpus": bool(nodes) and all(
+            n in known and not known[n].virtual for n in nodes)}
 
     def _finish(self, trial: TrialRecord, job: Job) -> TrialRecord:
         """The verdict on a trial whose job reached a final state."""
@@ -229,16 +252,24 @@ class Evaluator:
             values = self._read(trial, job, final=True)
             if self.pruner:
                 self._report(trial, values)
+        if job.attempts:
+            steps = [*self.ledger.trial(number).intermediate_values, *(step for step, _ in values)]
+            nodes = self._nodes({a.node for a in job.attempts})
+            self.ledger.record_provenance(number, provenance_of(job, self.client, steps, self.ledger.campaign, nodes))
         attempt = job.last_attempt
-        tail = log_tail(attempt.log_path if attempt else None)
-        if pruned_at is not None and job.state is JobState.cancelled:
+        tail = read_tail(attempt.log_path if attempt else None, max_bytes=EXCERPT_BYTES).text
+        stopped = pruned_at is not None and job.state is JobState.cancelled
+        ran_to_end = stopped and self._reached_end(values)  # the stop came after its last step: not a prune
+        if stopped and not ran_to_end:
             record = self.ledger.prune(number, **used)
             if trial.mlflow_run_id:
                 reason = job.state_reason or f"trial {number} pruned at step {pruned_at}"
                 self.tracker.log(trial.mlflow_run_id, tags={PRUNED_AT_STEP_TAG: str(pruned_at), PRUNE_REASON_TAG: reason})
-        elif job.state is JobState.succeeded:
+        elif job.state is JobState.succeeded or ran_to_end:
             if values:
-                record = self.ledger.complete(number, values[-1][1], **used)
+                record = self.ledger.complete(number, self._running(values)[-1][1], **used)
+                if record.value is not None and trial.mlflow_run_id:
+                    self.tracker.log(trial.mlflow_run_id, tags={VALUE_TAG: repr(record.value)})
             else:
                 metric = self.ledger.campaign.objective.metric
                 excerpt = no_metric_excerpt(metric, self.reader.seen(number), job, tail)
@@ -253,15 +284,37 @@ class Evaluator:
             if failure is TrialFailure.resource and re.search(DISK_FULL, excerpt):  # not the trial's fault
                 record = self.ledger.cancel(number, f"{DISK_FULL_CANCEL}: {excerpt}", **used)
             else:
-                record = self.ledger.fail(number, failure, log_excerpt=excerpt, **used)
+                rule = attempt.failure_rule if attempt else None
+                record = self.ledger.fail(number, failure, log_excerpt=excerpt, rule=rule, **used)
         else:
             record = self.ledger.cancel(number, f"job {job.id} cancelled: {job.state_reason}", **used)
         crash_point("evaluate.ended")
         if job.state is JobState.cancelled and trial.mlflow_run_id:
             tag_run_with_job(self.tracker, trial.mlflow_run_id, job.id)  # reads tag the others
         self.records.close(trial, job, _RUN_STATUS.get(record.state, RunStatus.KILLED))
+        self._tag_suspects()
         self._forget(number)
         return record
+
+    def _nodes(self, names: set[str]) -> dict[str, Node]:
+        """The compute nodes by name (virtual or not ...), read again when `names` holds one not seen yet."""
+        if not names <= self._node_info.keys():
+            try:
+                self._node_info = {n.name: n for n in self.client.nodes()}
+            except ComputeError:
+                pass  # not known: its slots count as virtual
+        return self._node_info
+
+    def _tag_suspects(self) -> None:
+        """Tag the runs of trials whose results are suspect (a trial can turn suspect when later
+        trials set the median speed of its GPU model)."""
+        trials = self.ledger.trials()
+        by_number = {t.number: t for t in trials}
+        for number, reason in suspect_reasons(trials, self.ledger.campaign.validity.min_speed_ratio).items():
+            run_id = by_number[number].mlflow_run_id
+            if run_id and self._suspect_tagged.get(number) != reason:
+                self.tracker.log(run_id, tags={SUSPECT_TAG: reason})
+                self._suspect_tagged[number] = reason
 
     def _flush(self, trial: TrialRecord, job: Job) -> None:
         """Log what a trial about to be stopped has printed so far, and tag its run with the job."""
@@ -310,17 +363,3 @@ class Evaluator:
             return self.client.get(job_id)
         except ComputeError:
             return None
-
-
-def log_tail(path: str | None, limit: int = 2000) -> str:
-    """The last `limit` characters of a log (empty when there is none)."""
-    if not path:
-        return ""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - limit))
-            return f.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""

@@ -6,7 +6,8 @@ returns the existing job for a key it knows) -> `mark_launched`. The run's job-i
 on the evaluator's first metric batch (the job's labels name the run from the start).
 Each trial's job gets `<campaign dir>/checkpoints/<ledger identity>/trial-N` as AR_CHECKPOINT_DIR;
 a trial that resumes a stopped one (`resume_of`) gets that trial's folder and seed, and starts
-once the stopped trial's job has ended (written its checkpoint). Each trial also gets a folder
+once the stopped trial's job has ended (written its checkpoint). A re-run of a suspect trial
+(`suspect_rerun_of`) avoids the nodes that trial ran on (`JobSpec.avoid_nodes`). Each trial also gets a folder
 of its own, `<campaign dir>/trials/<ledger identity>/trial-N` (AR_TRIAL_DIR, `{trial_dir}`),
 made at launch and kept across its attempts.
 Killed between any two steps, the next runner redoes the trial's launch
@@ -130,6 +131,13 @@ class Launcher:
             self.tracker.log_datasets(run_id, describe_datasets(data))
         return run_id
 
+    def _avoid(self, trial: TrialRecord) -> list[str]:
+        """A re-run of a suspect trial avoids the nodes that trial ran on."""
+        if trial.suspect_rerun_of is None:
+            return []
+        suspect = self.ledger.trial(trial.suspect_rerun_of).provenance
+        return suspect.nodes if suspect else []
+
     def _spec(self, trial: TrialRecord, run_id: str, origin: TrialRecord) -> JobSpec:
         campaign = self.ledger.campaign
         settings = campaign.compute
@@ -162,6 +170,7 @@ class Launcher:
             time_limit_s=settings.time_limit_s,
             progress_timeout_s=settings.progress_timeout_s,
             labels=labels,
+            avoid_nodes=self._avoid(trial),
             idempotency_key=self.ledger.idempotency_key(trial.number),
             checkpoint_dir=str(self.ledger.checkpoint_dir(origin)),
             image=settings.image,

@@ -17,14 +17,17 @@ from autoresearch.campaign import (
     budget_used,
     confirmations_due,
     confirmed_early,
-    declared_order,
     exploration_room,
     first_line,
     free_slots,
+    fruitless,
     repeated_failure,
     stop_reason,
     winner_text,
 )
+from autoresearch.campaign.ranking import declared_ranking, suspect_reruns_due
+from autoresearch.campaign.records import Proposal
+from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import PolicyContext, PolicyPause, ReplanAction
 from autoresearch.runner.confirm_tags import tag_origin, tag_winner
@@ -32,6 +35,7 @@ from autoresearch.runner.context import RunContext
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.evaluate import DISK_FULL_CANCEL
 from autoresearch.runner.graph import RunnerState
+from autoresearch.runner.holdout import HoldoutJobs
 from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
 from compute import Job
@@ -60,6 +64,8 @@ class CampaignNodes:
         """Failures before this runner started do not count towards failing fast (a resume starts over)."""
         self.writes = ctx.tracker if isinstance(ctx.tracker, QueuedTracker) else None
         """Queued MLflow writes, held from a job's end until the next job is submitted (see `evaluate`)."""
+        self.holdout = HoldoutJobs(ctx.ledger, ctx.client, ctx.tracker, ctx.launcher.workspaces, ctx.display.event)
+        """The hidden holdout's jobs (`objective.holdout`): run for the leaders before the campaign completes."""
         self._job_states: dict[str, str] = {}
         """Job id -> state as `evaluate` last saw it, kept across rounds: a round's first look reads
         only the jobs launched since (a job that changed meanwhile differs from it, so the wait
@@ -157,6 +163,7 @@ class CampaignNodes:
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
                 tag_origin(self.ctx.tracker, self.campaign, trials, trial)
+                self.holdout.after_trial(trial)
                 if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:
                     self._pause_disk_full(trial)
             if ended:
@@ -170,6 +177,7 @@ class CampaignNodes:
     def replan(self, state: RunnerState) -> RunnerState:
         """Apply steering, let the policy replan on new results, and end the campaign at a limit."""
         crash_point("replan.start")
+        self.holdout.collect()
         applied = drain(self.ctx.inbox, self.ctx)
         for message in applied:
             self.display.event(f"inbox #{message.id} {message.kind} from {message.author}: {message.outcome}")
@@ -193,11 +201,14 @@ class CampaignNodes:
                     return {**update, "ended": CampaignState.stopped.value}
         broken = repeated_failure(self.campaign, view.trials, self.started)
         if broken is not None and self.ledger.state is CampaignState.running:
-            self._fail_fast(broken)
+            self._fail(broken)
             return {**update, "ended": CampaignState.failed.value}
+        if self.ledger.state is CampaignState.running:
+            self._rerun_suspects(view.trials)
         limit = self._limit(view)
-        if limit is not None and self._wind_down(limit):
-            return {**update, "ended": CampaignState.completed.value}
+        ended = None if limit is None else self._wind_down(limit)
+        if ended is not None:
+            return {**update, "ended": ended.value}
         self.ctx.show(every_s=_SHOW_EVERY_S)
         return update
 
@@ -219,31 +230,49 @@ class CampaignNodes:
                                              steering=steering, budget_used=used)  # fmt: skip
 
     def _limit(self, view: PolicyContext) -> CampaignStopReason | None:
-        ranking = declared_order(view.trials, self.campaign.objective)
+        ranking = declared_ranking(view.trials, self.campaign)
         assert view.budget_used is not None
         limit = stop_reason(self.campaign, view.budget_used, ranking[0].mean if ranking else None, self.ledger.started_at)
         if limit is None and confirmed_early(self.campaign, view.trials):
             return CampaignStopReason.confirmed
         return limit
 
-    def _wind_down(self, limit: CampaignStopReason) -> bool:
-        """At a limit: cancel what the limit cancels; complete the campaign once nothing is active."""
+    def _rerun_suspects(self, trials: list[TrialRecord]) -> None:
+        """Admit a re-run, on other nodes, of each suspect trial that would be the best (once per
+        trial: the ledger's `suspect_rerun_of` remembers it across a crash)."""
+        due = suspect_reruns_due(trials, self.campaign)
+        reasons = suspect_reasons(trials, self.campaign.validity.min_speed_ratio) if due else {}
+        for trial in due:
+            why = f"re-run of suspect trial {trial.number} on another node: {reasons[trial.number]}"
+            admitted = self.ledger.admit(Proposal(params=trial.params, patch=trial.patch, parent_trial=trial.parent_trial,
+                                                  suspect_rerun_of=trial.number, rationale=why,
+                                                  hypothesis=trial.hypothesis))  # fmt: skip
+            self.display.event(f"trial {admitted.trial_number} proposed: {why}")
+
+    def _wind_down(self, limit: CampaignStopReason) -> CampaignState | None:
+        """At a limit: cancel what the limit cancels; once nothing is active, complete the campaign
+        (fail it when every trial failed) and return its final state."""
         active = [t for t in self.ledger.trials() if not t.state.final]
         if limit in _CANCEL_ON and active:
             for trial in active:
                 self.ctx.evaluator.cancel_trial(trial, f"campaign reached {limit.value}")
             active = [t for t in self.ledger.trials() if not t.state.final]
         if active:
-            return False
+            return None
+        self.holdout.finish()
         reason = _limit_text(limit, self.ledger)
+        broken = fruitless(self.campaign, self.ledger.trials(), reason)
+        if broken is not None:
+            self._fail(broken)
+            return CampaignState.failed
         tag_winner(self.ctx.tracker, self.campaign, self.ledger.trials())
         self.ledger.set_state(CampaignState.completed, reason)
         self.ledger.append_note(f"campaign completed: {reason}", author="runner")
         self.display.event(f"campaign {self.campaign.name} completed: {reason}")
         self._show()
-        return True
+        return CampaignState.completed
 
-    def _fail_fast(self, reason: str) -> None:
+    def _fail(self, reason: str) -> None:
         """The setup is broken: cancel what runs, and end the campaign as failed."""
         for trial in self.ledger.trials():
             if not trial.state.final:
@@ -293,7 +322,7 @@ def _limit_text(limit: CampaignStopReason, ledger: Ledger) -> str:
     }
     text = texts[limit]
     if best is not None:
-        text += f"; best {winner_text(declared_order(ledger.trials(), objective), objective.metric)}"
+        text += f"; best {winner_text(declared_ranking(ledger.trials(), ledger.campaign), objective.metric)}"
     return text
 
 

@@ -32,11 +32,14 @@ from autoresearch.campaign import (
     CampaignState,
     CampaignStatus,
     Ledger,
+    TrialRecord,
     PolicyKind,
     TrialFailure,
     active_seconds,
     campaign_status,
+    config_changes,
     confirmed_early,
+    refused_change,
     stop_reason,
 )
 from autoresearch.llm import LLMError
@@ -113,7 +116,10 @@ def run_campaign(
     paths = CampaignPaths.of(campaign.name, home)
     seal_process()  # the runner holds the model's API key: jobs may not read it (compute/isolation.py)
     with CampaignLock(paths):
-        before = Ledger.load(campaign.name, home).campaign if paths.exists() and paths.ran_before() else None
+        earlier = Ledger.load(campaign.name, home) if paths.exists() and paths.ran_before() else None
+        before = earlier.campaign if earlier is not None else None
+        if earlier is not None:
+            _check_change(earlier.campaign, campaign, earlier.trials())
         ledger = Ledger.open(campaign, home, cache=True)  # this runner is its single writer (lock held)
         try:
             restore_steering(ledger, paths)  # chat's changes (steering.json, budget/space messages) over the config
@@ -122,9 +128,14 @@ def run_campaign(
         ended_state, ended_at = ledger.state, ledger.ended_at
         ended = _check_ended(ledger, start)
         if ended is not None:
+            changes = [] if before is None else config_changes(before, ledger.campaign, ignore=("budget",), limit=5)
             if before is not None:
                 ledger.set_campaign(before)  # nothing ran: this call's overrides (--max-trials) are not kept
+            if changes:
+                raise RunnerError(_ended_elsewise(ended, changes))
             return ended
+        if before is not None:
+            _say_changes(ledger, before, display)
         try:
             policy, kind = build_policy(ledger.campaign, ledger, environ=environ, factory=factory)
         except PolicyError as exc:
@@ -190,6 +201,22 @@ def run_campaign(
             status=_status_after(ledger, tracker.pending_at_close, writer), tracking_pending=tracker.pending_at_close,
             tracking_writer_pid=writer,
         )  # fmt: skip
+
+
+def _check_change(before: Campaign, after: Campaign, trials: list[TrialRecord]) -> None:
+    """RunnerError when the edited config would change what the trials already run mean."""
+    problem = refused_change(before, after, trials)
+    if problem is not None:
+        raise RunnerError(problem)
+
+
+def _say_changes(ledger: Ledger, before: Campaign, display: Display) -> None:
+    """Show and note what this run changes in the config the campaign last ran with."""
+    changes = config_changes(before, ledger.campaign)
+    if changes:
+        text = f"config changed since campaign {before.name} last ran: " + "; ".join(changes)
+        ledger.append_note(text, author="runner")
+        display.event(text)
 
 
 def _status_after(ledger: Ledger, pending: int, writer: int | None) -> CampaignStatus:
@@ -329,6 +356,16 @@ def _drive(nodes: SteeredNodes, connection: sqlite3.Connection, thread: str) -> 
         if answer is None:
             return  # the window ended while waiting: the question is asked again next time
         graph.invoke(Command(resume=answer), config, durability="sync")
+
+
+def _ended_elsewise(ended: RunOutcome, changes: list[str]) -> str:
+    """Why `run` with a changed config does not run a campaign that has ended."""
+    return (
+        f"campaign {ended.name!r} has already {ended.state.value} ({ended.reason.split('. ')[0]}) under another "
+        f"config, and nothing ran: this config differs in {'; '.join(changes)}. To run this config, give it a new "
+        f"`name` (a new campaign); to look at the old one, `autoresearch status {ended.name}` (or restore its values"
+        + (f", then `autoresearch resume {ended.name}`)" if ended.state is CampaignState.stopped else ")")
+    )
 
 
 def _check_ended(ledger: Ledger, start: Start) -> RunOutcome | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from autoresearch.campaign import CampaignPaths, campaigns_root, known_campaigns
+from autoresearch.campaign import CampaignPaths, LedgerError, campaigns_root, known_campaigns
 from autoresearch.campaign.paths import Home
 from autoresearch.steering.commands import Command, CommandError, parse_command
 
@@ -134,7 +134,10 @@ def _message(row: sqlite3.Row) -> SteeringMessage:
 
 def open_inbox(name: str, home: Home = None) -> Inbox:
     """The inbox of an existing campaign; raises `InboxError` naming the known ones otherwise."""
-    paths = CampaignPaths.of(name, home)
+    try:
+        paths = CampaignPaths.of(name, home)
+    except LedgerError as exc:  # not a campaign name
+        raise InboxError(str(exc)) from None
     if not paths.exists():
         known = ", ".join(p.name for p in known_campaigns(home)) or "none"
         raise InboxError(

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from autoresearch.campaign import Budget, Campaign, CampaignPaths, CategoricalParam, FloatParam, IntParam, ParamSpec
-from autoresearch.campaign.params import suggest_names
+from compute.suggest import suggest_names
 from compute.spec import parse_priority, priority_name
 
 _BUDGET_KEYS = ("max_trials", "max_parallel", "max_gpu_hours", "deadline", "max_llm_usd")

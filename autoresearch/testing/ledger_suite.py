@@ -24,6 +24,7 @@ from autoresearch.campaign import (
     TrialState,
 )
 from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.validity import AttemptProvenance, Provenance
 from autoresearch.testing._checks import raises, suite_campaign
 
 PARAMS = {"x": 1.5, "y": 3, "kind": "b"}
@@ -237,6 +238,21 @@ def check_resume_sees_the_same_trials(h: LedgerHarness) -> None:
     assert [again.idempotency_key(n) for n in (asked, running, done)] == keys
 
 
+def check_provenance_and_suspect_reruns_round_trip(h: LedgerHarness) -> None:
+    campaign = h.campaign()
+    writer = h.open(campaign, True)
+    number = _launched(writer, PARAMS, "job-1")
+    seen = Provenance(attempts=[AttemptProvenance(attempt=1, node="n1", gpus=[0], started_at=1.0, ended_at=2.0,
+                                                  degraded=["gpu0.sw_thermal_slowdown: throttled"])], speed=4.0)
+    writer.record_provenance(number, seen)
+    writer.complete(number, 1.0)
+    rerun = _admitted(writer, PARAMS, suspect_rerun_of=number)
+    assert writer.trial(number).provenance == seen and writer.trial(rerun).suspect_rerun_of == number
+    reader = h.load(campaign.name)
+    assert reader.trial(number).provenance == seen and reader.trial(rerun).suspect_rerun_of == number
+    assert h.open(campaign, True).trials() == writer.trials()  # a restart reads the same
+
+
 def check_facts_round_trip(h: LedgerHarness) -> None:
     ledger = h.open(h.campaign(), False)
     facts = ledger.facts()
@@ -308,6 +324,7 @@ CHECKS: tuple[Callable[[LedgerHarness], None], ...] = (
     check_readers_see_the_writers_last_write,
     check_cached_and_fresh_reads_agree,
     check_resume_sees_the_same_trials,
+    check_provenance_and_suspect_reruns_round_trip,
     check_facts_round_trip,
     check_best_is_the_best_complete_trial,
     check_set_campaign_is_what_readers_load,

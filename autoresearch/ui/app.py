@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compute import Client, ComputeError, JobNotFound, priority_name
+from compute.attempt_logs import read_tail
 from autoresearch.ui import campaigns, fleet
 from autoresearch.ui.guard import COOKIE, Guard, Refused
 from autoresearch.ui.live import ChangeFeed, changes, follow_log
@@ -151,8 +152,8 @@ class Dashboard:
 
     def job_page(self, request: Request) -> Response:
         view = fleet.job(self.client, request.path_params["job_id"])
-        tail, offset = fleet.read_tail(view.log_path) if view.log_path else ("", 0)
-        return self.render(request, "job.html", "jobs", view=view, job=view.job, log_tail=tail, log_offset=offset)
+        tail = read_tail(view.log_path, max_bytes=fleet.LOG_TAIL_BYTES)
+        return self.render(request, "job.html", "jobs", view=view, job=view.job, log_tail=tail.text, log_offset=tail.size)
 
     def campaigns_page(self, request: Request) -> Response:
         return self.render(request, "campaigns.html", "campaigns", rows=campaigns.overview(self.ledgers))
@@ -160,8 +161,31 @@ class Dashboard:
     def campaign_page(self, request: Request) -> Response:
         q = request.query_params
         number, per_page = page_args(q.get("page"), q.get("per_page"))
-        view = campaigns.campaign(self.ledgers, request.path_params["name"], number, per_page, q.get("state") or None)
+        view = campaigns.campaign(self.ledgers, request.path_params["name"], number, per_page, q.get("state") or None,
+                                  q.get("sort") or "number", q.get("desc") == "1")  # fmt: skip
         return self.render(request, "campaign.html", "campaigns", view=view, status=view.status)
+
+    def campaign_curves(self, request: Request) -> Response:
+        """The campaign's learning curves as a plotly figure (JSON), drawn by the page after its table."""
+        from autoresearch.report import figures
+
+        missing = figures.plotly_missing()
+        if missing is not None:
+            return JSONResponse({"ok": False, "error": f"no charts: {missing}"}, 501)
+        ledger, _ = self.ledgers.get(request.path_params["name"])
+        return Response(figures.trial_curves(ledger.trials).to_json(), media_type="application/json")
+
+    def plotly_js(self, request: Request) -> Response:
+        """plotly.js from the installed `plotly` package (no CDN: the dashboard makes no outside request)."""
+        from autoresearch.report import figures
+
+        missing = figures.plotly_missing()
+        if missing is not None:
+            return Response(f"// no charts: {missing}", 404, media_type="application/javascript")
+        from plotly.offline import get_plotlyjs
+
+        return Response(get_plotlyjs(), media_type="application/javascript",
+                        headers={"Cache-Control": "public, max-age=86400"})  # fmt: skip
 
     # -- streams ----------------------------------------------------------------------
 
@@ -252,7 +276,9 @@ class Dashboard:
             Route("/api/jobs/{job_id}/priority", self.job_action("SetJobPriority"), methods=["POST"]),
             Route("/api/nodes/{node}/cordon", self.node_action("Cordon"), methods=["POST"]),
             Route("/api/nodes/{node}/uncordon", self.node_action("Uncordon"), methods=["POST"]),
+            Route("/api/campaigns/{name}/curves", self.campaign_curves),
             Route("/api/campaigns/{name}/{kind:str}", self.campaign_action, methods=["POST"]),
+            Route("/static/plotly.min.js", self.plotly_js),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ]
 

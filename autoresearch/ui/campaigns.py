@@ -23,6 +23,8 @@ class CampaignNotFound(ValueError):
 
 
 TRIAL_STATES = ("proposed", "running", "complete", "pruned", "failed", "cancelled")
+TRIAL_COLUMNS = ("number", "state", "value", "job", "run", "failure")
+"""What the trial table sorts by (`?sort=COLUMN&desc=1`), besides each parameter by its name."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,12 @@ class CampaignView:
     runner_pid: int | None
     trials: Page[TrialSummary]
     trial_state: str | None
+    sort: str
+    """The trial table's sort column (`TRIAL_COLUMNS` or a parameter name)."""
+    desc: bool
+    """Sorted in descending order."""
+    param_names: list[str]
+    """The search space's parameters (each a sortable column)."""
     curve: Curve | None
     experiment_url: str | None
     """The MLflow UI's runs table of the campaign's experiment (None: no experiment yet, or no UI for its store)."""
@@ -75,7 +83,10 @@ class Ledgers:
         """The ledger as last read and its status; raises CampaignNotFound."""
         from autoresearch.campaign import CampaignPaths, LedgerError, LedgerReader, status_of
 
-        paths = CampaignPaths.of(name, self.home)
+        try:
+            paths = CampaignPaths.of(name, self.home)
+        except LedgerError as exc:  # not a campaign name (`../other-home/campaigns/c`)
+            raise CampaignNotFound(str(exc)) from None
         db = paths.ledger_db
         stamp = (_stamp(db), _stamp(db.with_name(db.name + "-wal")), holder_pid(paths.lock) or 0)
         with self._lock:
@@ -117,12 +128,36 @@ def overview(ledgers: Ledgers) -> list[CampaignOverview]:
     return rows
 
 
-def campaign(ledgers: Ledgers, name: str, number: int, per_page: int, trial_state: str | None) -> CampaignView:
-    """Raises CampaignNotFound, or ValueError for a bad trial state."""
+def campaign(
+    ledgers: Ledgers, name: str, number: int, per_page: int, trial_state: str | None,
+    sort: str = "number", desc: bool = False,
+) -> CampaignView:  # fmt: skip
+    """Raises CampaignNotFound, or ValueError for a bad trial state or sort column."""
     if trial_state and trial_state not in TRIAL_STATES:
         raise ValueError(f"trial state {trial_state!r}: use one of {', '.join(TRIAL_STATES)}")
     ledger, status = ledgers.get(name)
-    return _view(ledger, status, ledgers.home, number, per_page, trial_state)
+    params = list(ledger.campaign.search_space)
+    if sort not in TRIAL_COLUMNS and sort not in params:
+        raise ValueError(f"sort {sort!r}: use one of {', '.join([*TRIAL_COLUMNS, *params])}")
+    return _view(ledger, status, ledgers.home, number, per_page, trial_state, sort, desc)
+
+
+def sort_trials(trials: list[TrialSummary], column: str, desc: bool) -> list[TrialSummary]:
+    """Trials by `column` (`TRIAL_COLUMNS` or a parameter name), blanks last in either order."""
+    cells: dict[str, Any] = {
+        "number": lambda t: t.number, "state": lambda t: t.state.value, "value": lambda t: t.value,
+        "job": lambda t: t.job_id, "run": lambda t: t.mlflow_run_id,
+        "failure": lambda t: t.failure_class.value if t.failure_class else None,
+    }  # fmt: skip
+    cell = cells.get(column, lambda t: t.params.get(column))
+    present = [t for t in trials if cell(t) is not None]
+    blank = [t for t in trials if cell(t) is None]
+
+    def key(t: TrialSummary) -> tuple[int, Any]:
+        value = cell(t)
+        return (0, value) if isinstance(value, int | float) and not isinstance(value, bool) else (1, str(value))
+
+    return [*sorted(present, key=key, reverse=desc), *blank]
 
 
 def _view(
@@ -132,11 +167,14 @@ def _view(
     number: int,
     per_page: int,
     trial_state: str | None,
+    sort: str,
+    desc: bool,
 ) -> CampaignView:
     from tracking import mlflow_ui_base, mlflow_ui_url, resolve_tracking
 
     config = ledger.campaign
     trials = [t for t in status.trials if not trial_state or t.state.value == trial_state]
+    trials = sort_trials(trials, sort, desc) if (sort, desc) != ("number", False) else trials
     base = mlflow_ui_base(resolve_tracking(config.tracking.uri, home).tracking_uri)
     experiment = ledger.facts.mlflow_experiment_id if base else None
     page = slice_page(trials, number, per_page)
@@ -148,6 +186,9 @@ def _view(
         runner_pid=holder_pid(ledger.paths.lock),
         trials=page,
         trial_state=trial_state,
+        sort=sort,
+        desc=desc,
+        param_names=list(config.search_space),
         curve=best_curve(status.trials, config.objective),
         experiment_url=mlflow_ui_url(base, experiment) if base and experiment else None,
         run_urls={t.mlflow_run_id: mlflow_ui_url(base, experiment, t.mlflow_run_id)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from compute import Client, ComputeError, Event, Job, JobState
+from compute.attempt_logs import read_chunks, read_tail, readable_size, text_of
 
 if TYPE_CHECKING:  # compute.nodes imports the health package: on the first Fleet request, not at start-up
     from compute import NodeStatus
@@ -148,29 +149,18 @@ def log_path(client: Client, found: Job) -> Path | None:
         return None
 
 
-def read_tail(path: Path, max_bytes: int = LOG_TAIL_BYTES) -> tuple[str, int]:
-    """The last `max_bytes` of a log (whole lines) and the file's size (where following resumes)."""
+def read_from(path: Path, offset: int, max_bytes: int = LOG_TAIL_BYTES) -> tuple[str, int, bool]:
+    """What was appended to the log after `offset` (at most `max_bytes`), the new offset, and whether
+    it starts over: `offset` is -1 (a new attempt's log), the log shrank below it (replaced), or it
+    lags more than `max_bytes` behind the end (a page opened on an old offset, or far behind): then
+    the log's tail is sent, never the whole file."""
     try:
-        with path.open("rb") as f:
-            size = f.seek(0, 2)
-            f.seek(max(0, size - max_bytes))
-            data = f.read()
+        size = readable_size(path, path.stat().st_size)
+        if not 0 <= offset <= size or size - offset > max_bytes:
+            tail = read_tail(path, max_bytes=max_bytes)
+            return tail.text, tail.size, True
+        for end, data in read_chunks(path, offset, size, chunk=max_bytes):
+            return text_of(data), end, False
     except OSError:
-        return "", 0
-    if size > max_bytes:
-        data = data.split(b"\n", 1)[-1]
-    return data.decode(errors="replace"), size
-
-
-def read_from(path: Path, offset: int, max_bytes: int = LOG_TAIL_BYTES) -> tuple[str, int]:
-    """What was appended to the log after `offset` (at most `max_bytes`), and the new offset."""
-    try:
-        with path.open("rb") as f:
-            size = f.seek(0, 2)
-            if size < offset:  # replaced (a new attempt): start over
-                offset = 0
-            f.seek(offset)
-            data = f.read(max_bytes)
-    except OSError:
-        return "", offset
-    return data.decode(errors="replace"), offset + len(data)
+        pass
+    return "", offset, False

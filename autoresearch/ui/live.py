@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 
 from compute import Client
-from autoresearch.ui.fleet import log_path, read_from, read_tail
+from autoresearch.ui.fleet import log_path, read_from
 
 POLL_S = 0.25
 """How often the server looks for changes (a page shows a change within about this long)."""
@@ -78,12 +78,10 @@ async def follow_log(client: Client, job_id: str, offset: int) -> AsyncIterator[
         if path is None:
             return "", "", offset
         if current is not None and path != current:
-            current = path
-            text, offset = read_tail(path)
-            return "reset", text, offset
+            offset = -1  # a new attempt's log: start over on its tail
         current = path
-        text, offset = read_from(path, offset)
-        return ("append" if text else ""), text, offset
+        text, offset, reset = read_from(path, offset)
+        return ("reset" if reset else "append" if text else ""), text, offset
 
     while True:
         kind, text, _ = await anyio.to_thread.run_sync(look)

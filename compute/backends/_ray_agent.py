@@ -13,12 +13,18 @@ that blocks reading a pipe only the agent holds. On a normal end the agent write
 and the watcher exits; at EOF (the agent is gone) the watcher SIGKILLs the attempt's
 process group. The daemon then sees the agent's `run` fail and records the attempt lost.
 
+Processes that left the attempt's process group (`setsid`, a daemonized child) are found by the
+attempt's marker in this node's /proc (compute/backends/attempt_procs.py): signals reach them
+too, and once the command has ended the agent SIGKILLs them and answers `run` only when the last
+is gone. (No cgroups here: a process that also cleared its environment is not found.)
+
 The module imports no Ray: `compute.backends.ray` wraps `NodeAgent` with `ray.remote`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import os
 import signal
 import subprocess
@@ -27,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compute.backends.attempt_procs import Tracking
 from compute.backends.local import free_port
 from compute.isolation import seal_process
 from compute.jobenv import allowed_env
@@ -51,6 +58,8 @@ class _Run:
     stop: int | None = None
     """A signal that arrived before the command started: it is then not started."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    tracking: Tracking | None = None
+    """Finds the attempt's processes outside its process group (its marker)."""
 
 
 class NodeAgent:
@@ -68,6 +77,7 @@ class NodeAgent:
         if run.ended is not None:
             return await run.ended
         run.ended = asyncio.get_running_loop().create_future()
+        run.tracking = Tracking.of(env, None)
         if run.stop is not None:  # stopped before it started, as the local backend does
             run.ended.set_result(-run.stop)
             return -run.stop
@@ -109,6 +119,8 @@ class NodeAgent:
                 run.watch_fd = None
             code = proc.wait()
             run.reaped = True
+        while run.tracking is not None and run.tracking.signal(signal.SIGKILL):
+            time.sleep(0.02)  # what it left behind holds its GPUs: the attempt ends when the last is gone
         loop.call_soon_threadsafe(_settle, run.ended, code)
 
     def signal(self, key: str, signum: int) -> None:
@@ -117,8 +129,11 @@ class NodeAgent:
         with run.lock:
             if run.pid is None:
                 run.stop = run.stop or signum
-            elif not run.reaped:
+                return
+            if not run.reaped:
                 _killpg(run.pid, signum)
+        if run.tracking is not None:
+            run.tracking.signal(signum)
 
     def status(self, key: str) -> dict[str, Any]:
         """{"state": "unknown" | "running" | "ended", "exit_code": int (ended)}."""

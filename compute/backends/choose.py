@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compute.backends.attempt_procs import become_subreaper
 from compute.backends.base import Backend, ProbesOnNodes
 from compute.backends.local import LocalBackend
 from compute.daemon_config import DaemonConfig
@@ -14,12 +15,16 @@ from compute.paths import ComputePaths
 
 def make_backend(paths: ComputePaths, config: DaemonConfig) -> Backend:
     """`local`: subprocesses of this host on the planned nodes. `ray`: the nodes of a Ray
-    cluster at `config.ray_address` (none: a local Ray instance with `config.gpus` GPUs)."""
+    cluster at `config.ray_address` (none: a local Ray instance with `config.gpus` GPUs).
+    Called in the daemon's process: without cgroups it becomes its attempts' subreaper."""
     if config.backend == "ray":
         from compute.backends.ray import RayBackend  # imports ray: only for this backend
 
         return RayBackend(paths.home, config.ray_address, local_gpus=config.gpus)
-    return LocalBackend(plan_nodes(config.gpus, config.virtual_nodes, config.gpus_per_node), paths.run_dir)
+    local = LocalBackend(plan_nodes(config.gpus, config.virtual_nodes, config.gpus_per_node), paths.run_dir)
+    if local.cgroups is None:  # no cgroups: daemonized orphans of attempts come back to the daemon, not init
+        become_subreaper()
+    return local
 
 
 def monitor_probes(backend: Backend, health: HealthConfig) -> dict[str, Any]:

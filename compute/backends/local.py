@@ -9,6 +9,13 @@ Attempts run in a new session, so they outlive the daemon; after a daemon restar
 (/proc/<pid>/stat) so a reused pid is never mistaken for the attempt. Exits are noticed
 at once through pidfds (`wake_fds`).
 
+Every process of an attempt is tracked, also one that left its process group (`setsid`, a
+daemonizing double fork): by a cgroup per attempt where this host allows, and by the attempt's
+marker in /proc/PID/environ (compute/backends/attempt_procs.py; `<key>.track` says how, for
+adoption). `signal` reaches all of them; once the script has ended, `poll` SIGKILLs what it left
+behind and answers None until the last of it is gone, so the daemon frees the attempt's GPUs
+only then.
+
 Launch latency: starting `sh` and then forking the command costs two new processes,
 which a loaded machine schedules slowly. So while idle the daemon calls `warm()`, which
 starts one spare `sh` that blocks reading a script path from its stdin; `launch` then
@@ -17,6 +24,7 @@ hands the script to the spare, and only the command's own fork remains on the pa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -25,11 +33,12 @@ import signal
 import socket
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from compute import container_ops
+from compute.backends.attempt_procs import Tracking, cgroup_base, new_cgroup, reap
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.container import ContainerRun, ContainerRuntime
 from compute.jobenv import allowed_env
@@ -41,14 +50,17 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def attempt_script(argv: list[str], env: dict[str, str], cwd: str, log: Path, pid_file: Path,
-                   exit_file: Path) -> str:
-    """The sh script that runs one attempt and records its pid and exit status."""
+                   exit_file: Path, cgroup: str | None = None) -> str:
+    """The sh script that runs one attempt and records its pid and exit status; with a `cgroup`, it
+    first moves itself there, so every process the command starts stays in it."""
     q = shlex.quote
+    enter = [f"{{ echo $$ > {q(cgroup + '/cgroup.procs')}; }} 2>/dev/null"] if cgroup else []
     exports = [f"export {k}={q(v)}" for k, v in env.items() if _NAME.fullmatch(k)]
     odd = [f"{k}={v}" for k, v in env.items() if not _NAME.fullmatch(k)]
     if odd:  # names sh cannot export go through env(1)
         argv = ["env", "--", *odd, *argv]
     return "\n".join([
+        *enter,
         f"echo $$ > {q(str(pid_file))}",
         f"cd {q(cwd)} || exit 126",
         f"exec </dev/null >>{q(str(log))} 2>&1",
@@ -91,6 +103,16 @@ class _Proc:
     container: ContainerRun | None = None
     stopper: subprocess.Popen[bytes] | None = None
     """A running `RUNTIME stop -t GRACE NAME`, reaped on the next poll or release."""
+    tracking: Tracking | None = None
+    """How every process of the attempt is found (compute/backends/attempt_procs.py)."""
+    leader_code: int | None = None
+    leader_gone: bool = False
+    """The attempt script ended (`leader_code`: its status, when reaped here); the attempt ends
+    once no process of it is left."""
+    seen: set[int] = field(default_factory=set)
+    """Processes of the attempt killed after its script ended: reaped here if they were re-parented to us."""
+    left_fds: list[int] = field(default_factory=list)
+    """pidfds of those processes, so their end wakes the daemon."""
 
 
 class LocalBackend:
@@ -98,14 +120,17 @@ class LocalBackend:
 
     name = "local"
 
-    def __init__(self, nodes: list[Node], run_dir: Path, base_env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, nodes: list[Node], run_dir: Path, base_env: Mapping[str, str] | None = None,
+                 cgroups: bool = True) -> None:
         self._nodes = list(nodes)
         self._run_dir = run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.cgroups = cgroup_base(run_dir) if cgroups else None
+        """Where attempts' cgroups go; None: none here (or `cgroups=False`), processes are found by marker only."""
         self._base_env = allowed_env() if base_env is None else dict(base_env)
         """What every attempt inherits: the allowlisted part of the daemon's environment (compute.jobenv)."""
         self._procs: dict[str, _Proc] = {}
         self._spare: subprocess.Popen[bytes] | None = None
-        run_dir.mkdir(parents=True, exist_ok=True)
 
     def nodes(self) -> list[Node]:
         return list(self._nodes)
@@ -137,19 +162,31 @@ class LocalBackend:
         script = self._run_dir / f"{request.key}.sh"
         script.touch(mode=0o600)  # it holds the job's env, credentials included: owner-only
         script.chmod(0o600)
-        script.write_text(attempt_script(request.argv, request.env, request.cwd, request.log_path, pid_file, exit_file))
+        tracking = Tracking.of(request.env, new_cgroup(self.cgroups, request.key))
+        self._track_file(request.key).write_text(tracking.to_json())
+        script.write_text(attempt_script(request.argv, request.env, request.cwd, request.log_path, pid_file, exit_file,
+                                         tracking.cgroup))
         run = request.container
         handle: dict[str, Any] = {}
         if run is not None:  # written first: a restart finds the container from the key alone
             handle["container"] = {"runtime": run.runtime.value, "name": run.name, "grace_s": run.grace_s}
             self._container_file(request.key).write_text(json.dumps(handle["container"]))
         popen = self._hand_to_spare(script) or self._start_sh(script)
-        proc = _Proc(popen.pid, process_start_time(popen.pid), _pidfd(popen.pid), popen, run)
+        proc = _Proc(popen.pid, process_start_time(popen.pid), _pidfd(popen.pid), popen, run, tracking=tracking)
         self._procs[request.key] = proc
         return {"pid": proc.pid, "pid_start": proc.start, **handle}
 
     def _container_file(self, key: str) -> Path:
         return self._run_dir / f"{key}.container"
+
+    def _track_file(self, key: str) -> Path:
+        return self._run_dir / f"{key}.track"
+
+    def _tracking(self, key: str) -> Tracking | None:
+        try:
+            return Tracking.from_json(self._track_file(key).read_text())
+        except (OSError, ValueError, KeyError):
+            return None  # launched by a release without tracking: its process group only
 
     def _container(self, key: str, handle: dict[str, Any] | None) -> ContainerRun | None:
         data = (handle or {}).get("container")
@@ -192,7 +229,7 @@ class LocalBackend:
             if found is not None and found.running:
                 return None
             return AttemptExit(self._exit_code(key, _container_code(found)))
-        if proc.popen is not None:
+        if not proc.leader_gone and proc.popen is not None:
             try:
                 ended = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
             except ChildProcessError:
@@ -203,10 +240,35 @@ class LocalBackend:
             # processes the command left behind, then reap the leader.
             _killpg(proc.pid, signal.SIGKILL)
             code = proc.popen.wait()
-            return AttemptExit(self._exit_code(key, decode_status(code) if code >= 0 else code))
-        if process_start_time(proc.pid) == proc.start and proc.start is not None:
-            return None
-        return AttemptExit(self._exit_code(key, None))
+            proc.leader_code = decode_status(code) if code >= 0 else code
+            self._leader_ended(proc)
+        elif not proc.leader_gone:
+            if process_start_time(proc.pid) == proc.start and proc.start is not None:
+                return None
+            self._leader_ended(proc)
+        if self._left_behind(proc):
+            return None  # the GPUs stay taken until the last process of the attempt is gone
+        return AttemptExit(self._exit_code(key, proc.leader_code))
+
+    def _leader_ended(self, proc: _Proc) -> None:
+        proc.leader_gone, proc.popen = True, None
+        if proc.pidfd is not None:  # readable from now on: it would wake the daemon in a loop
+            os.close(proc.pidfd)
+            proc.pidfd = None
+
+    def _left_behind(self, proc: _Proc) -> bool:
+        """SIGKILL whatever the attempt's script left running (a `setsid` or daemonized child);
+        True while some of it lives."""
+        for fd in proc.left_fds:
+            os.close(fd)
+        proc.left_fds = []
+        proc.seen = reap(proc.seen)
+        if proc.tracking is None:
+            return False
+        left = proc.tracking.signal(signal.SIGKILL)
+        proc.seen |= left
+        proc.left_fds = [opened for pid in left if (opened := _pidfd(pid)) is not None]
+        return bool(left)
 
     def _exit_code(self, key: str, fallback: int | None) -> int | None:
         try:
@@ -226,7 +288,9 @@ class LocalBackend:
                 return
             if signum == signal.SIGKILL:
                 container_ops.kill(proc.container)
-        if proc.pid is None or (proc.popen is None and process_start_time(proc.pid) != proc.start):
+        if proc.tracking is not None:  # those that left its process group too
+            proc.seen |= proc.tracking.signal(signum, exclude=frozenset({proc.pid} if proc.pid else ()))
+        if proc.pid is None or proc.leader_gone or (proc.popen is None and process_start_time(proc.pid) != proc.start):
             return  # gone, and the pid may belong to someone else now
         _killpg(proc.pid, signum)
 
@@ -239,10 +303,17 @@ class LocalBackend:
             except (OSError, ValueError):
                 pid = None
         start = None if pid is None else (handle or {}).get("pid_start") or process_start_time(pid)
+        tracking = self._tracking(key)
         if pid is not None and start is not None and process_start_time(pid) == start:
-            self._procs[key] = _Proc(pid, start, _pidfd(pid), container=run)
+            self._procs[key] = _Proc(pid, start, _pidfd(pid), container=run, tracking=tracking)
             return None
         if run is None:
+            proc = _Proc(pid, start, None, tracking=tracking, leader_gone=True)
+            if self._left_behind(proc):  # its script ended while no daemon watched; its escapees did not
+                self._procs[key] = proc
+                return None
+            for fd in proc.left_fds:
+                os.close(fd)
             return AttemptExit(self._exit_code(key, None))
         found = container_ops.state(run)  # the client is gone: the container may live on
         if found is not None and found.running:
@@ -255,17 +326,21 @@ class LocalBackend:
         proc = self._procs.pop(key, None)
         run = proc.container if proc is not None else self._container(key, None)
         if proc is not None:
-            if proc.pidfd is not None:
-                os.close(proc.pidfd)
+            for fd in [proc.pidfd, *proc.left_fds]:
+                if fd is not None:
+                    os.close(fd)
             if proc.stopper is not None:
                 proc.stopper.wait()
         if run is not None:
             container_ops.remove(run)
-        for path in (*self._files(key), self._run_dir / f"{key}.sh", self._container_file(key)):
+        tracking = proc.tracking if proc is not None else self._tracking(key)
+        if tracking is not None:
+            tracking.remove()
+        for path in (*self._files(key), self._run_dir / f"{key}.sh", self._container_file(key), self._track_file(key)):
             path.unlink(missing_ok=True)
 
     def wake_fds(self) -> list[int]:
-        return [p.pidfd for p in self._procs.values() if p.pidfd is not None]
+        return [fd for p in self._procs.values() for fd in [p.pidfd, *p.left_fds] if fd is not None]
 
     def close(self) -> None:
         if self._spare is not None and self._spare.stdin is not None:
@@ -273,9 +348,13 @@ class LocalBackend:
             self._spare.wait()
             self._spare = None
         for proc in self._procs.values():
-            if proc.pidfd is not None:
-                os.close(proc.pidfd)
+            for fd in [proc.pidfd, *proc.left_fds]:
+                if fd is not None:
+                    os.close(fd)
         self._procs.clear()
+        if self.cgroups is not None:  # removed once no attempt's cgroup is left in it
+            with contextlib.suppress(OSError):
+                self.cgroups.rmdir()
 
 
 def _container_code(found: container_ops.ContainerState | None) -> int | None:

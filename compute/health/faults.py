@@ -1,4 +1,4 @@
-"""Fault injection for tests and drills: `inject-fault NODE thermal|ecc|xid|nccl|down|gang_nccl`.
+"""Fault injection for tests and drills: `inject-fault NODE thermal|ecc|xid|nccl|down|gang_nccl|throttle`.
 
 An injected fault makes the node's next probe report the matching critical check, and
 the node's running attempts (if the daemon finds any before that probe) fail that way:
@@ -8,6 +8,10 @@ sees what a real fault would leave (an NCCL error, an Xid, an ECC error ...).
 `gang_nccl` is different: the node's probes pass and its running attempts go on; the next gang
 preflight (compute/health/gang_preflight.py) of a member started there fails as a broken NCCL
 link would, so the gang requeues without the node (the fault is then used up).
+
+`throttle` is not critical either: the node's next probes report a *degraded* SW thermal slowdown
+(the node stays in service) and its running attempts go on, slowed as a throttled GPU would be;
+campaigns flag the results of trials it overlapped as suspect (docs/results.md).
 
 Where faults live: one JSON file per node under a directory the daemon names
 (`$AUTORESEARCH_HOME/compute/faults/<node>.json`). A file, not a map inside the daemon,
@@ -44,6 +48,8 @@ class FaultKind(str, enum.Enum):
     down = "down"
     gang_nccl = "gang_nccl"
     """The next gang preflight's all-reduce on the node fails; its probes and attempts are untouched."""
+    throttle = "throttle"
+    """The node's next probes report a degraded SW thermal slowdown; its attempts keep running."""
 
 
 class FaultRefused(ValueError):
@@ -69,7 +75,7 @@ class Fault(BaseModel):
     """Whether it still has to fail the next gang preflight of a member started on the node."""
 
     def check(self, node: NodeTarget) -> Check:
-        """The critical check a probe of the node reports while the fault is armed."""
+        """The check a probe of the node reports while the fault is armed (critical, except `throttle`)."""
         gpu = node.gpus[0] if node.gpus else 0
         name, value, threshold, what = {
             FaultKind.thermal: (f"gpu{gpu}.hw_thermal_slowdown", 97.0, 92.0,
@@ -80,12 +86,15 @@ class Fault(BaseModel):
             FaultKind.down: ("node.reachable", False, True, "node is down and does not answer"),
             FaultKind.gang_nccl: ("gang_preflight.all_reduce", False, True,
                                   "the next gang preflight all-reduce on this node fails"),
+            FaultKind.throttle: (f"gpu{gpu}.sw_thermal_slowdown", True, False,
+                                 f"clocks of GPU {gpu} are held down by sw thermal slowdown (88 C)"),
         }[self.kind]
-        return Check(name=name, status=HealthStatus.critical, value=value, threshold=threshold,
+        status = HealthStatus.degraded if self.kind is FaultKind.throttle else HealthStatus.critical
+        return Check(name=name, status=status, value=value, threshold=threshold,
                      message=f"injected fault: {what}")
 
     def report(self, node: NodeTarget, ts: float) -> HealthReport:
-        """A critical report for a probe of `node` while the fault is armed."""
+        """The report of a probe of `node` while the fault is armed."""
         return HealthReport.from_checks(node.name, "fault", [self.check(node)], ts)
 
     def log_lines(self) -> list[str]:
@@ -101,6 +110,7 @@ class Fault(BaseModel):
             ),
             FaultKind.down: f"[autoresearch] node lost: node {self.node} went down",
             FaultKind.gang_nccl: "[autoresearch] gang preflight failed: injected fault: NCCL all-reduce failed",
+            FaultKind.throttle: f"[autoresearch] GPU clocks throttled (sw thermal slowdown) on node {self.node}",
         }[self.kind]
         return [f"[autoresearch] injected fault '{self.kind.value}' on node {self.node} (drill)", line]
 
@@ -136,6 +146,8 @@ class FaultInjector:
         if kind is FaultKind.gang_nccl:
             fault = Fault(node=node.name, kind=kind, injected_at=now, probes_left=0, attempts_pending=False,
                           preflight_pending=True)
+        elif kind is FaultKind.throttle:  # probes see it; attempts run on, slowed
+            fault = Fault(node=node.name, kind=kind, injected_at=now, probes_left=probes, attempts_pending=False)
         with self._lock:
             self._write(fault)
         return fault
@@ -154,7 +166,7 @@ class FaultInjector:
             return self._read(node)
 
     def take_probe_fault(self, node: str) -> Fault | None:
-        """Consume one probe's worth of the node's fault. The node is about to be quarantined
+        """Consume one probe's worth of the node's fault. A critical one quarantines the node
         (its attempts requeued by the monitor), so the fault stops failing attempts as well."""
         with self._lock:
             fault = self._read(node)

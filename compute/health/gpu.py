@@ -34,6 +34,8 @@ def query_fields(prefix: str = "clocks_event_reasons") -> tuple[str, ...]:
         "retired_pages.pending",
         "remapped_rows.pending",
         "remapped_rows.failure",
+        "name",
+        "driver_version",
     )
 
 
@@ -91,6 +93,10 @@ class GpuReading(BaseModel):
     """A row remapping waits for a GPU reset (Ampere and later)."""
     remapped_rows_failure: bool | None
     """A row remapping failed: the GPU should be replaced."""
+    model: str = ""
+    """The GPU model (`NVIDIA H100 80GB HBM3`); empty when not asked or not reported."""
+    driver: str = ""
+    """The driver version (`550.54.15`); empty when not asked or not reported."""
     errors: dict[str, str] = {}
     """Fields nvidia-smi answered with an error (`[Unknown Error]`, `[GPU requires reset]`)."""
 
@@ -164,8 +170,21 @@ def _reading(row: dict[str, str]) -> GpuReading:
         retired_pages_pending=flag("retired_pages.pending"),
         remapped_rows_pending=flag("remapped_rows.pending"),
         remapped_rows_failure=flag("remapped_rows.failure"),
+        model=_plain(row.get("name", "")),
+        driver=_plain(row.get("driver_version", "")),
         errors=errors,
     )
+
+
+def _plain(raw: str) -> str:
+    """A text field as reported, empty for a value the GPU does not give."""
+    return "" if raw.lower() in _ABSENT or raw.startswith("[") else raw
+
+
+def hardware(output: NvidiaSmiOutput, node: NodeTarget) -> dict[str, str]:
+    """The GPU model and driver of the node's first GPU (`gpu_model`, `driver`); empty when not reported."""
+    gpu = next((g for g in output.gpus if g.index in node.gpus and g.model), None)
+    return {} if gpu is None else {"gpu_model": gpu.model, "driver": gpu.driver}
 
 
 def evaluate(output: NvidiaSmiOutput, node: NodeTarget, limits: GpuThresholds) -> list[Check]:
@@ -275,29 +294,30 @@ class GpuProbe:
 
     def probe(self, node: NodeTarget) -> HealthReport:
         started = time.time()
-        checks = self._checks(node)
-        return HealthReport.from_checks(node.name, self.name, checks, started, time.time() - started)
+        checks, seen = self._checks(node)
+        return HealthReport.from_checks(node.name, self.name, checks, started, time.time() - started, seen)
 
-    def _checks(self, node: NodeTarget) -> list[Check]:
+    def _checks(self, node: NodeTarget) -> tuple[list[Check], dict[str, str]]:
+        """The checks, and the GPU model and driver seen (`hardware`)."""
         if not node.gpus:
-            return [skipped("node has no GPUs")]
+            return [skipped("node has no GPUs")], {}
         exe = shutil.which(self.nvidia_smi)
         if exe is None:
-            return [skipped(f"no {self.nvidia_smi}", "not on PATH: no NVIDIA GPU or driver here")]
+            return [skipped(f"no {self.nvidia_smi}", "not on PATH: no NVIDIA GPU or driver here")], {}
         result, fields = self._query(exe)
         if result.timed_out:
             return [Check(name="nvidia-smi", status=HealthStatus.critical, threshold=self.timeout_s,
-                          message=f"nvidia-smi hung for {self.timeout_s:g} s: a GPU may have fallen off the bus")]
+                          message=f"nvidia-smi hung for {self.timeout_s:g} s: a GPU may have fallen off the bus")], {}
         if result.exit_code is None:
-            return [Check(name="nvidia-smi", status=HealthStatus.degraded, message=result.start_error)]
+            return [Check(name="nvidia-smi", status=HealthStatus.degraded, message=result.start_error)], {}
         parsed = parse_nvidia_smi(result.output, fields)
         if result.exit_code != 0 and not parsed.gpus:
             text = tail(result.output, 500)
             lost = any(h in text.lower() for h in _LOST_GPU_HINTS)
             return [Check(name="nvidia-smi", status=HealthStatus.critical if lost else HealthStatus.degraded,
                           value=result.exit_code, threshold=0,
-                          message=f"nvidia-smi failed (exit {result.exit_code}): {text}")]
-        return evaluate(parsed, node, self.limits)
+                          message=f"nvidia-smi failed (exit {result.exit_code}): {text}")], {}
+        return evaluate(parsed, node, self.limits), hardware(parsed, node)
 
     def _query(self, exe: str) -> tuple[ProcResult, tuple[str, ...]]:
         fields = query_fields(self._prefix)

@@ -73,10 +73,13 @@ class HealthReport(BaseModel):
     """Unix time the probe started: the state it saw is from then on."""
     duration_s: float = 0.0
     """How long the probe took."""
+    hardware: dict[str, str] = {}
+    """What the probe saw of the node's GPUs: `gpu_model` and `driver` (the gpu probe); empty otherwise."""
 
     @classmethod
     def from_checks(
-        cls, node: str, probe: str, checks: Iterable[Check], ts: float, duration_s: float = 0.0
+        cls, node: str, probe: str, checks: Iterable[Check], ts: float, duration_s: float = 0.0,
+        hardware: dict[str, str] | None = None,
     ) -> HealthReport:
         """A report whose status is the worst of its checks."""
         checks = tuple(checks)
@@ -87,6 +90,7 @@ class HealthReport(BaseModel):
             checks=checks,
             ts=ts,
             duration_s=duration_s,
+            hardware=hardware or {},
         )
 
     @property
@@ -118,7 +122,8 @@ def combine(node: str, reports: Iterable[HealthReport], ts: float, duration_s: f
     reports = list(reports)
     checks = [c.model_copy(update={"name": f"{r.probe}.{c.name}"}) for r in reports for c in r.checks]
     probe = "+".join(r.probe for r in reports) or "none"
-    return HealthReport.from_checks(node, probe, checks, ts, duration_s)
+    seen = {key: value for r in reports for key, value in r.hardware.items()}
+    return HealthReport.from_checks(node, probe, checks, ts, duration_s, seen)
 
 
 def skipped(why: str, detail: str = "") -> Check:

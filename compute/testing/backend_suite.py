@@ -11,7 +11,9 @@ compute.testing.backend_suite import *`) with the fixtures below provided by its
   real processes and signals end to end: exit codes, the attempt's environment and log,
   SIGTERM -> checkpoint -> requeue -> resume on preemption, cancel (SIGTERM, then SIGKILL
   after the grace), time limits, a silent attempt stopped as hung by `progress_timeout_s`
-  and requeued, `down --stop-jobs`, and a daemon restart that adopts running
+  and requeued, `down --stop-jobs`, processes that left the attempt's process group (`setsid`, a
+  daemonized child) stopped with it on cancel and preemption before its GPUs go to another job,
+  and a daemon restart that adopts running
   attempts and settles one that ended while no daemon watched. Runs on backends that run
   real commands (local, ray).
 """
@@ -29,7 +31,9 @@ from compute import AttemptOutcome, DaemonConfig, FailureClass, JobSpec, JobStat
 from compute.backends.base import AttemptExit, Backend, LaunchRequest
 from compute.control import daemon_info
 from compute.testing.fake import FakeBackend, FakeRun
-from compute.testing.jobs import counter_job, env_job, gate_job, log_text, quick_job, wait_state, wait_until
+from compute.testing.jobs import (
+    alive_job, counter_job, env_job, escaping_job, gate_job, live_pids, log_text, quick_job, wait_state, wait_until,
+)
 
 __all__ = [
     "BackendHarness", "FakeHarness", "ShellHarness",
@@ -42,6 +46,7 @@ __all__ = [
     "test_daemon_progress_timeout_stops_a_silent_attempt_as_hung_and_requeues_it",
     "test_daemon_down_with_stop_jobs_requeues",
     "test_daemon_a_restarted_daemon_adopts_running_attempts_and_settles_ended_ones",
+    "test_daemon_cancel_and_preemption_stop_processes_that_left_the_attempt",
 ]
 
 
@@ -196,6 +201,9 @@ def test_daemon_exit_codes_and_log_excerpts(start):
     assert (missing_done.state, missing_done.attempts[0].exit_code) == (JobState.failed, 127)
     assert "no-such-program-3f9a" in missing_done.attempts[0].log_excerpt
     assert "not found" in missing_done.attempts[0].log_excerpt
+    rules = (bad_done.attempts[0].failure_rule, missing_done.attempts[0].failure_rule)
+    assert rules == ("python_traceback", "command_not_found"), rules
+    assert ok_done.attempts[0].failure_rule is None
 
 
 def test_daemon_attempt_environment_gpus_and_ids(start, backend):
@@ -309,6 +317,30 @@ def test_daemon_a_restarted_daemon_adopts_running_attempts_and_settles_ended_one
     assert survivor_done.state == JobState.succeeded and len(survivor_done.attempts) == 1
     assert (len(finisher_done.attempts), finisher_done.attempts[0].exit_code) == (1, 3)
     assert finisher_done.state == JobState.failed
+
+
+def test_daemon_cancel_and_preemption_stop_processes_that_left_the_attempt(start, tmp_path):
+    """An attempt that started a `setsid` child and a daemonized grandchild (both ignoring SIGTERM)
+    is cancelled, then another is preempted: each time every one of its processes is gone before
+    the attempt ends, and the next job, on the same GPUs, finds none of them running."""
+    client = start()
+    cancelled_pids, preempted_pids = tmp_path / "cancelled", tmp_path / "preempted"
+    job = client.submit(escaping_job(cancelled_pids, resources=BOTH, grace_s=60))
+    wait_until(lambda: "ready" in _log(client, job.id), what="the escaping job to start its escapees")
+    after = client.submit(alive_job(cancelled_pids, resources=BOTH))
+    client.cancel(job.id)
+    wait_state(client, job.id, JobState.cancelled)
+    assert live_pids(cancelled_pids) == [], "cancelled: processes of the attempt still run"
+    assert client.wait(after.id, timeout=90)[0].state == JobState.succeeded
+    assert log_text(client, after.id) == "checked\n", "the next job got the GPUs while they ran"
+
+    low = client.submit(escaping_job(preempted_pids, priority="low", resources=BOTH, grace_s=60))
+    wait_until(lambda: "ready" in _log(client, low.id), what="the low job to start its escapees")
+    high = client.submit(alive_job(preempted_pids, priority="high", resources=BOTH))
+    high_done, low_done = client.wait([high.id, low.id], timeout=120)
+    assert low_done.attempts[0].outcome == AttemptOutcome.preempted
+    assert live_pids(preempted_pids) == [], "preempted: processes of the attempt still run"
+    assert log_text(client, high.id) == "checked\n", "the preempting job got the GPUs while they ran"
 
 
 def _wait_started(client, job_id: str) -> None:

@@ -64,6 +64,47 @@ def wait_started(client: Client, job_id: str) -> Job:
                       what=f"{job_id} output")
 
 
+def escaping_job(pids: Path, **fields: Any) -> JobSpec:
+    """A job whose attempt 1 leaves its process group twice, as a job that starts a server or a
+    daemon does: a `setsid` child and a double-forked (daemonized) grandchild, both ignoring
+    SIGTERM; it writes their pids to `pids/*.pid`, prints `ready` and runs until stopped. Later
+    attempts exit 0 at once."""
+    ignore = "trap '' TERM"
+    script = "\n".join([
+        '[ "$AR_ATTEMPT" = 1 ] || exit 0',
+        f"mkdir -p {pids}",
+        f"setsid sh -c \"{ignore}; echo \\$\\$ > {pids}/setsid.pid; exec sleep 600\" &",
+        f"setsid sh -c \"({ignore}; exec sleep 600) & echo \\$! > {pids}/daemonized.pid\"",
+        f"while [ ! -s {pids}/setsid.pid ] || [ ! -s {pids}/daemonized.pid ]; do sleep 0.05; done",
+        "echo ready",
+        "while :; do sleep 0.05; done",
+    ])
+    return JobSpec(argv=["sh", "-c", script], **fields)
+
+
+def alive_job(pids: Path, **fields: Any) -> JobSpec:
+    """A job that prints `alive PID` for each process of `pids/*.pid` (written by `escaping_job`)
+    that still runs as it starts, then `checked`."""
+    script = (f"for f in {pids}/*.pid; do p=$(cat \"$f\"); "
+              "if [ -r /proc/$p/stat ] && [ \"$(sed 's/.*) //' /proc/$p/stat | cut -c1)\" != Z ]; "
+              "then echo \"alive $p\"; fi; done; echo checked")
+    return JobSpec(argv=["sh", "-c", script], **fields)
+
+
+def live_pids(pids: Path) -> list[int]:
+    """Which processes named in `pids/*.pid` still run (zombies count as gone)."""
+    found = [int(f.read_text()) for f in sorted(pids.glob("*.pid"))]
+    return [pid for pid in found if _running(pid)]
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :][:1] not in ("Z", "X")
+
+
 def quick_job(**fields: Any) -> JobSpec:
     """A job that exits 0 at once."""
     return JobSpec(argv=["true"], **fields)

@@ -39,6 +39,11 @@ API_CASES = {
     "preemptible as a string": ({"preemptible": "no"}, "preemptible", "boolean"),
     "time limit NaN": ({"time_limit_s": float("nan")}, "time_limit_s", "finite"),
     "time limit infinite": ({"time_limit_s": float("inf")}, "time_limit_s", "finite"),
+    # issue 33 item 8: labels are bounded
+    "10,000 labels": ({"labels": {f"k{i}": "v" for i in range(10_000)}}, "labels", "10000 labels, over the limit of 64"),
+    "a label key of 10,000 characters": ({"labels": {"k" * 10_000: "v"}}, "labels", "10000 characters, over the limit of 128"),
+    "a label value of 100,000 characters": ({"labels": {"team": "v" * 100_000}}, "labels",
+                                            "the value of label 'team' is 100000 characters, over the limit of 1024"),
     "secret name with a space": ({"secret_env": ["HF TOKEN"]}, "secret_env", "must be a variable name"),
 }  # fmt: skip
 
@@ -64,6 +69,7 @@ CLI_CASES = {
     "label key -x": (["--label", "-x=1"], "must not start with '-'"),
     "time limit NaN": (["--time-limit", "nan"], "time_limit_s"),
     "negative grace": (["--grace", "-1"], "grace_s"),
+    "65 labels": ([a for i in range(65) for a in ("--label", f"k{i}=v")], "65 labels, over the limit of 64"),
 }  # fmt: skip
 
 

@@ -115,3 +115,19 @@ def test_an_attempt_whose_handle_was_never_recorded_is_adopted_from_its_pid_file
     gate.touch()
     ended = wait_until(lambda: second.poll(request.key), what="the adopted attempt's exit")
     assert ended.exit_code == 7
+
+
+def test_an_idle_daemon_truncates_the_stores_write_ahead_log(compute_client):
+    """A burst of jobs grows the WAL; SQLite never shrinks it while the daemon's connection is
+    open, so the daemon truncates it once idle."""
+    from compute import JobSpec, Store
+
+    jobs = [compute_client.submit(JobSpec(argv=["true"])) for _ in range(20)]
+    compute_client.wait([j.id for j in jobs], timeout=120)
+    store = Store(compute_client.paths)
+    try:
+        assert store.wal_bytes() > 0, "the burst wrote to the write-ahead log"
+        wait_until(lambda: store.wal_bytes() == 0, what="the idle daemon to truncate the WAL")
+        assert store.read("SELECT COUNT(*) AS n FROM jobs WHERE state='succeeded'")[0]["n"] == 20
+    finally:
+        store.close()

@@ -49,3 +49,28 @@ def test_a_waiting_client_restarts_the_dead_daemon_with_its_config(compute_clien
     info = daemon_info(compute_client.paths)
     assert info is not None and info["pid"] != old and info["config"]["tick_s"] == 0.2  # the killed one's config
 
+
+
+def test_a_stopped_daemon_is_reported_as_not_responding(compute_client: Client) -> None:
+    """SIGSTOP: the daemon still holds its lock, so it looked "running" with its jobs "pending
+    (submitted)" and no hint; its last tick tells. SIGCONT: it responds again and runs the job."""
+    from typer.testing import CliRunner
+
+    from autoresearch.cli import _register, app
+    from compute import JobSpec
+
+    _register()
+    pid = daemon_pid(compute_client.paths)
+    assert pid is not None and daemon_info(compute_client.paths)["responding"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        job = compute_client.submit(JobSpec(argv=["true"]))
+        wait_until(lambda: not daemon_info(compute_client.paths)["responding"], what="the stopped daemon to go stale")
+        home = {"AUTORESEARCH_HOME": str(compute_client.paths.home)}
+        for args in (["compute", "status"], ["jobs", "status", job.id]):
+            out = CliRunner().invoke(app, args, env=home).output
+            assert "daemon not responding since " in out and f": check pid {pid}" in out, out
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert compute_client.wait(job.id, timeout=60)[0].state == JobState.succeeded
+    assert daemon_info(compute_client.paths)["responding"]

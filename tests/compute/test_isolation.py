@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from compute import JobSpec, JobState
+from compute.log_secrets import mask
 
 PROBE = Path(__file__).with_name("proc_probe.py")
 SECRET_HEAD, SECRET_TAIL = "hf_probe", "-never-in-a-job-7731"
@@ -42,7 +43,7 @@ def test_a_job_reads_neither_the_daemons_environment_nor_its_memory(start_comput
     # The daemon still holds the credential for jobs that ask for it by name.
     named = client.submit(JobSpec(name="env", argv=["env"], cwd=str(tmp_path), secret_env=["HF_TOKEN"]))
     client.wait([named.id], timeout=60)
-    assert f"HF_TOKEN={SECRET}" in client.log_path(named.id).read_text()
+    assert f"HF_TOKEN={mask(len(SECRET)).decode()}" in client.log_path(named.id).read_text()  # got it; masked in its log
 
 
 SEALED = """

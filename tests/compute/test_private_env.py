@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from compute import JobSpec, JobState
 from compute.control import daemon_environment
+from compute.log_secrets import mask
 
 
 def test_model_keys_are_dropped_and_the_list_is_configurable():
@@ -65,7 +66,7 @@ def test_jobs_get_no_credential_unless_their_spec_names_it(start_compute, tmp_pa
     assert done[plain.id].state == JobState.succeeded and "PATH=" in log and "AR_JOB_ID=" in log
     assert not [value for value in SECRETS.values() if value in log]
     log = client.log_path(named.id).read_text()
-    assert "HF_TOKEN=hf_leak-1" in log and "wandb-leak-3" not in log
+    assert f"HF_TOKEN={mask(len('hf_leak-1')).decode()}\n" in log and "wandb-leak-3" not in log  # got it, masked
     assert "hf_leak-1" not in client.get(named.id).spec.model_dump_json()  # only the name is stored
     assert done[private.id].state == JobState.failed  # the daemon never held the model key
     assert "secret_env names OPENAI_API_KEY, which the compute daemon's environment lacks" in (

@@ -41,6 +41,11 @@ def call(compute_client: Client, tracking: TrackingConfig):
     ("job_status", '{"job_id": "job-0123456789"}', ErrorCode.not_found, "no job"),
     ("nope", "{}", ErrorCode.unknown_skill, "no skill 'nope'"),
     ("job_status", "[1, 2]", ErrorCode.invalid_json, "JSON object"),
+    # issue 33 item 8: numbers are bounded where they are read, not overflowed deep in a store
+    ("list_jobs", '{"offset": 100000000000000000000}', ErrorCode.invalid_arguments, "less than or equal to 9007199254740992"),
+    ("read_logs", '{"job_id": "job-0123456789", "byte_start": 100000000000000000000}', ErrorCode.invalid_arguments, "byte_start"),
+    ("read_logs", '{"job_id": "job-0123456789", "rank": 100000000000000000000}', ErrorCode.invalid_arguments, "rank"),
+    ("submit_job", '{"argv": ["true"], "time_limit_s": Infinity}', ErrorCode.invalid_arguments, "finite number"),
 ])  # fmt: skip
 def test_caller_errors_exit_2_with_the_field_named(call, skill, arguments, error, needle) -> None:
     code, output, stderr = call(skill, arguments)
@@ -53,3 +58,20 @@ def test_a_number_as_a_string_is_read_a_bool_is_refused(call, tmp_path: Path) ->
     assert code == 0 and output["jobs"] == []
     code, output, _ = call("list_jobs", '{"limit": true}')
     assert code == 2 and output["field"] == "limit"
+
+
+@pytest.mark.parametrize("option, make, needle", [
+    ("--home", lambda tmp: tmp / "file", "home '{tmp}/file' is a file, not a folder: pass --home a folder"),
+    ("--home", lambda tmp: tmp / "file" / "sub", "home '{tmp}/file/sub' is under {tmp}/file, a file, not a folder"),
+    ("--tracking-uri", lambda tmp: "garbage://x", "tracking store 'garbage://x' has the unknown scheme 'garbage': use sqlite:///"),
+])  # fmt: skip
+def test_bad_options_exit_2_saying_what_to_pass(option, make, needle, tmp_path: Path) -> None:
+    """Issue 33 item 8: not NotADirectoryError or UnsupportedModelRegistryStoreURIException."""
+    (tmp_path / "file").write_text("not a folder")
+    args = ["skills", "call", "list_jobs", option, str(make(tmp_path))]
+    if option != "--home":
+        args += ["--home", str(tmp_path / "home")]
+    result = runner.invoke(app, args, env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert needle.format(tmp=tmp_path) in " ".join(result.stderr.split())
+    assert not (tmp_path / "home").exists()  # refused before a daemon was started

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,21 @@ def test_fetch_metrics_reads_a_campaign_job_as_its_campaign_does_and_never_a_con
                mlflow={"experiment": experiment_name}).job  # fmt: skip
     refused = call(ctx, "fetch_metrics", job_id=bad.id)
     assert refused.error is ErrorCode.invalid_arguments and "label metric_rules" in refused.message
+
+
+def test_tail_and_grep_read_past_a_24_mb_line_in_bounded_memory(ctx: SkillContext, noisy_job: str) -> None:
+    log = Path(ctx.client.log_path(noisy_job))
+    with log.open("ab") as f:
+        for _ in range(24):
+            f.write(b"x" * (1 << 20))  # one 24 MB line (grep scans 32 MB at most)
+        f.write(b"\nthe needle after it\n")
+    tracemalloc.start()
+    try:
+        found = call(ctx, "read_logs", job_id=noisy_job, grep="needle")
+        tail = call(ctx, "read_logs", job_id=noisy_job, tail=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found.matches == 1 and found.text == f"{LINES + 2}: the needle after it"
+    assert tail.text == "the needle after it"
+    assert peak < 12 << 20  # the line was read in 1 MiB pieces, never whole

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 
 from compute import Client as ComputeClient
+from compute.log_secrets import mask
 from skills import ErrorCode, SkillContext
 from tracking import TrackingConfig
 from tests.skills.test_job_skills import call, wait_final
@@ -74,10 +75,12 @@ def test_secret_env_reaches_the_job_by_name_and_is_redacted_from_its_log(
     wait_final(ctx, named.id)
     wait_final(ctx, unnamed.id)
 
-    assert call(ctx, "read_logs", job_id=named.id).text == "token [REDACTED]"
+    hidden = mask(len("hf_not-a-real-token-7c2d")).decode()  # masked by the daemon, in the file itself
+    monkeypatch.delenv("AR_TEST_HF_TOKEN")  # a reader without the value
+    assert call(ctx, "read_logs", job_id=named.id).text == f"token {hidden}"
     assert call(ctx, "read_logs", job_id=unnamed.id).text == "token None"  # not on the allowlist
     assert "hf_not-a-real-token" not in client.get(named.id).spec.model_dump_json()
-    assert "hf_not-a-real-token" in client.log_path(named.id).read_text()  # the job did get it
+    assert client.log_path(named.id).read_text() == f"token {hidden}\n"  # the job did get it: its mask is there
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,14 @@ import typing as _typing
 from compute.lazy_exports import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from autoresearch.campaign.ledger._base import LedgerError, OptunaBacked, TrialLedger
+    from autoresearch.campaign.errors import LedgerError
+    from autoresearch.campaign.ledger._base import OptunaBacked, TrialLedger
     from autoresearch.campaign.ledger._sqlite_reader import LedgerReader, LedgerSnapshot
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
     from autoresearch.campaign.ledger.optuna_ledger import Ledger
 
 _WHERE = {
-    "LedgerError": "autoresearch.campaign.ledger._base",
+    "LedgerError": "autoresearch.campaign.errors",
     "OptunaBacked": "autoresearch.campaign.ledger._base",
     "TrialLedger": "autoresearch.campaign.ledger._base",
     "LedgerReader": "autoresearch.campaign.ledger._sqlite_reader",

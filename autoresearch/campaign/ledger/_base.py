@@ -40,16 +40,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
-from autoresearch.campaign.ranking import best_trial
+from autoresearch.campaign.ranking import declared_best
 from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign.validity import Provenance
 
 if TYPE_CHECKING:
     import optuna
     from optuna.trial import FrozenTrial
-
-
-class LedgerError(Exception):
-    """The ledger cannot do what was asked; the message says why and what to do."""
 
 
 class TrialLedger(Protocol):
@@ -89,6 +86,10 @@ class TrialLedger(Protocol):
         """Record trial `number`'s MLflow run."""
 
     @abstractmethod
+    def record_provenance(self, number: int, provenance: Provenance) -> None:
+        """Record where trial `number`'s attempts ran and how fast (call before its verdict)."""
+
+    @abstractmethod
     def report(self, number: int, step: int, value: float) -> None:
         """Record an intermediate objective value; a step already recorded is ignored."""
 
@@ -105,8 +106,10 @@ class TrialLedger(Protocol):
     def fail(
         self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0,
         real_gpus: bool = False,
+        rule: str | None = None,
     ) -> TrialRecord:
-        """End trial `number` as failed, keeping why and the end of its log."""
+        """End trial `number` as failed, keeping why (`rule`: compute's classifier rule, when its job
+        failed) and the end of its log."""
 
     @abstractmethod
     def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
@@ -137,8 +140,8 @@ class TrialLedger(Protocol):
         return [t for t in self.trials() if t.state is TrialState.running]
 
     def best(self) -> TrialRecord | None:
-        """The best complete trial (the earliest among equals), or None."""
-        return best_trial(self.trials(), self.campaign.objective)
+        """The best complete trial that is not suspect (the earliest among equals), or None."""
+        return declared_best(self.trials(), self.campaign)
 
     def idempotency_key(self, number: int) -> str:
         """The compute idempotency key of trial `number`: relaunching it never makes a second job.

@@ -1,4 +1,4 @@
-"""A ledger that lost its state is refused, never started afresh (issue 20 items 5 and 10).
+"""A ledger that lost its state is refused, never started afresh.
 
 - `check_not_lost`: the campaign ran before (its `ledger.started` marker, or the runner's
   `graph.db`, is there) but `optuna.db` is gone, empty, or holds no study of that name.
@@ -6,6 +6,8 @@
   (the file was replaced by another campaign's, or recreated).
 - `sqlite_errors`: an SQLite file that is not a database, or is malformed, is one `LedgerError`
   naming the file, not an SQLAlchemy traceback.
+- `stored_config`: a config an older version stored and this one refuses (an int range past
+  2**53, a NUL byte in env) is one `LedgerError`, not a ValidationError traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoresearch.campaign.ledger._base import LedgerError
+from pydantic import ValidationError
+
+from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.errors import LedgerError
 from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
 from compute.errors import corrupt_cause
 
@@ -120,6 +125,19 @@ def study_missing(name: str, path: Path) -> LedgerError:
         f"the trial ledger {path} holds no study {name!r}: it was truncated or replaced. "
         f"{_what_to_do(CampaignPaths(path.parent))}"
     )
+
+
+def stored_config(raw: Any, name: str, path: Path) -> Campaign:
+    """The config campaign `name` last ran with, as its ledger `path` stores it."""
+    try:
+        return Campaign.model_validate(raw, context={"check_paths": False})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+        raise LedgerError(
+            f"campaign {name!r}: the config stored in {path} is refused now ({problems}); an older version "
+            f"accepted it. Its trials stay readable (`optuna-dashboard {path}`); fix the config and run it "
+            f"under a new name."
+        ) from None
 
 
 def no_campaign(name: str, home: str | os.PathLike[str] | None) -> LedgerError:

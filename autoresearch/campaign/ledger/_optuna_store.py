@@ -36,6 +36,7 @@ FACT_ATTRS = {
     "notes": "notes",
     "active_s": "active_s",
     "run_started_at": "run_started_at",
+    "holdouts": "holdouts",
 }
 """CampaignFacts field -> the study user attribute that holds it (names kept from older ledgers)."""
 CONFIG_ATTR = "campaign"
@@ -171,11 +172,14 @@ def record_of(
         job_id=attrs.get("job_id"),
         mlflow_run_id=attrs.get("mlflow_run_id"),
         failure_class=attrs.get("failure_class"),
+        failure_rule=attrs.get("failure_rule"),
         log_excerpt=attrs.get("log_excerpt") or None,
         patch=attrs.get("patch"),
         parent_trial=attrs.get("parent_trial"),
         confirms=attrs.get("confirms", attrs.get("rerun_of")),  # rerun_of: code.noise_seeds' re-runs, before `confirm:`
         resume_of=attrs.get("resume_of"),
+        suspect_rerun_of=attrs.get("suspect_rerun_of"),
+        provenance=attrs.get("provenance"),
         rationale=attrs.get("rationale", ""),
         hypothesis=attrs.get("hypothesis", ""),
         expected_effect=attrs.get("expected_effect", ""),

@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from autoresearch.campaign.config import Campaign
-from autoresearch.campaign.ledger._integrity import check_not_lost, no_campaign, sqlite_errors, study_missing
+from autoresearch.campaign.ledger._integrity import check_not_lost, no_campaign, sqlite_errors, stored_config, study_missing
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
     facts_from_attrs,
@@ -206,7 +206,7 @@ class LedgerReader:
 
     def _campaign(self, config_json: str) -> Campaign:
         if self._config is None or self._config[0] != config_json:
-            campaign = Campaign.model_validate(json.loads(config_json), context={"check_paths": False})
+            campaign = stored_config(json.loads(config_json), self.paths.name, self.paths.ledger_db)
             self._config = (config_json, campaign)
         return self._config[1]
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from autoresearch.campaign.holdout import HoldoutResult
 from autoresearch.campaign.records import CampaignState, Note
 
 FINAL_STATES = (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
@@ -42,3 +43,5 @@ class CampaignFacts(BaseModel):
     runs does not count: this is the `elapsed` that status and the report show)."""
     run_started_at: datetime | None = None
     """When the run in progress began; None between runs (set but no runner alive: it was killed)."""
+    holdouts: tuple[HoldoutResult, ...] = ()
+    """Hidden-holdout results, one per evaluated trial (never shown to the policy: docs/results.md)."""

@@ -25,13 +25,15 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaState
 
 from autoresearch.campaign.config import Campaign
-from autoresearch.campaign.ledger._base import LedgerError, TrialLedger
+from autoresearch.campaign.errors import LedgerError
+from autoresearch.campaign.ledger._base import TrialLedger
 from autoresearch.campaign.ledger._integrity import (
     check_not_lost,
     check_same_study,
     load_attrs,
     no_campaign,
     sqlite_errors,
+    stored_config,
 )
 from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_study_attrs, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
@@ -48,8 +50,10 @@ from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.params import check_params
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import Proposal, TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign.validity import Provenance
 
-_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "confirms", "resume_of")
+_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "confirms", "resume_of",
+             "suspect_rerun_of")
 
 
 class Ledger(TrialLedger):
@@ -130,8 +134,7 @@ class Ledger(TrialLedger):
             check_not_lost(CampaignPaths(path.parent), name)  # a reader must not recreate a lost schema either
             storage = sqlite_storage(path)
             attrs = load_attrs(name, storage, path)
-        campaign = Campaign.model_validate(attrs[CONFIG_ATTR], context={"check_paths": False})
-        return cls(campaign, storage, path, writable=False)
+        return cls(stored_config(attrs[CONFIG_ATTR], name, path), storage, path, writable=False)
 
     @property
     def campaign(self) -> Campaign:
@@ -249,6 +252,12 @@ class Ledger(TrialLedger):
         self._storage.set_trial_user_attr(self._trial_id(number), "mlflow_run_id", run_id)
         self._amend(number, mlflow_run_id=run_id)
 
+    def record_provenance(self, number: int, provenance: Provenance) -> None:
+        """Record where trial `number`'s attempts ran and how fast (before its verdict)."""
+        self._check_writable("record a trial's provenance")
+        write_trial(self._storage, self._trial_id(number), {"provenance": provenance.model_dump(mode="json")})
+        self._amend(number, provenance=provenance)
+
     def _amend(self, number: int, **fields: Any) -> None:
         """With `cache`: apply a write this ledger just made to the kept record (as a read would)."""
         if self._records is not None and number in self._records:
@@ -274,8 +283,10 @@ class Ledger(TrialLedger):
     def fail(
         self, number: int, failure: TrialFailure, *, log_excerpt: str = "", gpu_seconds: float = 0.0,
         real_gpus: bool = False,
+        rule: str | None = None,
     ) -> TrialRecord:
-        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, **_usage(gpu_seconds, real_gpus)}
+        attrs = {"failure_class": failure.value, "log_excerpt": log_excerpt, **_usage(gpu_seconds, real_gpus),
+                 **({"failure_rule": rule} if rule else {})}  # fmt: skip
         return self._end(number, OptunaState.FAIL, None, attrs)
 
     def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:

@@ -18,7 +18,7 @@ async function refresh() {
   refreshing = true;
   try {
     const response = await fetch(location.href, { headers: { "X-Partial": "1" }, credentials: "same-origin" });
-    if (response.ok) { content.innerHTML = await response.text(); }
+    if (response.ok) { content.innerHTML = await response.text(); drawCharts(); }
   } finally {
     refreshing = false;
     if (again) { again = false; setTimeout(refresh, 250); }
@@ -74,3 +74,37 @@ if (log && log.dataset.stream) {
   follow.addEventListener("append", (e) => show(JSON.parse(e.data), false));
   follow.addEventListener("reset", (e) => show(JSON.parse(e.data), true));
 }
+
+// Charts (plotly figures as JSON from the server) load after the page, plotly.js from the installed
+// package on first use; a live refresh replaces the content, so they are drawn again with new data.
+let plotlyLoaded = null;
+
+function loadPlotly() {
+  if (!plotlyLoaded) {
+    plotlyLoaded = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = "/static/plotly.min.js";
+      script.onload = resolve;
+      script.onerror = () => reject(new Error("plotly.js did not load"));
+      document.head.appendChild(script);
+    });
+  }
+  return plotlyLoaded;
+}
+
+async function drawCharts() {
+  for (const box of content.querySelectorAll("[data-figure]")) {
+    try {
+      const response = await fetch(box.dataset.figure, { credentials: "same-origin" });
+      const figure = await response.json();
+      if (!response.ok) { box.textContent = figure.error; continue; }
+      await loadPlotly();
+      box.textContent = "";
+      await Plotly.react(box, figure.data, figure.layout, { displaylogo: false, responsive: true });
+    } catch (error) {
+      box.textContent = `chart not drawn: ${error.message}`;
+    }
+  }
+}
+
+drawCharts();

@@ -56,6 +56,12 @@ def _loop(folder: Path) -> Path:
     return folder / "a.yaml"
 
 
+def _cwd_loop(folder: Path) -> Path:
+    (folder / "a").symlink_to(folder / "b")
+    (folder / "b").symlink_to(folder / "a")
+    return _write(folder, GOOD.replace("budget:", "cwd: a/x\nbudget:"))
+
+
 def _laughs(folder: Path) -> Path:
     lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
@@ -120,6 +126,16 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
                                  "campaign.yaml:7:30: code.noise_seeds: code.noise_seeds was replaced by the confirm: "
                                  "section (one mechanism for every campaign): remove noise_seeds and write "
                                  "`confirm: {top_k: 3, seeds: 2, when: new_best}`"),
+    # issue 33 item 8
+    "an int range of +-1e30": (_replace("low: 1, high: 8", "low: -1000000000000000000000000000000, high: 1000000000000000000000000000000"),
+                               "search_space.depth.low: -1000000000000000000000000000000 is too large: an int "
+                               "parameter's bounds must lie within +-2**53"),
+    "an int bound past 2**53": (_replace("high: 8}", "high: 9007199254740993}"), "search_space.depth.high: 9007199254740993 is too large"),
+    "an int bound as a float": (_replace("high: 8}", "high: 1.0e30}"), "search_space.depth.high: must be an integer, not the float 1e+30"),
+    "an int step as a float": (_replace("high: 8}", "high: 8, step: 2.0}"), "search_space.depth.step: must be an integer, not the float 2.0"),
+    "a NUL byte in env": (_replace("budget:", 'env: {A: "x\\0y"}\nbudget:'), "env.A: 'x\\x00y' contains a NUL byte"),
+    "a NUL byte in command": (_replace('"{lr}"]', '"{lr}", "a\\0b"]'), "command[4]: 'a\\x00b' contains a NUL byte"),
+    "a cwd that is a symlink loop": (_cwd_loop, "cwd: cwd 'a/x' cannot be resolved"),
 }  # fmt: skip
 
 
@@ -140,12 +156,15 @@ def test_config_check_exits_2_without_a_traceback(case: str, tmp_path: Path) -> 
     assert expected in " ".join(result.stderr.split())
 
 
-@pytest.mark.parametrize("case", ["10k-deep flow nesting", "a FIFO"])
-def test_config_check_in_its_own_process(case: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("command", "case"), [("config check", "10k-deep flow nesting"), ("config check", "a FIFO"),
+                                               ("config check", "a cwd that is a symlink loop"),
+                                               ("run", "a cwd that is a symlink loop"), ("run", "a NUL byte in env")])
+def test_config_check_in_its_own_process(command: str, case: str, tmp_path: Path) -> None:
     make, expected = CASES[case]
     done = subprocess.run(
-        [sys.executable, "-c", "from autoresearch.cli import main; main()", "config", "check", str(make(tmp_path))],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400"},
+        [sys.executable, "-c", "from autoresearch.cli import main; main()", *command.split(), str(make(tmp_path))],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400",
+                           "AUTORESEARCH_HOME": str(tmp_path / "home")},
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
@@ -155,3 +174,65 @@ def test_config_check_in_its_own_process(case: str, tmp_path: Path) -> None:
 def test_the_good_file_loads(tmp_path: Path) -> None:
     campaign = load_campaign(_write(tmp_path, GOOD), check_paths=False)
     assert campaign.budget.max_trials == 4 and campaign.search_space["depth"].high == 8
+
+
+# issue 33 item 9: a campaign name is a name, wherever it is read, never a path into another home
+OTHER_HOME_NAMES = ["../../home-x/campaigns/c", "../c", "/abs/c", "a/b", ".."]
+NAME_READERS = {
+    "status": (["status", "{name}"], None),
+    "status --json": (["status", "{name}", "--json"], None),
+    "report": (["report", "{name}"], None),
+    "resume": (["resume", "{name}", "--quiet"], None),
+    "chat": (["chat", "{name}", "--no-llm", "--wait", "0"], "/status\n"),
+    "list_trials": (["skills", "call", "list_trials", "--campaign", "{name}"], None),
+}
+
+
+@pytest.mark.parametrize("reader", list(NAME_READERS))
+@pytest.mark.parametrize("name", OTHER_HOME_NAMES)
+def test_a_name_that_is_a_path_is_refused_by_every_reader(reader: str, name: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from autoresearch.campaign import CampaignState, Ledger
+    from tests.autoresearch.campaign.conftest import make_campaign
+
+    other = tmp_path / "home-x"
+    Ledger.open(make_campaign(tmp_path, name="c"), other).set_state(CampaignState.completed, "done")
+    mine = tmp_path / "home-me"
+    (mine / "campaigns").mkdir(parents=True)  # so `campaigns/../../home-x` resolves
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.relative_to(other) for p in other.rglob("*"))
+    args, stdin = NAME_READERS[reader]
+
+    result = runner.invoke(app, [a.format(name=name) for a in args], input=stdin,
+                           env={"AUTORESEARCH_HOME": str(mine), "COLUMNS": "400"})
+
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert f"{name!r} is not a campaign name: use letters, digits and ._-" in " ".join(result.stderr.split())
+    assert "home-x" not in result.stdout  # nothing of the other home's campaign was shown
+    assert sorted(p.relative_to(other) for p in other.rglob("*")) == before  # nor written there (report/)
+
+
+@pytest.mark.parametrize("command", [["status", "old"], ["status", "old", "--json"], ["report", "old"]])
+def test_a_stored_config_refused_now_is_one_clear_error(command: list[str], tmp_path: Path) -> None:
+    """A campaign an older version ran with an int range of +-1e30 and a NUL in env (issue 33
+    item 8): its readers say what the stored config breaks, never a ValidationError traceback."""
+    import optuna
+
+    from autoresearch.campaign import Ledger
+    from autoresearch.campaign.ledger.optuna_ledger import CONFIG_ATTR
+    from tests.autoresearch.campaign.conftest import make_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(make_campaign(tmp_path, name="old"), home)
+    study = optuna.load_study(study_name="old", storage=ledger.storage_url)
+    config = study.user_attrs[CONFIG_ATTR]
+    config["search_space"]["y"].update(low=-10**30, high=10**30)
+    study.set_user_attr(CONFIG_ATTR, config | {"env": {"A": "x\x00y"}})
+
+    result = runner.invoke(app, command, env={"AUTORESEARCH_HOME": str(home), "COLUMNS": "400"})
+
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    text = " ".join(result.stderr.split())
+    assert f"campaign 'old': the config stored in {home}/campaigns/old/optuna.db is refused now" in text
+    assert "search_space.y.int: -1000000000000000000000000000000 is too large" in text and "NUL byte" in text
+    assert "run it under a new name" in text

@@ -40,7 +40,7 @@ def test_issue_yaml_loads_as_written(issue_file: Path, project: Path) -> None:
     assert (campaign.budget.max_trials, campaign.budget.max_parallel) == (40, 4)
     assert (campaign.compute.gpus, campaign.compute.priority) == (1, 50)
     assert campaign.policy.kind is PolicyKind.auto
-    assert (campaign.policy.sampler, campaign.policy.pruner) == (SamplerKind.tpe, PrunerKind.median)
+    assert (campaign.policy.sampler, campaign.policy.pruner.kind) == (SamplerKind.tpe, PrunerKind.median)
     assert campaign.experiment == "digits-mlp"
     assert campaign.render_command({"lr": 0.01, "hidden": 64, "activation": "tanh"}, 3) == [
         "python", "train.py", "--lr", "0.01", "--hidden", "64", "--activation", "tanh",

@@ -27,7 +27,7 @@ def test_schema_is_the_campaign_json_schema() -> None:
     assert schema == Campaign.model_json_schema()
     assert set(schema["properties"]) == {
         "name", "command", "cwd", "objective", "search_space", "budget", "compute", "policy", "tracking", "metrics",
-        "code", "confirm", "approvals", "env", "data", "secret_env",
+        "code", "confirm", "approvals", "env", "data", "secret_env", "validity",
     }
     assert set(schema["required"]) == {"name", "command", "objective", "budget"}
     assert schema["additionalProperties"] is False
@@ -68,3 +68,25 @@ def test_check_of_a_bad_file_exits_2_with_one_paragraph(project: Path) -> None:
     message = " ".join(proc.stderr.split())
     assert f"bad.yaml:{line}:3: compute.priority: unknown priority 'hihg'" in message
     assert "config check" in message
+
+
+def test_check_warns_when_the_program_of_the_command_is_not_where_the_job_looks(project: Path) -> None:
+    digits = project / "examples" / "digits"
+    (digits / "train.sh").write_text("#!/bin/sh\necho val_accuracy: 1\n")
+    (digits / "train.sh").chmod(0o755)
+    path = project / "campaign.yaml"
+    warnings = {}
+    for argv0 in ("pythn", "train.sh", "./train.sh", "./trian.sh", "sh", "{activation}"):
+        path.write_text(ISSUE_YAML.replace('["python", "train.py"', f'["{argv0}", "train.py"'))
+        result = runner.invoke(app, ["config", "check", str(path)], env={"OPENAI_API_KEY": ""})
+        assert result.exit_code == 0, result.output
+        warnings[argv0] = result.stderr.strip()
+    assert warnings["pythn"].startswith(f"warning: {path}: command not found: 'pythn' is not on the jobs' PATH")
+    assert "it is in cwd: write ./train.sh" in warnings["train.sh"]
+    assert f"command[0] './trian.sh' does not exist (looked up from cwd {digits.resolve()})" in warnings["./trian.sh"]
+    assert warnings["./train.sh"] == warnings["sh"] == warnings["{activation}"] == ""
+
+    path.write_text(ISSUE_YAML.replace('["python", "train.py"', '["pythn", "train.py"') + "env: {PATH: /nowhere}\n")
+    assert "'pythn'" in runner.invoke(app, ["config", "check", str(path), "--json"]).stderr
+    path.write_text(ISSUE_YAML.replace('["python", "train.py"', '["sh", "train.py"') + "env: {PATH: /nowhere}\n")
+    assert "command not found: 'sh'" in runner.invoke(app, ["config", "check", str(path)]).stderr  # the job's PATH

@@ -75,3 +75,30 @@ def test_the_reserve_for_a_new_leader_is_left_unused_when_none_comes(tmp_path: P
     trials = [trial(0, 3.0), trial(1, 3.1, confirms=0), trial(2, 1.0), trial(3, 2.0), trial(4, 2.5)]
     assert exploration_room(campaign, trials) == 0 and confirmations_due(campaign, trials, 1) == []
     assert confirmed_early(campaign, trials) == 1
+
+
+def test_the_declared_winner_leaves_suspects_out_of_the_confirmed_means(tmp_path: Path) -> None:
+    """One function declares the winner: suspect trials out (unless every one is), then the best
+    confirmed mean; a suspect re-run is an origin of its own; the holdout's leaders follow it."""
+    from autoresearch.campaign.holdout import leaders
+    from autoresearch.campaign.ranking import declared_best, declared_ranking
+    from autoresearch.campaign.validity import AttemptProvenance, Provenance
+
+    campaign = make_campaign(tmp_path, objective={"metric": "acc", "mode": "max", "holdout": {"command": ["true"], "metric": "h", "top_k": 2}},
+                             confirm={"top_k": 2, "seeds": 2})  # fmt: skip
+    bad = Provenance(attempts=[AttemptProvenance(attempt=1, node="n2", started_at=0.0, degraded=["thermal: throttled"])])
+
+    def suspect(t: TrialRecord) -> TrialRecord:
+        return t.model_copy(update={"provenance": bad})
+
+    # origin 0: 9 (suspect), 5, 5; origin 1: 6, 6, 6; trial 6 re-runs suspect trial 0 elsewhere
+    trials = [trial(0, 9.0), trial(1, 6.0), suspect(trial(2, 9.0, confirms=0)), trial(3, 5.0, confirms=0),
+              trial(4, 6.0, confirms=1), trial(5, 6.0, confirms=1),
+              trial(6, 5.5).model_copy(update={"suspect_rerun_of": 0})]  # fmt: skip
+    assert declared_best(trials, campaign).number == 0  # (9 + 5) / 2 = 7 over its trusted runs
+    assert [(s.trial, s.n) for s in declared_ranking(trials, campaign)[:2]] == [(0, 2), (1, 3)]
+    trials[0] = suspect(trials[0])  # the origin itself is suspect: its group is not declared
+    assert [s.trial for s in declared_ranking(trials, campaign)] == [1, 6]
+    assert declared_best(trials, campaign).number == 1 and [t.number for t in leaders(campaign, trials)] == [1, 6]
+    everything = [suspect(t) for t in trials]  # every result suspect: they are ranked all the same
+    assert declared_best(everything, campaign).number == 0

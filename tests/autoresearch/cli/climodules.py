@@ -27,10 +27,15 @@ TYPER_ONLY = "from autoresearch.cli import app\napp()\n"
 """The typer app without the fast path in front of it."""
 
 
+def _environ() -> dict[str, str]:
+    """This process's environment without a terminal size (as a pipe from a fresh shell would see it)."""
+    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+
+
 def run_cli(home: Path, *args: str, dump: Path, stdin: str | None = None, timeout: float = 120,
             forbidden: tuple[str, ...] = FORBIDDEN) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """(the finished process, the top-level packages it imported that are `forbidden`)."""
-    env = {**os.environ, "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT), "AR_TEST_MODULES": str(dump)}
+    env = {**_environ(), "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT), "AR_TEST_MODULES": str(dump)}
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], env=env, cwd=ROOT, input=stdin,
                           capture_output=True, text=True, timeout=timeout)
     modules = json.loads(dump.read_text())
@@ -39,6 +44,6 @@ def run_cli(home: Path, *args: str, dump: Path, stdin: str | None = None, timeou
 
 def run_typer(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """The same command line on the typer app alone (no fast path)."""
-    env = {**os.environ, "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    env = {**_environ(), "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-c", TYPER_ONLY, *args], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout)

@@ -72,6 +72,9 @@ def test_mcp_with_a_campaign_serves_its_trial_skills(home: Path, tmp_path: Path)
             result = await client.call_tool("suggest_with_optuna", {"n": 2})
             assert not result.is_error and result.structured_content["based_on"] == 3
             assert len(result.structured_content["suggestions"]) == 2
+            result = await client.call_tool("compare_trials", {"numbers": [1, 2]})
+            diff = result.structured_content["comparison"]["differing_params"]
+            assert not result.is_error and [d["name"] for d in diff] == ["kind", "x", "y"]
 
     asyncio.run(session())
     assert len(Ledger.load("toy").trials()) == 3  # suggesting cost no trial

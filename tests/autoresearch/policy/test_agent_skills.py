@@ -70,3 +70,31 @@ def test_read_trial_logs_before_launch(home: Path) -> None:
     ctx = AgentContext(home=base.home, tracking=base.tracking, ledger=ledger)
     out = agent_registry().call("read_trial_logs", {"number": 0}, ctx)
     assert isinstance(out, SkillError) and out.message == "trial 0 has no job yet (it is proposed)"
+
+
+def test_compare_trials_shows_params_diff_values_curves_and_patch_diff(home: Path) -> None:
+    ledger = Ledger.open(branin(), home)
+    patches = ["--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-lr = 0.1\n+lr = 0.01\n",
+               "--- a/train.py\n+++ b/train.py\n@@ -1 +1 @@\n-lr = 0.1\n+lr = 0.02\n"]  # fmt: skip
+    for i, (x1, patch) in enumerate([(1.0, patches[0]), (2.0, patches[1])]):
+        n = ledger.admit(Proposal(params={"x1": x1, "x2": 1.0}, patch=patch, hypothesis=f"idea {i}")).trial_number
+        ledger.mark_launched(n, f"job-{n}")
+        for step in range(10):  # trial 0 still falls at the end; trial 1 bottoms out at step 4 and rises
+            ledger.report(n, step, 10.0 - step if i == 0 else 5.0 + abs(step - 4))
+        ledger.complete(n, 1.0) if i == 0 else ledger.prune(n)
+    base = SkillContext.create(home=home)
+    ctx = AgentContext(home=base.home, tracking=base.tracking, ledger=ledger)
+
+    out = agent_registry().call("compare_trials", {"numbers": [0, 1]}, ctx).comparison
+
+    assert [(p.name, p.values) for p in out.differing_params] == [("x1", {0: 1.0, 1: 2.0})]
+    assert out.same_params == {"x2": 1.0}
+    first, second = out.trials
+    assert (first.final_value, first.best_value, second.final_value, second.best_value) == (1.0, 1.0, 10.0, 5.0)
+    assert first.curve.first == (0, 10.0) and first.curve.last == (9, 1.0) and first.curve.improving is True
+    assert second.curve.best == (4, 5.0) and second.curve.slope == 1.0 and second.curve.improving is False
+    assert "-+lr = 0.01\n" in out.patch_diffs[0].diff and "++lr = 0.02\n" in out.patch_diffs[0].diff
+    missing = agent_registry().call("compare_trials", {"numbers": [0, 7]}, ctx)
+    assert isinstance(missing, SkillError) and missing.error.value == "not_found" and "no trial 7" in missing.message
+    alone = agent_registry().call("compare_trials", {"numbers": [1, 1]}, ctx)
+    assert isinstance(alone, SkillError) and "two different trials" in alone.message

@@ -6,10 +6,14 @@ import random
 from pathlib import Path
 
 from PIL import Image
+from typer.testing import CliRunner
 
 from autoresearch.campaign import Ledger, Proposal, TrialFailure
+from autoresearch.cli import _register, app
 from autoresearch.report import write_report
 from tests.autoresearch.campaign.conftest import make_campaign, toy_objective
+
+_register()
 
 PLOTS = ("best_by_trial.png", "best_by_time.png", "importances.png", "failures.png")
 
@@ -96,3 +100,22 @@ def test_report_before_any_trial(home: Path, tmp_path: Path) -> None:
     text = path.read_text()
     assert "No trial has completed yet." in text
     assert list(path.parent.glob("*.png")) == []
+
+
+def test_report_of_enormous_objective_values_draws_its_plots(home: Path, tmp_path: Path) -> None:
+    """Issue 33 item 8: stored objectives of +-1e308 crashed `autoresearch report` in matplotlib
+    (`arange: cannot compute length`) and fANOVA; any finite float is drawn, and said why not ranked."""
+    ledger = Ledger.open(make_campaign(tmp_path, name="huge"))
+    for i, value in enumerate([1e308, -1e308, 0.5, 1.7976931348623157e308, -5e307, 3.0]):
+        number = ledger.admit(Proposal(params={"x": i - 2.0, "y": i, "kind": "abc"[i % 3]})).trial_number
+        ledger.mark_launched(number, f"job-{number:010d}")
+        ledger.report(number, 0, value)
+        ledger.complete(number, value)
+
+    result = CliRunner().invoke(app, ["report", "huge", "--out", str(tmp_path / "out")], env={"COLUMNS": "400"})
+
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert _is_png(tmp_path / "out" / "best_by_trial.png") and _is_png(tmp_path / "out" / "best_by_time.png")
+    assert "an objective value reaches 1.8e+308, whose variance overflows a float" in text
+    assert "| 1 | complete | -1e+308 |" in text

@@ -9,6 +9,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from autoresearch import api
 from autoresearch.campaign import (
     CampaignPaths,
@@ -19,10 +21,13 @@ from autoresearch.campaign import (
     active_seconds,
     campaign_status,
 )
+from autoresearch.cli import _register, app
 from autoresearch.runner import run_campaign
 from autoresearch.runner.lock import CampaignLock
 from autoresearch.steering import Inbox, post
 from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config, write_config
+
+_register()
 
 
 def _config(tracking, **budget) -> dict:
@@ -55,6 +60,28 @@ def test_max_trials_given_to_a_completed_campaign_does_not_rewrite_its_budget(co
     outcome = api.run(write_config(tmp_path, data), max_trials=1, home=compute_home, settings=FAST)
     assert outcome.already_ended and outcome.state is CampaignState.completed
     assert api.campaign_max_trials(data["name"], home=compute_home) == 2
+
+
+def test_run_of_a_completed_campaign_with_another_config_says_what_differs_and_exits_2(
+        compute_home: Path, tracking, tmp_path: Path) -> None:
+    """Issue 33 item 8: `run` of a completed name with a changed config is not "already completed", exit 0."""
+    data = _config(tracking)
+    file = write_config(tmp_path, data)
+    cli = CliRunner()
+    assert cli.invoke(app, ["run", str(file), "--quiet"], env={"COLUMNS": "400"}).exit_code == 0
+    again = cli.invoke(app, ["run", str(file), "--quiet"], env={"COLUMNS": "400"})
+    assert again.exit_code == 0 and "is already completed" in again.stdout  # the same config: nothing to say
+
+    data["search_space"]["x1"]["high"] = 12.0
+    data["command"][-1] = "--quiet-job"
+    changed = cli.invoke(app, ["run", str(write_config(tmp_path, data)), "--quiet"], env={"COLUMNS": "400"})
+
+    assert changed.exit_code == 2, changed.output
+    text = " ".join(changed.stderr.split())
+    assert f"campaign '{data['name']}' has already completed (budget.max_trials (2) reached" in text
+    assert "search_space.x1.high: 10.0 -> 12.0" in text and "command[12]: --no-mlflow -> --quiet-job" in text
+    assert "give it a new `name`" in text
+    assert Ledger.load(data["name"], compute_home).campaign.search_space["x1"].high == 10.0  # nothing was changed
 
 
 def test_a_running_campaign_without_a_runner_shows_interrupted(tracking, tmp_path: Path) -> None:

@@ -59,10 +59,11 @@ def test_a_refused_api_key_fails_the_run_without_a_traceback(compute_home: Path,
     _no_trial_left_proposed(data["name"], compute_home)
 
 
-def test_an_mlflow_store_that_cannot_open_names_tracking_uri(tmp_path: Path) -> None:
+def test_an_mlflow_store_that_cannot_open_names_the_file_not_the_uri(tmp_path: Path) -> None:
     store = tmp_path / "mlflow.db"
     store.write_bytes(b"this is not an SQLite file" * 100)
     campaign = branin(name="bad-store", policy={"kind": "optuna"}, tracking={"uri": f"sqlite:///{store}"})
     with pytest.raises(RunnerError) as info:
         run_campaign(campaign, home=tmp_path / "home", settings=FAST)
-    assert "cannot open the MLflow store (tracking.uri" in str(info.value) and str(store) in str(info.value)
+    assert f"the MLflow store sqlite:///{store} is not a usable SQLite database" in str(info.value)
+    assert "Fix tracking.uri" not in str(info.value)  # the URI is right: the file behind it is not a store

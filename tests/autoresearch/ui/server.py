@@ -26,7 +26,8 @@ def free_port() -> int:
 def ui_server(home: Path, *args: str, timeout: float = 60.0) -> Iterator[str]:
     """`autoresearch ui --port FREE ARGS` serving `home`; yields its base URL (http://127.0.0.1:PORT)."""
     port = free_port()
-    env = {**os.environ, "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)  # the test's own packages too
+    env = {**os.environ, "AUTORESEARCH_HOME": str(home), "PYTHONPATH": path}
     env.pop("AUTORESEARCH_UI_TOKEN", None)
     proc = subprocess.Popen(
         [sys.executable, "-c", "from autoresearch.cli import main; main()", "ui", "--port", str(port), *args],

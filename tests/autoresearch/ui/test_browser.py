@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from autoresearch.report.figures import NO_CURVES
 from autoresearch.runner import run_campaign
 from compute import Client, DaemonConfig, JobSpec, JobState, Resources, start_daemon, stop_daemon
 from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config, wait_until
@@ -29,7 +30,7 @@ IMAGES = Path(os.environ.get("AR_UI_SCREENSHOTS") or tempfile.mkdtemp(prefix="ui
 _MISSING = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
 try:
     from selenium import webdriver
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:  # the `ui` extra is not installed
@@ -74,6 +75,7 @@ def browser() -> Iterator[Any]:
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
         options.add_argument(flag)
     options.binary_location = shutil.which("chromium") or "chromium"
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(shutil.which("chromedriver")))
     driver.set_page_load_timeout(60)
     try:
@@ -158,6 +160,33 @@ def test_every_page_loads(browser: Any, url: str, client: Client, fleet_home: tu
     finally:
         for j in [blocker, *waiting]:
             client.cancel(j)
+
+
+def test_the_campaign_page_sorts_its_trials_and_draws_their_learning_curves(
+    browser: Any, url: str, fleet_home: tuple[Path, str]
+) -> None:
+    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (pyproject.toml pins it): pip install -e .")
+    name = fleet_home[1]
+    _open(browser, f"{url}/campaigns/{name}")
+    browser.get_log("browser")  # what earlier pages logged
+    by_number = [row.text.split()[0] for row in browser.find_elements(By.CSS_SELECTOR, "#trials tbody tr")]
+
+    _click(browser, "#trials a[data-sort='value']")
+    WebDriverWait(browser, 30).until(lambda d: "sort=value" in d.current_url)
+    cells = [row.find_elements(By.TAG_NAME, "td") for row in browser.find_elements(By.CSS_SELECTOR, "#trials tbody tr")]
+    values = [float(c[2].text) for c in cells]
+    drawn = "const b = document.getElementById('learning-curves'); return !!(b && b._fullLayout);"
+    try:
+        WebDriverWait(browser, 60).until(lambda d: d.execute_script(drawn))
+    except TimeoutException:
+        raise AssertionError(f"no chart: {_text(browser, 'learning-curves')!r}, {browser.get_log('browser')}") from None
+    chart = _text(browser, "learning-curves")
+
+    assert by_number == [str(n) for n in range(5)]
+    assert values == sorted(values) and sorted(int(c[0].text.split()[0]) for c in cells) == list(range(5))
+    assert "Learning curves (intermediate values)" in chart and NO_CURVES in chart  # its pruner is `none`
+    assert [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    _shot(browser, "campaign-curves")
 
 
 def test_a_job_goes_pending_running_succeeded_without_a_reload(browser: Any, url: str, client: Client) -> None:

@@ -108,7 +108,7 @@ def test_the_campaign_page_links_the_mlflow_runs_table_and_each_run(tmp_path: Pa
     ledger.mark_launched(number, "job-0000000001")
     ledger.set_mlflow_run(number, "0123abcd")
     ledger.complete(number, 4.25)
-    with TestClient(create_app(UiSettings(home=home), warm=False)) as web:
+    with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
         page = web.get("/campaigns/linked").text
     # MLflow 3 opens a bare `#/experiments/12` on its GenAI "Overview" page, not the runs
     assert 'href="http://127.0.0.1:5000/#/experiments/12/runs" id="mlflow-link"' in page
@@ -132,3 +132,71 @@ def test_the_campaign_page_shows_the_winner_as_mean_sd_n_and_marks_confirmations
     assert "4 ± 0.2 (trial 0, n=3)" in best
     assert "separable from trial 1: yes" in best  # 4.0 - 3.0 > 2 x 0.2
     assert page.count('class="badge confirmation">confirms #0</span>') == 2
+
+
+def test_a_campaign_name_that_is_not_a_name_is_not_found(tmp_path: Path) -> None:
+    """Issue 33 item 9: `..` names the home itself, not a campaign: 404 saying so (the router
+    already keeps '/' out of a name)."""
+    (tmp_path / "home" / "campaigns").mkdir(parents=True)
+    app = create_app(UiSettings(home=tmp_path / "home"), warm=False)
+    with TestClient(app, base_url="http://localhost") as web:
+        page = web.get("/campaigns/%2E%2E")
+    assert page.status_code == 404 and "is not a campaign name" in page.text.replace("&#39;", "'")
+
+
+def test_the_trial_table_sorts_by_any_column_across_pages(tmp_path: Path) -> None:
+    import re
+
+    from autoresearch.campaign import Ledger, Proposal
+    from autoresearch.testing._checks import suite_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(suite_campaign(tmp_path, "sorted"), home=home)
+    for x, value in [(0.5, 3.0), (-2.0, 9.0), (4.0, None), (1.5, 1.0)]:
+        number = ledger.admit(Proposal(params={"x": x, "y": 2, "kind": "b"})).trial_number
+        ledger.mark_launched(number, f"job-{number:010d}")
+        if value is not None:
+            ledger.complete(number, value)
+
+    def rows(query: str) -> list[int]:
+        page = web.get(f"/campaigns/sorted?{query}")
+        assert page.status_code == 200, page.text
+        return [int(n) for n in re.findall(r"<tr><td>(\d+)</td>", page.text)]
+
+    with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
+        assert rows("") == [0, 1, 2, 3]
+        assert rows("sort=value&desc=1") == [1, 0, 3, 2]  # the running trial has no value: last
+        assert rows("sort=value&per_page=2&page=2") == [1, 2]  # sorted before paging
+        assert rows("sort=x") == [1, 0, 3, 2]
+        assert rows("sort=state") == [0, 1, 3, 2]  # complete before running
+        header = web.get("/campaigns/sorted?sort=value").text
+        assert 'href="?sort=value&desc=1" class="sort here" data-sort="value">score ↑' in header
+        bad = web.get("/campaigns/sorted?sort=loss")
+    assert bad.status_code == 400 and "sort &#39;loss&#39;: use one of number, state, value" in bad.text
+
+
+def test_the_campaign_page_draws_learning_curves_with_plotly_from_the_installed_package(tmp_path: Path) -> None:
+    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (pyproject.toml pins it): pip install -e .")
+    from autoresearch.campaign import Ledger, Proposal
+    from autoresearch.testing._checks import suite_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(suite_campaign(tmp_path, "curved"), home=home)
+    for i in range(3):
+        number = ledger.admit(Proposal(params={"x": i / 2, "y": 2, "kind": "b"})).trial_number
+        ledger.mark_launched(number, f"job-{number:010d}")
+        for step in range(4 if i != 1 else 2):
+            ledger.report(number, step, 1.0 + i + step)
+        ledger.prune(number) if i == 1 else ledger.complete(number, 4.0 + i)
+
+    with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
+        page = web.get("/campaigns/curved").text
+        figure = web.get("/api/campaigns/curved/curves").json()
+        script = web.get("/static/plotly.min.js")
+
+    assert 'id="learning-curves" class="chart" data-figure="/api/campaigns/curved/curves"' in page
+    traces = {t["name"]: (t["x"], t["y"]) for t in figure["data"]}
+    assert traces["Trial0"] == ([0, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]) and traces["Trial1"] == ([0, 1], [2.0, 3.0])
+    assert traces["pruned: cut here"] == ([1], [3.0])  # trial 1 was cut after step 1
+    assert script.status_code == 200 and script.headers["content-type"].startswith("application/javascript")
+    assert "plotly.js" in script.text[:2000]

@@ -51,6 +51,15 @@ def test_a_gang_nccl_fault_leaves_probes_and_attempts_alone_and_fails_one_gang_p
     assert injector.take_preflight_fault("v1") is None and injector.pending("v1") is None
 
 
+def test_a_throttle_fault_makes_degraded_probes_and_leaves_attempts_running(injector):
+    injector.inject(VIRTUAL, "throttle", now=0, probes=2)
+    assert injector.take_attempt_fault("v1") is None  # its attempts are not killed
+    fault = injector.take_probe_fault("v1")
+    report = fault.report(VIRTUAL, ts=1)
+    assert report.status is HealthStatus.degraded and report.checks[0].name == "gpu2.sw_thermal_slowdown"
+    assert injector.take_probe_fault("v1").kind is FaultKind.throttle and injector.pending("v1") is None
+
+
 def test_a_probe_taking_the_fault_disarms_the_attempt_part(injector):
     injector.inject(VIRTUAL, "xid", now=0)
     assert injector.take_probe_fault("v1") is not None
@@ -77,7 +86,7 @@ EXPECTED_RULE = {FaultKind.thermal: "health_monitor_kill", FaultKind.ecc: "ecc",
                  FaultKind.gang_nccl: "gang_preflight"}
 
 
-@pytest.mark.parametrize("kind", list(FaultKind))
+@pytest.mark.parametrize("kind", [k for k in FaultKind if k is not FaultKind.throttle])
 def test_each_kind_makes_a_critical_probe_and_an_infra_failure(injector, kind):
     fault = injector.inject(VIRTUAL, kind, now=0)
     report = fault.report(VIRTUAL, ts=1)

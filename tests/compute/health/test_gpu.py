@@ -160,3 +160,10 @@ def test_a_host_without_nvidia_smi_says_its_probes_were_skipped_not_that_it_is_h
     assert nothing_ran.reason == "gpu+cuda: skipped (no nvidia-smi)"
     one_ran = combine(node.name, [CommandProbe(["/bin/true"]).probe(node), GpuProbe().probe(node)], 0.0, 0.0)
     assert one_ran.reason == "command+gpu: healthy; gpu skipped (no nvidia-smi)"
+
+
+def test_probe_reports_the_gpu_model_and_driver_it_saw(fake_smi):
+    fake_smi.use("old_driver_470_4x_v100.txt")
+    report = GpuProbe(nvidia_smi=fake_smi.path).probe(gpu_node(2))
+    assert report.hardware == {"gpu_model": "Tesla V100-SXM2-32GB", "driver": "470.223.02"}
+    assert combine("n", [report], ts=0, duration_s=0).hardware == report.hardware  # what the daemon stores
