@@ -12,6 +12,10 @@ if _typing.TYPE_CHECKING:
         BUILTIN_PLACEHOLDERS, Approvals, Budget, Campaign, CodeSettings, ComputeSettings, MetricSource, Metrics,
         Mode, Objective, ParamSpec, Tracking,
     )
+    from autoresearch.campaign.confirm_settings import ConfirmSettings, ConfirmWhen
+    from autoresearch.campaign.confirmation import (
+        Standing, confirmations_due, confirmed_early, declared_order, exploration_room, mean_text, separable, standings, winner_text,
+    )
     from autoresearch.campaign.changes import config_changes, refused_change
     from autoresearch.campaign.datasets import Dataset
     from autoresearch.campaign.failfast import first_line, fruitless, repeated_failure
@@ -29,7 +33,7 @@ if _typing.TYPE_CHECKING:
     )
     from autoresearch.campaign.pruner_settings import PrunerKind, PrunerSettings
     from autoresearch.campaign.aggregate import Aggregate, AggregateKind, resolve_aggregate
-    from autoresearch.campaign.ranking import best_trial, ranked
+    from autoresearch.campaign.ranking import best_trial, declared_ranking, ranked
     from autoresearch.campaign.paths import CampaignPaths, campaign_dir, campaigns_root, known_campaigns
     from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
     from autoresearch.campaign.status import (
@@ -51,6 +55,17 @@ _WHERE = {
     "Objective": "autoresearch.campaign.config",
     "ParamSpec": "autoresearch.campaign.config",
     "Tracking": "autoresearch.campaign.config",
+    "ConfirmSettings": "autoresearch.campaign.confirm_settings",
+    "ConfirmWhen": "autoresearch.campaign.confirm_settings",
+    "Standing": "autoresearch.campaign.confirmation",
+    "confirmations_due": "autoresearch.campaign.confirmation",
+    "confirmed_early": "autoresearch.campaign.confirmation",
+    "declared_order": "autoresearch.campaign.confirmation",
+    "exploration_room": "autoresearch.campaign.confirmation",
+    "separable": "autoresearch.campaign.confirmation",
+    "mean_text": "autoresearch.campaign.confirmation",
+    "winner_text": "autoresearch.campaign.confirmation",
+    "standings": "autoresearch.campaign.confirmation",
     "config_changes": "autoresearch.campaign.changes",
     "refused_change": "autoresearch.campaign.changes",
     "Dataset": "autoresearch.campaign.datasets",
@@ -89,6 +104,7 @@ _WHERE = {
     "SamplerKind": "autoresearch.campaign.policy_settings",
     "resolve_policy_kind": "autoresearch.campaign.policy_settings",
     "best_trial": "autoresearch.campaign.ranking",
+    "declared_ranking": "autoresearch.campaign.ranking",
     "ranked": "autoresearch.campaign.ranking",
     "CampaignPaths": "autoresearch.campaign.paths",
     "campaign_dir": "autoresearch.campaign.paths",
@@ -167,6 +183,9 @@ __all__ = [
     "PrunerSettings",
     "SamplerKind",
     "CampaignStopReason",
+    "ConfirmSettings",
+    "ConfirmWhen",
+    "Standing",
     "Tracking",
     "TrialFailure",
     "TrialLedger",
@@ -180,6 +199,11 @@ __all__ = [
     "campaign_status",
     "campaigns_root",
     "check_params",
+    "confirmations_due",
+    "confirmed_early",
+    "declared_order",
+    "declared_ranking",
+    "exploration_room",
     "config_changes",
     "first_line",
     "free_slots",
@@ -190,6 +214,7 @@ __all__ = [
     "fruitless",
     "known_campaigns",
     "load_campaign",
+    "mean_text",
     "overview",
     "ranked",
     "read_overviews",
@@ -198,6 +223,9 @@ __all__ = [
     "repeated_failure",
     "resolve_aggregate",
     "resolve_policy_kind",
+    "separable",
+    "standings",
     "status_of",
     "stop_reason",
+    "winner_text",
 ]

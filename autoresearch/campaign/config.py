@@ -25,6 +25,7 @@ from tracking import MetricRules, MetricSource, resolve_tracking
 from autoresearch.campaign._base import Section, paths_checked, resolve_path
 from autoresearch.campaign.aggregate import AggregateText
 from autoresearch.campaign.command_check import missing_program, render_problem
+from autoresearch.campaign.confirm_settings import ConfirmSettings, no_noise_seeds
 from autoresearch.campaign.datasets import Dataset
 from autoresearch.campaign.holdout_settings import HOLDOUT_PLACEHOLDERS, Holdout, unfixed_file
 from autoresearch.campaign.metrics_settings import Metrics, uncapturable
@@ -223,8 +224,11 @@ class CodeSettings(Section):
     """Files or folders (relative to cwd) the policy may patch."""
     fixed: list[str] = Field(default_factory=list)
     """Files or folders it must not touch (the fixed evaluation)."""
-    noise_seeds: Annotated[int, Field(ge=0, le=100)] = 0
-    """Repeats of the baseline with different seeds, to measure run-to-run noise."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: Any) -> Any:
+        return no_noise_seeds(data)
 
     @field_validator("editable", "fixed")
     @classmethod
@@ -265,6 +269,8 @@ class Campaign(Section):
     tracking: Tracking = Field(default_factory=Tracking)
     metrics: Metrics = Field(default_factory=Metrics)
     code: CodeSettings | None = None
+    confirm: ConfirmSettings | None = None
+    """Re-run the leaders with new seeds before declaring the winner (off when absent)."""
     approvals: Approvals = Field(default_factory=Approvals)
     validity: Validity = Field(default_factory=Validity)
     """Hardware provenance: when a result is suspect and whether it is re-run elsewhere (docs/results.md)."""

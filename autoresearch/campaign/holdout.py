@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from autoresearch.campaign.ranking import ranked
+from autoresearch.campaign.ranking import declared_ranking, ranked
 
 if TYPE_CHECKING:
     from autoresearch.campaign.config import Campaign
@@ -134,12 +134,20 @@ def render_holdout(campaign: Campaign, params: Mapping[str, Any], trial_number: 
 
 
 def leaders(campaign: Campaign, trials: Iterable[TrialRecord]) -> list[TrialRecord]:
-    """The trials the holdout evaluates at the end: every complete one (`every`), else the `top_k` best."""
+    """The trials the holdout evaluates at the end: every complete one (`every`), else the `top_k`
+    best; with `confirm:`, the `top_k` first origins of the order the winner is declared in
+    (`ranking.declared_ranking`: confirmed means first, no suspect)."""
     holdout = campaign.objective.holdout
     if holdout is None:
         return []
+    trials = list(trials)
     best = ranked(trials, campaign.objective)
-    return best if holdout.every else best[: holdout.top_k]
+    if holdout.every:
+        return best
+    if campaign.confirm is not None:
+        by_number = {t.number: t for t in trials}
+        return [by_number[s.trial] for s in declared_ranking(trials, campaign)[: holdout.top_k]]
+    return best[: holdout.top_k]
 
 
 __all__ = ["HoldoutResult", "HoldoutRow", "HoldoutSummary", "holdout_line", "holdout_summary", "leaders", "render_holdout", "spearman"]

@@ -1,4 +1,4 @@
-"""The best complete trial, computed once: every place that names a best trial (status, the
+"""The best complete trial (the best mean, with confirmations), computed once: every place that names a best trial (status, the
 report, the policies' prompts and skills, chat) ranks trials with `ranked`."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
 from autoresearch.campaign.config import Campaign, Objective
+from autoresearch.campaign.confirmation import Standing, declared_order
 from autoresearch.campaign.records import TrialRecord, TrialState
 from autoresearch.campaign.suspects import suspect_reasons
 
@@ -35,30 +36,44 @@ def ranked(trials: Iterable[T], objective: Objective) -> list[T]:
 
 
 def best_trial(trials: Iterable[TrialRecord], objective: Objective) -> TrialRecord | None:
-    """The best complete trial (the earliest among equals), or None before one completes."""
-    best = ranked(trials, objective)
-    return best[0] if best else None
+    """The first of `confirmation.declared_order`: the confirmed origin with the best mean over its
+    runs (itself and its confirmations), else (none confirmed) the best complete trial; the earliest
+    among equals; None before one completes. Blind to suspects: what a campaign names as its best
+    is `declared_best`."""
+    trials = list(trials)
+    best = declared_order(trials, objective)
+    return next(t for t in trials if t.number == best[0].trial) if best else None
+
+
+def declared_ranking(trials: list[TrialRecord], campaign: Campaign) -> list[Standing]:
+    """The one order a campaign's winner is declared in: `confirmation.declared_order` (confirmed
+    origins by mean, then the others) over the trials whose result is not suspect (docs/results.md),
+    over all trials when every complete one is suspect. A suspect re-run is an origin of its own."""
+    suspect = suspect_reasons(trials, campaign.validity.min_speed_ratio)
+    trusted = declared_order([t for t in trials if t.number not in suspect], campaign.objective)
+    return trusted or declared_order(trials, campaign.objective)
 
 
 def declared_best(trials: list[TrialRecord], campaign: Campaign) -> TrialRecord | None:
-    """The best complete trial whose result is not suspect (docs/results.md); the best of all
-    when every complete trial is suspect. What a campaign names as its best."""
-    suspect = suspect_reasons(trials, campaign.validity.min_speed_ratio)
-    return best_trial([t for t in trials if t.number not in suspect], campaign.objective) or best_trial(
-        trials, campaign.objective)
+    """What a campaign names as its best: the first trial of `declared_ranking` (None before one
+    completes)."""
+    ranking = declared_ranking(trials, campaign)
+    return next(t for t in trials if t.number == ranking[0].trial) if ranking else None
 
 
 def suspect_reruns_due(trials: list[TrialRecord], campaign: Campaign) -> list[TrialRecord]:
-    """Suspect complete trials that would be the best and were not re-run yet (nor are re-runs
-    themselves): each is re-run once on another node before it may be declared best."""
+    """Suspect complete trials that would be the best (their value beats the trusted leader's
+    mean) and were not re-run yet (nor are re-runs themselves): each is re-run once on another
+    node before it may be declared best."""
     if not campaign.validity.rerun_suspect:
         return []
     suspect = suspect_reasons(trials, campaign.validity.min_speed_ratio)
-    trusted = best_trial([t for t in trials if t.number not in suspect], campaign.objective)
+    trusted = declared_order([t for t in trials if t.number not in suspect], campaign.objective)
     rerun = {t.suspect_rerun_of for t in trials}
     return [t for t in ranked(trials, campaign.objective)
             if t.number in suspect and t.number not in rerun and t.suspect_rerun_of is None
-            and (trusted is None or not campaign.objective.better(trusted.value, t.value))]
+            and t.confirms is None
+            and (not trusted or not campaign.objective.better(trusted[0].mean, t.value))]
 
 
 def running_best(values: list[float], objective: Objective) -> list[float]:

@@ -25,8 +25,9 @@ class Proposal(_Record):
     of the campaign's editable files (code-edit campaigns)."""
     parent_trial: int | None = None
     """Code-edit campaigns: the trial whose code this one starts from (None: the campaign's cwd)."""
-    rerun_of: int | None = None
-    """A repeat of this trial with another seed, to tell a gain from run-to-run noise."""
+    confirms: int | None = None
+    """A confirmation: a re-run of this trial (the origin) with a new seed, to tell its value from
+    run-to-run noise (docs/results.md, "Confirmation of the leaders")."""
     suspect_rerun_of: int | None = None
     """A re-run of this suspect trial on another node (its nodes avoided), before it may win."""
     resume_of: int | None = None
@@ -109,8 +110,8 @@ class TrialRecord(_Record):
     """The code patch it runs with, if any."""
     parent_trial: int | None = None
     """Code-edit campaigns: the trial whose code it starts from (None: the campaign's cwd)."""
-    rerun_of: int | None = None
-    """The trial it repeats with another seed (noise re-runs), if any."""
+    confirms: int | None = None
+    """A confirmation: the trial (its origin) it re-runs with a new seed; None for every other trial."""
     suspect_rerun_of: int | None = None
     """The suspect trial it re-runs on another node, if any (both results are kept)."""
     resume_of: int | None = None

@@ -16,7 +16,8 @@ from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.holdout import HoldoutSummary, holdout_summary
 from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths, known_campaigns
-from autoresearch.campaign.ranking import declared_best
+from autoresearch.campaign.confirmation import Standing, separable, standings
+from autoresearch.campaign.ranking import declared_ranking
 from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
 from compute.pidlock import holder_pid
@@ -74,6 +75,14 @@ class TrialSummary(_Record):
     """Why it failed (failed trials only)."""
     reason: str | None = None
     """Failed trials: the error (the first line of their log excerpt); cancelled ones: why."""
+    confirms: int | None = None
+    """A confirmation: the trial (its origin) it re-runs with a new seed."""
+    mean: float | None = None
+    """Complete origins: the mean of its value and its complete confirmations' values."""
+    sd: float | None = None
+    """Their sample standard deviation (None with one value)."""
+    n: int | None = None
+    """How many values `mean` is over (1: not confirmed)."""
     suspect: bool = False
     """Its result may be biased by its hardware (docs/results.md): never declared best unless all are."""
     suspect_reason: str | None = None
@@ -84,9 +93,13 @@ class TrialSummary(_Record):
     """The suspect trial it re-runs on another node, if any."""
 
     @classmethod
-    def of(cls, trial: TrialRecord, suspect_reason: str | None = None) -> TrialSummary:
+    def of(cls, trial: TrialRecord, standing: Standing | None = None, suspect_reason: str | None = None) -> TrialSummary:
         ended_badly = trial.state in (TrialState.failed, TrialState.cancelled)
         return cls(
+            confirms=trial.confirms,
+            mean=standing.mean if standing else None,
+            sd=standing.sd if standing else None,
+            n=standing.n if standing else None,
             number=trial.number,
             state=trial.state,
             params=trial.params,
@@ -111,7 +124,13 @@ class CampaignStatus(_Record):
     """Why it is in that state (why it stopped, completed or failed)."""
     budget_used: BudgetUsed
     best_trial: TrialSummary | None
-    """The best complete trial, or None before one completes."""
+    """The declared best: the confirmed trial with the best mean over its runs (its confirmations
+    included; before any is confirmed, the best complete trial), or None before one completes."""
+    runner_up: int | None = None
+    """The next trial in the same order (None with fewer than two complete origins)."""
+    separable: bool | None = None
+    """Whether the best's mean beats the runner-up's by more than 2 sd (the larger of their two
+    sample sds); None without a runner-up."""
     trials: list[TrialSummary]
     """Every trial, by number."""
     tracking_pending: int = 0
@@ -133,6 +152,8 @@ class CampaignStopReason(str, enum.Enum):
     max_llm_usd = "max_llm_usd"
     deadline = "deadline"
     target_reached = "target_reached"
+    confirmed = "confirmed"
+    """`confirm:`: the leaders are confirmed and only the reserve for a new leader's confirmations is left."""
 
 
 def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> CampaignStatus:
@@ -150,7 +171,9 @@ def status_of(
     """The status of a campaign from what its ledger holds (`campaign_status` of a ledger, or of
     a `LedgerSnapshot`'s fields); `folder`: where its runner lock is (None: not looked at)."""
     now = now or datetime.now(UTC)
-    best = declared_best(trials, campaign)
+    ranking = declared_ranking(trials, campaign)
+    by_trial = {r.trial: r for r in [*standings(trials, campaign.objective), *ranking]}  # the ranked: their trusted runs
+    best = next(t for t in trials if t.number == ranking[0].trial) if ranking else None
     suspect = suspect_reasons(trials, campaign.validity.min_speed_ratio)
     shown = _shown_state(facts.state, folder)
     used = budget_used(facts, trials, now, live=shown is not CampaignState.interrupted)
@@ -162,8 +185,10 @@ def status_of(
         state=shown,
         state_reason=facts.state_reason,
         budget_used=used,
-        best_trial=TrialSummary.of(best, suspect.get(best.number)) if best else None,
-        trials=[TrialSummary.of(t, suspect.get(t.number)) for t in trials],
+        best_trial=TrialSummary.of(best, by_trial[best.number], suspect.get(best.number)) if best else None,
+        runner_up=ranking[1].trial if len(ranking) > 1 else None,
+        separable=separable(ranking[0], ranking[1]) if len(ranking) > 1 else None,
+        trials=[TrialSummary.of(t, by_trial.get(t.number), suspect.get(t.number)) for t in trials],
         holdout=holdout_summary(campaign, trials, facts.holdouts),
     )
 
@@ -212,7 +237,7 @@ class CampaignOverview(_Record):
     """Trials counted against the budget."""
     max_trials: int
     best_value: float | None
-    """The best complete trial's objective value."""
+    """The declared best's objective value (its mean over its confirmations, when it has some)."""
     runner_pid: int | None
     """The live runner's pid, if one runs the campaign now."""
 
@@ -224,7 +249,7 @@ def overview(campaign: Campaign, current: CampaignStatus, paths: CampaignPaths) 
         state=current.state,
         trials=current.budget_used.trials,
         max_trials=campaign.budget.max_trials,
-        best_value=current.best_trial.value if current.best_trial else None,
+        best_value=current.best_trial.mean if current.best_trial else None,
         runner_pid=holder_pid(paths.lock),
     )
 

@@ -144,7 +144,8 @@ def _print_outcome(outcome: RunOutcome) -> None:
     console.print(escape(text), highlight=False, soft_wrap=True)
     if best is not None and best.value is not None:
         params = ", ".join(f"{k}={v}" for k, v in best.params.items())
-        console.print(f"best: trial {best.number} value {best.value:.6g} ({escape(params)})", highlight=False)
+        value = f"{best.value:.6g}" if best.n is None or best.n < 2 else f"{best.mean:.6g} ± {best.sd or 0:.2g} (n={best.n})"
+        console.print(f"best: trial {best.number} value {value} ({escape(params)})", highlight=False)
     if outcome.tracking_pending:
         console.print(escape(tracking_line(outcome.status)), highlight=False, soft_wrap=True)
     if outcome.status.trials:

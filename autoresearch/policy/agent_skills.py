@@ -76,7 +76,8 @@ class TrialRow(BaseModel):
     value: float | None = None
     params: dict[str, Any] = {}
     parent_trial: int | None = None
-    rerun_of: int | None = None
+    confirms: int | None = None
+    """A confirmation: the trial it re-runs with a new seed."""
     has_patch: bool = False
     hypothesis: str = ""
     failure_class: TrialFailure | None = None
@@ -87,7 +88,7 @@ class TrialRow(BaseModel):
     def of(cls, t: TrialRecord, suspect: dict[int, str] | None = None) -> TrialRow:
         return cls(
             number=t.number, state=t.state, value=t.value, params=t.params, parent_trial=t.parent_trial,
-            rerun_of=t.rerun_of, has_patch=bool(t.patch), hypothesis=t.hypothesis[:300], failure_class=t.failure_class,
+            confirms=t.confirms, has_patch=bool(t.patch), hypothesis=t.hypothesis[:300], failure_class=t.failure_class,
             suspect_reason=(suspect or {}).get(t.number),
         )  # fmt: skip
 

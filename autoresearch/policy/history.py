@@ -68,8 +68,8 @@ def trial_line(t: TrialRecord, metric: str, *, best: int | None = None) -> str:
         head += " [best]"
     if t.parent_trial is not None:
         head += f" parent=#{t.parent_trial}"
-    if t.rerun_of is not None:
-        head += f" rerun_of=#{t.rerun_of}"
+    if t.confirms is not None:
+        head += f" confirms=#{t.confirms}"
     parts = [head]
     if t.params:
         parts.append(" ".join(f"{k}={fmt(v)}" for k, v in t.params.items()))

@@ -1,7 +1,6 @@
 """`LLMPolicy`: a model proposes the trials and keeps the research log, through tool calls.
 
-propose: re-runs the lineage asks for come first (code-edit campaigns with noise_seeds; no
-model call); then the model sees the campaign, a compact history, its research log, steering
+propose: the model sees the campaign, a compact history, its research log, steering
 messages and (code-edit) the parent's editable files, may call the read skills, and finishes
 with `propose_trials`. replan: when trials ended since the last replan, the model finishes
 with `write_research_log` (learned, next, stop?); the entry becomes the decision's notes,
@@ -33,7 +32,7 @@ import logging
 from pathlib import Path
 
 import prompts
-from autoresearch.campaign import Campaign, FallbackKind, Proposal, TrialLedger, TrialRecord, best_trial
+from autoresearch.campaign import Campaign, FallbackKind, Proposal, TrialLedger, TrialRecord, declared_ranking
 from autoresearch.llm import (
     BudgetExceeded,
     LLMError,
@@ -126,12 +125,10 @@ class LLMPolicy:
         if n <= 0:
             return []
         lin = lineage(self.campaign, ctx.trials) if self.campaign.code else None
-        reruns = lin.reruns[:n] if lin else []
-        left = n - len(reruns)
-        if left == 0 or self._budget_note is not None:
-            return reruns
+        if self._budget_note is not None:
+            return []
         parent = lin.parent if lin else None
-        agent = self._context(slots=left, parent=parent)
+        agent = self._context(slots=n, parent=parent)
         user = prompts.render(
             "propose",
             status=self._status(ctx, lin),
@@ -139,17 +136,17 @@ class LLMPolicy:
             research_log=notes_text(ctx.notes),
             steering=steering_text(ctx.steering),
             code_files=code_text(self.workspaces.files(parent), parent) if self.workspaces else "",
-            n=left,
+            n=n,
         )
         outcome = self._step("propose", user, agent, finish="propose_trials")
         if outcome is None:
-            return reruns
+            return []
         if outcome.finished and agent.proposals:
             self._failed_rounds = 0
             if agent.cut_note:
                 self._pending.append(f"propose: {agent.cut_note}.")
-            return reruns + agent.proposals
-        return reruns + self._no_proposal(ctx, left, parent, outcome.reason)
+            return agent.proposals
+        return self._no_proposal(ctx, n, parent, outcome.reason)
 
     def replan(self, ctx: PolicyContext) -> ReplanDecision:
         if self._budget_note is not None:
@@ -315,10 +312,10 @@ class LLMPolicy:
             "  `<<<<<<< SEARCH`, the exact current lines, `=======`, the new lines, `>>>>>>> REPLACE`) or a unified",
             "  diff (`--- a/PATH`, `+++ b/PATH`, `@@` hunks). A better result makes it the parent of later trials.",
         ]
-        if code.noise_seeds:
+        if self.campaign.confirm is not None:
             lines.append(
-                f"- Noise: a gain within twice the measured run-to-run spread is re-run with {code.noise_seeds} more "
-                "seed(s) and kept only if the mean still wins; the policy schedules those re-runs itself."
+                f"- Noise: the leaders are re-run with {self.campaign.confirm.seeds} new seed(s) (trials marked "
+                "confirms=#N, scheduled by the runner); a trial's value is the mean of its runs."
             )
         left = FIXED_CHARS
         for rel in code.fixed:
@@ -345,17 +342,21 @@ class LLMPolicy:
         if used is not None:
             spend = f", ${used.llm_usd:.4f} of model calls" if used.llm_usd else ""
             parts.append(f"Budget used: {used.trials} of {c.budget.max_trials} trials{spend}.")
-        best = best_trial(ctx.trials, c.objective)
+        ranking = declared_ranking(ctx.trials, c)
         metric = c.objective.metric
-        parts.append(f"Best so far: #{best.number} {metric}={fmt(best.value)}." if best else "No complete trial yet.")
+        if not ranking:
+            parts.append("No complete trial yet.")
+        elif ranking[0].n > 1:
+            best = ranking[0]
+            parts.append(f"Best so far: #{best.trial} {metric}={fmt(best.mean)} (mean of {best.n} runs, sd {fmt(best.sd)}).")
+        else:
+            parts.append(f"Best so far: #{ranking[0].trial} {metric}={fmt(ranking[0].mean)}.")
         if lin is not None:
             if lin.parent is None:
                 parts.append("New code starts from the campaign's original files (no trial kept yet).")
             else:
-                mean = lin.means[lin.parent]
-                parts.append(f"New code starts from trial #{lin.parent} (mean {metric}={fmt(mean)}).")
-            if lin.noise_std is not None:
-                parts.append(f"Measured run-to-run noise (std): {fmt(lin.noise_std)}.")
+                mean, runs = lin.means[lin.parent], lin.runs[lin.parent]
+                parts.append(f"New code starts from trial #{lin.parent} (mean {metric}={fmt(mean)} over {runs} run(s)).")
         return " ".join(parts)
 
 

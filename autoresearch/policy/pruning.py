@@ -58,8 +58,9 @@ class OptunaPruning:
 
     def judge(self, trial: TrialRecord) -> PruneDecision:
         """Only a running trial with intermediate values, past the settings' gates and before the
-        campaign's last step, can be pruned."""
-        if trial.state is not TrialState.running or not trial.intermediate_values:
+        campaign's last step, can be pruned; a confirmation never is (its value is one more reading
+        of a leader's, pruned or not)."""
+        if trial.state is not TrialState.running or not trial.intermediate_values or trial.confirms is not None:
             return PruneDecision.keep
         step, trials = max(trial.intermediate_values), self.trials.trials()
         end = campaign_end(trials)

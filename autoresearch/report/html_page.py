@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autoresearch.campaign import CampaignStatus, OptunaBacked, TrialLedger, TrialRecord, TrialState, ranked
+from autoresearch.campaign import CampaignStatus, OptunaBacked, TrialLedger, TrialRecord, TrialState, TrialSummary, ranked
 from autoresearch.report import figures
 from autoresearch.report.plots import failure_counts
 
@@ -26,14 +26,19 @@ TrustColumn = tuple[str, Callable[[TrialRecord], str]]
 # --- trustworthy results (issue 29) ------------------------------------------------------
 # The campaign knows what Optuna does not: whether a result is suspect (degraded hardware, a slow
 # run) and the holdout the policy never saw. They come from the campaign's status; a new fact of
-# that kind (a leader's mean +- sd over confirmation runs) is one more column here and one more
+# that kind (a leader's mean ± sd over confirmation runs, here) is one more column and one more
 # paragraph in `trust_section`, nothing else in this module.
 
 
 def trust_columns(status: CampaignStatus) -> list[TrustColumn]:
-    """Columns the top-k table adds: why a result is suspect, its holdout value (when run)."""
+    """Columns the top-k table adds: its mean ± sd (n) over its runs, or the trial it confirms (when
+    any trial is confirmed), why a result is suspect, its holdout value (when run)."""
     suspect = {t.number: t.suspect_reason or "suspect" for t in status.trials if t.suspect}
-    columns: list[TrustColumn] = [("suspect", lambda t: suspect.get(t.number, ""))]
+    columns: list[TrustColumn] = []
+    if any(t.confirms is not None for t in status.trials):
+        runs = {t.number: _runs_text(t) for t in status.trials}
+        columns.append(("mean ± sd (n)", lambda t: runs.get(t.number, "")))
+    columns.append(("suspect", lambda t: suspect.get(t.number, "")))
     if status.holdout is not None:
         held = {r.trial: f"{r.holdout:.6g}" if r.holdout is not None else f"none ({r.error})"
                 for r in status.holdout.rows}  # fmt: skip
@@ -50,12 +55,28 @@ def trust_section(status: CampaignStatus) -> str:
         gap = "n/a" if summary.gap is None else f"{summary.gap:+.6g}"
         parts.append(f"<p id='holdout'>Holdout (never seen by the policy): Spearman rank correlation of validation "
                      f"and holdout <b>{rho}</b>; overfitting gap (mean validation minus mean holdout) <b>{gap}</b>.</p>")  # fmt: skip
+    best = status.best_trial
+    if best is not None and best.n is not None and best.n > 1 and best.mean is not None:
+        verdict = "" if status.separable is None else (
+            f"; separable from the runner-up, trial {status.runner_up}: <b>{'yes' if status.separable else 'no'}</b>")
+        parts.append(f"<p id='confirmation'>Winner: trial {best.number}, mean ± sd over its runs "
+                     f"<b>{html.escape(_runs_text(best))}</b>{verdict} (docs/results.md, Confirmation of the leaders).</p>")
     suspect = [t for t in status.trials if t.suspect]
     if suspect:
         nodes = sorted({n for t in suspect for n in t.nodes})
         parts.append(f"<p id='suspects'>{len(suspect)} suspect result(s), never declared best (nodes: "
                      f"{html.escape(', '.join(nodes))}): see the Markdown report's Suspect results.</p>")  # fmt: skip
     return "\n".join(parts)
+
+
+def _runs_text(t: TrialSummary) -> str:
+    """`0.9712 ± 0.0041 (n=3)` for an origin, `confirms #N` for a confirmation, else empty."""
+    if t.confirms is not None:
+        return f"confirms #{t.confirms}"
+    if t.mean is None or t.n is None:
+        return ""
+    sd = f" ± {t.sd:.2g}" if t.sd is not None else ""
+    return f"{t.mean:.6g}{sd} (n={t.n})"
 
 
 # --- the page ----------------------------------------------------------------------------

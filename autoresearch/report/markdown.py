@@ -23,6 +23,7 @@ from autoresearch.campaign import (
 )
 from autoresearch.policy.lineage import lineage
 from autoresearch.report import figures, html_page, plots
+from autoresearch.report.confirmation import confirmation_section
 from autoresearch.report.suspects import suspect_section
 from tracking import LOCAL_MLFLOW_UI, mlflow_ui_base, mlflow_ui_url, pending_writes, resolve_tracking
 from tracking.datasets import describe_datasets
@@ -90,6 +91,7 @@ def write_report(
     else:
         lines += ["No trial failed.", ""]
 
+    lines += confirmation_section(campaign, trials)
     lines += suspect_section(status)
     lines += _lineage_section(ledger, trials)
     lines += _trials_table(trials, ledger)
@@ -143,11 +145,16 @@ def _summary(ledger: TrialLedger, status: CampaignStatus, now: datetime) -> list
     lines += ["Trials by state: " + ", ".join(f"{s.value} {n}" for s, n in by_state.items() if n) + ".", ""]
     best = status.best_trial
     if best is not None:
+        spread = f" ± {best.sd:.2g}" if best.sd is not None else ""
         lines += [
-            f"**Best trial: #{best.number}**, {objective.metric} = {best.value:.6g}, "
+            f"**Best trial: #{best.number}**, {objective.metric} = {best.mean:.6g}{spread} (n={best.n}), "
             f"params `{_params(best.params)}`.",
             "",
         ]
+        if status.separable is not None:
+            verdict = "yes" if status.separable else "no"
+            lines += [f"Separable from the runner-up, trial #{status.runner_up} (the means differ by more than 2 sd, "
+                      f"the larger sd of the two): **{verdict}**.", ""]  # fmt: skip
     return lines
 
 
@@ -226,16 +233,11 @@ def _lineage_section(ledger: TrialLedger, trials: list[TrialRecord]) -> list[str
         chain.append(at)
         at = by_number[at].parent_trial if at in by_number else None
     path = " -> ".join(["original code", *(f"#{n}" for n in reversed(chain))])
-    noise = f"{lin.noise_std:.4g}" if lin.noise_std is not None else "not measured"
     lines += [f"New code starts from trial #{lin.parent} (mean {campaign.objective.metric} {lin.means[lin.parent]:.4g}).",
-              f"Kept patches, oldest first: {path}. Run-to-run noise (std of the baseline's runs): {noise}.", "",
+              f"Kept patches, oldest first: {path}.", "",
               "| # | parent | patch | runs | mean | verdict | hypothesis |", "|" + " --- |" * 7]  # fmt: skip
-    runs: dict[int, int] = {}
     for t in trials:
-        if t.rerun_of is not None and t.state is TrialState.complete:
-            runs[t.rerun_of] = runs.get(t.rerun_of, 0) + 1
-    for t in trials:
-        if t.rerun_of is not None:
+        if t.confirms is not None:
             continue
         mean = lin.means.get(t.number)
         if t.number == lin.parent:
@@ -248,7 +250,7 @@ def _lineage_section(ledger: TrialLedger, trials: list[TrialRecord]) -> list[str
             verdict = "not kept"
         patch = f"{len(t.patch.splitlines())} lines" if t.patch else "none"
         parent = f"#{t.parent_trial}" if t.parent_trial is not None else "original"
-        count = runs.get(t.number, 0) + (t.state is TrialState.complete)
+        count = lin.runs.get(t.number, 0)
         lines.append(f"| {t.number} | {parent} | {patch} | {count} | {'' if mean is None else f'{mean:.4g}'} "
                      f"| {verdict} | {_one_line(t.hypothesis or t.rationale, 120)} |")  # fmt: skip
     return lines + ["", "Each trial's patch is in its MLflow run (artifact `patch/trial-N.patch`) and its "

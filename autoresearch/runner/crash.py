@@ -1,7 +1,8 @@
 """Crash points for resume drills: `AUTORESEARCH_CRASH_AT=launch.submitted:3` makes the runner
 SIGKILL itself the 3rd time it passes that point (no cleanup, like a power cut).
 
-Points: propose.asked (policy proposed, not yet admitted), launch.submitted (job submitted,
+Points: propose.confirmed (a confirmation admitted, the round's others not yet), propose.asked
+(policy proposed, not yet admitted), launch.submitted (job submitted,
 trial not yet marked launched), evaluate.ended (a trial ended, its run not yet closed),
 replan.start, holdout.submitted (the leaders' holdout jobs submitted, none recorded yet).
 """

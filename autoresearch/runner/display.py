@@ -84,11 +84,13 @@ class LiveDisplay:
 
 def summary_line(status: CampaignStatus, max_trials: int) -> str:
     """`name state | trials 12/40 (3 running, 1 pending) | best #7 0.973 | 1m20s, 0.13 slot-hours`
-    (GPU-hours on physical GPUs)."""
+    (GPU-hours on physical GPUs); a confirmed best reads `best #7 0.973 ± 0.004 (n=3), separable from #2: no`."""
     counts = _counts(status)
     best = status.best_trial
-    if best and best.value is not None:
-        best_text = f"best #{best.number} {best.value:.6g}"
+    if best and (best.mean is not None or best.value is not None):
+        best_text = f"best #{best.number} {_mean(best)}"
+        if status.separable is not None:
+            best_text += f", separable from #{status.runner_up}: {'yes' if status.separable else 'no'}"
     else:
         best_text = "no trial completed" if status.state in _ENDED else "no result yet"
     used = status.budget_used
@@ -127,6 +129,8 @@ def render_status(
     best = status.best_trial.number if status.best_trial else None
     for t in rows:
         value = "" if t.value is None else f"{t.value:.6g}"
+        if t.n is not None and t.n > 1:
+            value += f" (mean {_mean(t)})"
         params = ", ".join(f"{k}={_short(v)}" for k, v in t.params.items())
         mark = " *" if t.number == best else ""
         style = _STYLE.get(t.state.value, "")
@@ -135,6 +139,8 @@ def render_status(
             why = f"suspect: {t.suspect_reason}"
         elif t.suspect_rerun_of is not None:
             why = f"re-run of suspect trial {t.suspect_rerun_of} on another node"
+        if t.confirms is not None:
+            why = f"confirms #{t.confirms}" + (f"; {why}" if why else "")
         table.add_row(f"{t.number}{mark}", Text(t.state.value, style=style), value, params, t.job_id or "",
                       t.mlflow_run_id or "", Text(why[:160]))  # fmt: skip
     parts: list[Text | Table] = [Text(summary_line(status, max_trials), style="bold")]
@@ -148,6 +154,14 @@ def render_status(
     if len(rows) < len(status.trials):
         parts.append(Text(note, style="dim"))
     return Group(*parts)
+
+
+def _mean(t: TrialSummary) -> str:
+    """`0.973 ± 0.004 (n=3)`; the value alone for a trial with one run."""
+    if t.n is None or t.n < 2 or t.mean is None:
+        return f"{t.mean if t.mean is not None else t.value:.6g}"
+    spread = f" ± {t.sd:.2g}" if t.sd is not None else ""
+    return f"{t.mean:.6g}{spread} (n={t.n})"
 
 
 def _counts(status: CampaignStatus) -> dict[str, int]:

@@ -15,17 +15,22 @@ from autoresearch.campaign import (
     TrialRecord,
     TrialState,
     budget_used,
+    confirmations_due,
+    confirmed_early,
+    exploration_room,
     first_line,
     free_slots,
     fruitless,
     repeated_failure,
     stop_reason,
+    winner_text,
 )
-from autoresearch.campaign.ranking import declared_best, suspect_reruns_due
+from autoresearch.campaign.ranking import declared_ranking, suspect_reruns_due
 from autoresearch.campaign.records import Proposal
 from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.llm import LLMUnavailable
 from autoresearch.policy import PolicyContext, PolicyPause, ReplanAction
+from autoresearch.runner.confirm_tags import tag_origin, tag_winner
 from autoresearch.runner.context import RunContext
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.evaluate import DISK_FULL_CANCEL
@@ -80,6 +85,17 @@ class CampaignNodes:
         n = free_slots(self.campaign, view.trials)
         if n <= 0 or self._limit(view) is not None:
             return {}
+        room = exploration_room(self.campaign, view.trials)
+        confirmations = confirmations_due(self.campaign, view.trials, n)
+        for proposal in confirmations:  # the leaders' re-runs take precedence over new exploration
+            admitted = self.ledger.admit(proposal)
+            self.display.event(f"trial {admitted.trial_number} proposed: confirmation of trial {proposal.confirms}")
+            crash_point("propose.confirmed")
+        n = min(n - len(confirmations), room)
+        if n <= 0:
+            return {"steering": []} if confirmations else {}
+        if confirmations:
+            view = self._look(state.get("steering", []))
         try:
             proposals = self.ctx.policy.propose(view, n)
         except LLMUnavailable as exc:
@@ -143,8 +159,10 @@ class CampaignNodes:
                 self.writes.hold()
             ended, seen = self.ctx.evaluator.check(running, seen, changed)
             self._job_states = seen
+            trials = self.ledger.trials() if any(t.confirms is not None for t in ended) else []
             for trial in ended:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
+                tag_origin(self.ctx.tracker, self.campaign, trials, trial)
                 self.holdout.after_trial(trial)
                 if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:
                     self._pause_disk_full(trial)
@@ -212,9 +230,12 @@ class CampaignNodes:
                                              steering=steering, budget_used=used)  # fmt: skip
 
     def _limit(self, view: PolicyContext) -> CampaignStopReason | None:
-        best = declared_best(view.trials, self.campaign)
+        ranking = declared_ranking(view.trials, self.campaign)
         assert view.budget_used is not None
-        return stop_reason(self.campaign, view.budget_used, best.value if best else None, self.ledger.started_at)
+        limit = stop_reason(self.campaign, view.budget_used, ranking[0].mean if ranking else None, self.ledger.started_at)
+        if limit is None and confirmed_early(self.campaign, view.trials):
+            return CampaignStopReason.confirmed
+        return limit
 
     def _rerun_suspects(self, trials: list[TrialRecord]) -> None:
         """Admit a re-run, on other nodes, of each suspect trial that would be the best (once per
@@ -244,6 +265,7 @@ class CampaignNodes:
         if broken is not None:
             self._fail(broken)
             return CampaignState.failed
+        tag_winner(self.ctx.tracker, self.campaign, self.ledger.trials())
         self.ledger.set_state(CampaignState.completed, reason)
         self.ledger.append_note(f"campaign completed: {reason}", author="runner")
         self.display.event(f"campaign {self.campaign.name} completed: {reason}")
@@ -293,10 +315,14 @@ def _limit_text(limit: CampaignStopReason, ledger: Ledger) -> str:
         CampaignStopReason.max_llm_usd: f"budget.max_llm_usd ({ledger.campaign.budget.max_llm_usd}) reached",
         CampaignStopReason.deadline: "budget.deadline passed",
         CampaignStopReason.target_reached: "target reached",
+        CampaignStopReason.confirmed: (
+            f"the leaders are confirmed; the last {confirmed_early(ledger.campaign, ledger.trials())} trial(s) of "
+            f"budget.max_trials ({ledger.campaign.budget.max_trials}) were kept to confirm a new leader, and none came"
+        ),
     }
     text = texts[limit]
     if best is not None:
-        text += f"; best trial {best.number}: {objective.metric} {best.value:.6g}"
+        text += f"; best {winner_text(declared_ranking(ledger.trials(), ledger.campaign), objective.metric)}"
     return text
 
 

@@ -38,6 +38,7 @@ from autoresearch.campaign import (
     active_seconds,
     campaign_status,
     config_changes,
+    confirmed_early,
     refused_change,
     stop_reason,
 )
@@ -372,8 +373,9 @@ def _check_ended(ledger: Ledger, start: Start) -> RunOutcome | None:
     state, campaign = ledger.state, ledger.campaign
     if state is CampaignState.completed:
         status = campaign_status(ledger)
-        best = status.best_trial.value if status.best_trial else None
-        if stop_reason(campaign, status.budget_used, best, ledger.started_at) is not None:
+        best = status.best_trial.mean if status.best_trial else None
+        ended = stop_reason(campaign, status.budget_used, best, ledger.started_at) is not None
+        if ended or confirmed_early(campaign, ledger.trials()):
             reason = (
                 f"{ledger.state_reason}. To run more trials, raise budget.max_trials (now "
                 f"{campaign.budget.max_trials}) in the config, or pass --max-trials N, and run it again."

@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from autoresearch.campaign import CampaignPaths, TrialLedger, TrialRecord
 from autoresearch.workspace.patches import ParsedPatch, PatchError, apply_patch, check_paths, parse_patch, under
-from tracking import PARENT_TRIAL_TAG, RERUN_OF_TAG, Tracker
+from tracking import CONFIRMS_TAG, PARENT_TRIAL_TAG, Tracker
 
 _SKIP = {".git"}
 _TEXT_LIMIT = 200_000
@@ -221,12 +221,12 @@ def _same(original: Path, copy: Path) -> bool:
 
 def log_lineage(tracker: Tracker, run_id: str, trial: TrialRecord) -> None:
     """Record a trial's place in the lineage tree in its run: tags `PARENT_TRIAL_TAG` /
-    `RERUN_OF_TAG`, and its patch as the artifact `patch/trial-N.patch`."""
+    `CONFIRMS_TAG`, and its patch as the artifact `patch/trial-N.patch`."""
     tags = {}
     if trial.parent_trial is not None:
         tags[PARENT_TRIAL_TAG] = str(trial.parent_trial)
-    if trial.rerun_of is not None:
-        tags[RERUN_OF_TAG] = str(trial.rerun_of)
+    if trial.confirms is not None:
+        tags[CONFIRMS_TAG] = str(trial.confirms)
     if tags:
         tracker.log(run_id, tags=tags)
     if trial.patch:

@@ -176,7 +176,7 @@ def record_of(
         log_excerpt=attrs.get("log_excerpt") or None,
         patch=attrs.get("patch"),
         parent_trial=attrs.get("parent_trial"),
-        rerun_of=attrs.get("rerun_of"),
+        confirms=attrs.get("confirms", attrs.get("rerun_of")),  # rerun_of: code.noise_seeds' re-runs, before `confirm:`
         resume_of=attrs.get("resume_of"),
         suspect_rerun_of=attrs.get("suspect_rerun_of"),
         provenance=attrs.get("provenance"),

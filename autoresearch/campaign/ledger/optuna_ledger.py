@@ -52,7 +52,7 @@ from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import Proposal, TrialFailure, TrialRecord, TrialState
 from autoresearch.campaign.validity import Provenance
 
-_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "rerun_of", "resume_of",
+_DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "confirms", "resume_of",
              "suspect_rerun_of")
 
 

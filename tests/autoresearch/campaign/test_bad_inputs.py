@@ -115,6 +115,17 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
                                         "tracking.uri: tracking store 'not-a-store' is neither a URI nor a .db file"),
     "a tracking uri of an unknown scheme": (_replace("budget:", "tracking: {uri: 'nosuch://host'}\nbudget:"),
                                             "has the unknown scheme 'nosuch'"),
+    # issue 29 item 2: the confirm: section, and the key it replaced
+    "confirm.top_k 0": (_replace("budget:", "confirm: {top_k: 0}\nbudget:"),
+                        "campaign.yaml:7:11: confirm.top_k: Input should be greater than or equal to 1 (got 0)"),
+    "confirm.when sometimes": (_replace("budget:", "confirm: {when: sometimes}\nbudget:"),
+                               "campaign.yaml:7:11: confirm.when: Input should be 'end' or 'new_best' (got 'sometimes')"),
+    "confirm.seeds as a string": (_replace("budget:", 'confirm: {seeds: "2"}\nbudget:'),
+                                  "confirm.seeds: must be a number, not the string '2'"),
+    "the old code.noise_seeds": (_replace("budget:", "code: {editable: [train.py], noise_seeds: 2}\nbudget:"),
+                                 "campaign.yaml:7:30: code.noise_seeds: code.noise_seeds was replaced by the confirm: "
+                                 "section (one mechanism for every campaign): remove noise_seeds and write "
+                                 "`confirm: {top_k: 3, seeds: 2, when: new_best}`"),
     # issue 33 item 8
     "an int range of +-1e30": (_replace("low: 1, high: 8", "low: -1000000000000000000000000000000, high: 1000000000000000000000000000000"),
                                "search_space.depth.low: -1000000000000000000000000000000 is too large: an int "

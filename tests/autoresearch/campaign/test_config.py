@@ -83,7 +83,8 @@ def test_yaml_12_scalars_deadlines_and_full_keys(project: Path) -> None:
         "  sampler: random\n  pruner: successive_halving\n  seed: 3\n  provider: openai\n  model: gpt-x\n"
         "  instructions_file: notes.md\n"
         "tracking: {uri: 'http://127.0.0.1:5000', experiment: digits}\n"
-        "code: {editable: [model.py], noise_seeds: 2}\n"
+        "code: {editable: [model.py]}\n"
+        "confirm: {top_k: 2, seeds: 4, when: new_best}\n"
         "env: {OMP_NUM_THREADS: 1, DEBUG: true}\n"
         "objective2: no\n"
     )
@@ -94,7 +95,8 @@ def test_yaml_12_scalars_deadlines_and_full_keys(project: Path) -> None:
     assert campaign.budget.deadline == time(6, 30)  # `06:30` is not the sexagesimal int 390
     assert campaign.policy.instructions_file == (project / "notes.md").resolve()
     assert campaign.env == {"OMP_NUM_THREADS": "1", "DEBUG": "1"}
-    assert campaign.code.editable == ["model.py"] and campaign.code.noise_seeds == 2
+    assert campaign.code.editable == ["model.py"]
+    assert (campaign.confirm.top_k, campaign.confirm.seeds, campaign.confirm.when.value) == (2, 4, "new_best")
     assert campaign.experiment == "digits"
     assert campaign.trial_seed(4) == 7
 

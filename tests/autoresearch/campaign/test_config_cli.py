@@ -27,7 +27,7 @@ def test_schema_is_the_campaign_json_schema() -> None:
     assert schema == Campaign.model_json_schema()
     assert set(schema["properties"]) == {
         "name", "command", "cwd", "objective", "search_space", "budget", "compute", "policy", "tracking", "metrics",
-        "code", "approvals", "env", "data", "secret_env", "validity",
+        "code", "confirm", "approvals", "env", "data", "secret_env", "validity",
     }
     assert set(schema["required"]) == {"name", "command", "objective", "budget"}
     assert schema["additionalProperties"] is False

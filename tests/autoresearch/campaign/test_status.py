@@ -49,6 +49,8 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
         "state_reason",
         "budget_used",
         "best_trial",
+        "runner_up",
+        "separable",
         "trials",
         "tracking_pending",
         "tracking_writer_pid",
@@ -58,8 +60,8 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
     assert data["holdout"] is None  # no objective.holdout  # no MLflow write waits
     assert set(data["budget_used"]) == {"trials", "gpu_hours", "real_gpus", "llm_usd", "elapsed"}
     assert data["budget_used"]["real_gpus"] is False  # not recorded as physical GPUs: slot-hours
-    fields = {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason", "suspect",
-              "suspect_reason", "nodes", "suspect_rerun_of"}
+    fields = {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason",
+              "confirms", "mean", "sd", "n", "suspect", "suspect_reason", "nodes", "suspect_rerun_of"}
     assert all(set(t) == fields for t in data["trials"])
     assert (data["trials"][2]["failure_class"], data["trials"][2]["reason"]) == ("user", "Traceback ...")
     assert data["trials"][4]["reason"] == "stopped by a person" and data["trials"][0]["reason"] is None
@@ -68,6 +70,8 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
     assert data["budget_used"]["gpu_hours"] == 2.0 and data["budget_used"]["llm_usd"] == 1.5
     assert data["budget_used"]["elapsed"] >= 0
     assert data["best_trial"]["number"] == 1 and data["best_trial"]["value"] == 2.0  # mode: min
+    assert (data["best_trial"]["mean"], data["best_trial"]["sd"], data["best_trial"]["n"]) == (2.0, None, 1)
+    assert (data["runner_up"], data["separable"]) == (0, False)  # no confirmation measured the noise
     assert [t["state"] for t in data["trials"]] == ["complete", "complete", "failed", "running", "cancelled"]
     assert data["trials"][0]["job_id"] == "job-0000000000" and data["trials"][0]["mlflow_run_id"] == "run0"
     assert data["trials"][0]["params"] == {"x": 0.0, "y": 1, "kind": "a"}

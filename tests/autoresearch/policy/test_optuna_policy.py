@@ -68,6 +68,24 @@ def test_seeded_policy_reproduces_plain_optuna(home: Path, tmp_path: Path, sampl
     assert ours == _plain_optuna(reference(), n)
 
 
+def test_confirmations_are_no_samples_to_the_sampler(home: Path, tmp_path: Path) -> None:
+    """Confirmations of trial 0 (its parameters again, other values) leave the TPE draws of the new
+    trials exactly plain Optuna's: they neither end its random start-up early nor enter its model."""
+    campaign = make_campaign(tmp_path, policy={"kind": "optuna", "sampler": "tpe", "seed": 7})
+    ledger = Ledger.open(campaign)
+    policy = OptunaPolicy(ledger)
+    ours = _through_the_ledger(policy, ledger, 1)
+    for value in (100.0, -100.0):
+        confirmation = ledger.admit(Proposal(params=ours[0], confirms=0))
+        ledger.mark_launched(confirmation.trial_number, f"job-{confirmation.trial_number:010d}")
+        ledger.complete(confirmation.trial_number, value)
+
+    ours += _through_the_ledger(policy, ledger, 13)
+
+    assert ours == _plain_optuna(optuna.samplers.TPESampler(seed=7, multivariate=True, constant_liar=True), 14)
+    assert [t.confirms for t in ledger.trials()][:3] == [None, 0, 0]
+
+
 def test_parallel_proposals_are_drawn_before_any_result_and_differ(home: Path, tmp_path: Path) -> None:
     campaign = make_campaign(tmp_path, budget={"max_trials": 30, "max_parallel": 4})
     ledger = Ledger.open(campaign)

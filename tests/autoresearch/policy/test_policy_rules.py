@@ -135,22 +135,21 @@ def test_code_edit_prompt_and_patch_refusal(home: Path, toy_project: Path, track
     assert "Change only the editable files: train.py" in refusal.content
 
 
-def test_noise_reruns_come_before_the_model(home: Path, toy_project: Path, tracking) -> None:
-    code = {"editable": ["train.py"], "fixed": ["evaluation.py"], "noise_seeds": 1}
-    ledger = Ledger.open(toy_campaign(toy_project, name="noisy", code=code), home)
+def test_the_model_proposes_only_new_ideas_and_is_told_the_leaders_are_confirmed(home: Path, toy_project: Path,
+                                                                                  tracking) -> None:
+    campaign = toy_campaign(toy_project, name="noisy", confirm={"top_k": 1, "seeds": 1, "when": "new_best"})
+    ledger = Ledger.open(campaign, home)
     ledger.admit(Proposal(hypothesis="baseline"))
     complete_all(ledger, lambda p: 4.0)
     idea = {"patch": rate_patch("1.0", "2.0"), "hypothesis": "RATE 2", "expected_effect": "loss 1"}
     model = ScriptedProvider.from_turns([ToolCall(name="propose_trials", arguments={"trials": [idea]})])
     policy = policy_for(ledger, model, tracking)
 
-    rerun, new = policy.propose(PolicyContext.from_ledger(ledger), 2)
+    [new] = policy.propose(PolicyContext.from_ledger(ledger), 2)  # confirmations are the runner's, not the model's
 
-    assert (rerun.rerun_of, rerun.patch, rerun.parent_trial) == (0, None, None)
-    assert (new.rerun_of, new.patch, new.parent_trial) == (None, idea["patch"], 0)
-    assert "Propose up to 1 new trial(s)" in model.calls[0][1].content  # the re-run took the other slot
-    assert "re-run with 1 more seed(s)" in model.calls[0][0].content
-    assert policy.propose(PolicyContext.from_ledger(ledger), 1)[0].rerun_of == 0  # no model call for it
+    assert (new.confirms, new.patch, new.parent_trial) == (None, idea["patch"], 0)
+    assert "Propose up to 2 new trial(s)" in model.calls[0][1].content
+    assert "the leaders are re-run with 1 new seed(s)" in model.calls[0][0].content
 
 
 def test_the_tinygpt_code_edit_example_proposes_and_builds_a_workspace(home: Path, tracking) -> None:

@@ -169,3 +169,25 @@ def test_the_top_trials_show_suspect_results_and_the_holdout_the_campaign_record
     assert "<td>node n2 throttled</td><td>none (oom)</td>" in page and "<td>0.61</td>" in page
     assert "overfitting gap (mean validation minus mean holdout) <b>-0.11</b>" in page
     assert "1 suspect result(s), never declared best (nodes: n2)" in page
+
+
+def test_the_top_trials_show_the_mean_sd_n_over_confirmations_and_whether_the_winner_is_separable(
+        home: Path, tmp_path: Path) -> None:
+    pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+    from autoresearch.campaign import campaign_status
+    from autoresearch.report.html_page import write_html
+
+    ledger = Ledger.open(make_campaign(tmp_path, objective={"metric": "loss", "mode": "min"},
+                                       confirm={"top_k": 2, "seeds": 2}))  # fmt: skip
+    # trial 0: 0.2 0.22 0.18 -> 0.2 +- 0.02 (n=3); trial 1: 0.5 (n=1); 0.5 - 0.2 > 2 x 0.02: separable
+    for params, confirms, value in [({"x": 1.0, "y": 3, "kind": "b"}, None, 0.2), ({"x": 2.0, "y": 1, "kind": "a"}, None, 0.5),
+                                    ({"x": 1.0, "y": 3, "kind": "b"}, 0, 0.22), ({"x": 1.0, "y": 3, "kind": "b"}, 0, 0.18)]:
+        number = ledger.admit(Proposal(params=params, confirms=confirms)).trial_number
+        ledger.mark_launched(number, f"job-{number:010d}")
+        ledger.complete(number, value)
+    page = write_html(ledger, campaign_status(ledger), {}, tmp_path / "report.html", ledger.started_at).read_text()
+
+    assert "<th>mean ± sd (n)</th><th>suspect</th>" in page
+    assert "<td>0.2 ± 0.02 (n=3)</td>" in page and "<td>0.5 (n=1)</td>" in page
+    assert page.count("<td>confirms #0</td>") == 2
+    assert "Winner: trial 0, mean ± sd over its runs <b>0.2 ± 0.02 (n=3)</b>; separable from the runner-up, trial 1: <b>yes</b>" in page

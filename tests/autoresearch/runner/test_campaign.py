@@ -71,7 +71,7 @@ def test_status_report_and_rerunning_a_completed_campaign(compute_client, tracki
     assert best["value"] == min(t["value"] for t in status["trials"])
     for t in status["trials"]:
         assert set(t) == {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason",
-                          "suspect", "suspect_reason", "nodes", "suspect_rerun_of"}
+                          "confirms", "mean", "sd", "n", "suspect", "suspect_reason", "nodes", "suspect_rerun_of"}
         assert t["job_id"].startswith("job-") and t["mlflow_run_id"]
         assert t["suspect"] is False and t["nodes"] == ["local"]  # where it ran; a healthy node at full speed
         assert t["failure_class"] is None and t["reason"] is None

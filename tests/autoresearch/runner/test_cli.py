@@ -55,6 +55,19 @@ def test_the_digits_quick_start_runs_end_to_end(compute_client, tracking):
     assert [t["state"] for t in status["trials"]] == ["complete"] * 4
     assert 0.5 < status["best_trial"]["value"] <= 1.0
     assert len(campaign_jobs(compute_client, "digits-mlp")) == 4
+    # confirm: in 4 trials, 2 explore and the leader is re-run with 2 new seeds; the winner is its mean
+    assert [t["confirms"] for t in status["trials"]].count(status["best_trial"]["number"]) == 2
+    # its mean is over its trusted runs: a confirmation this shared machine ran slowly is suspect, left out
+    trusted = [t for t in status["trials"] if t["confirms"] == status["best_trial"]["number"] and not t["suspect"]]
+    assert status["best_trial"]["n"] == 1 + len(trusted) and isinstance(status["separable"], bool)
+    report = subprocess.run([*command, "report", "digits-mlp", "--out", str(compute_client.home / "report")],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    text = (compute_client.home / "report" / "report.md").read_text()
+    best = status["best_trial"]
+    spread = f" ± {best['sd']:.2g}" if best["sd"] is not None else ""
+    assert f"val_accuracy = {best['mean']:.6g}{spread} (n={best['n']})" in text
+    assert f"Separable from the runner-up, trial #{status['runner_up']}" in text
 
     graph = sqlite3.connect(compute_client.home / "campaigns" / "digits-mlp" / "graph.db")
     threads = {row[0] for row in graph.execute("SELECT DISTINCT thread_id FROM checkpoints")}

@@ -115,6 +115,25 @@ def test_the_campaign_page_links_the_mlflow_runs_table_and_each_run(tmp_path: Pa
     assert 'href="http://127.0.0.1:5000/#/experiments/12/runs/0123abcd"' in page
 
 
+def test_the_campaign_page_shows_the_winner_as_mean_sd_n_and_marks_confirmations(tmp_path: Path) -> None:
+    from autoresearch.campaign import Ledger, Proposal
+    from autoresearch.testing._checks import suite_campaign
+
+    home = tmp_path / "home"
+    ledger = Ledger.open(suite_campaign(tmp_path, "confirmed", confirm={"top_k": 2, "seeds": 2}), home=home)
+    values = [(None, 4.0), (None, 3.0), (0, 4.2), (0, 3.8)]  # trial 0: 4.0 4.2 3.8 -> 4.0 +- 0.2 (n=3)
+    for confirms, value in values:
+        number = ledger.admit(Proposal(params={"x": 0.5, "y": 2, "kind": "b"}, confirms=confirms)).trial_number
+        ledger.mark_launched(number, f"job-{number:010d}")
+        ledger.complete(number, value)
+    with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
+        page = web.get("/campaigns/confirmed").text
+    best = page.split('id="best">', 1)[1].split("</td>", 1)[0]
+    assert "4 ± 0.2 (trial 0, n=3)" in best
+    assert "separable from trial 1: yes" in best  # 4.0 - 3.0 > 2 x 0.2
+    assert page.count('class="badge confirmation">confirms #0</span>') == 2
+
+
 def test_a_campaign_name_that_is_not_a_name_is_not_found(tmp_path: Path) -> None:
     """Issue 33 item 9: `..` names the home itself, not a campaign: 404 saying so (the router
     already keeps '/' out of a name)."""

@@ -58,6 +58,6 @@ def test_lineage_goes_to_mlflow(home: Path, toy_project: Path, tracking) -> None
     log_lineage(tracker, run, child)
 
     tags = client.get_run(run).data.tags
-    assert tags["autoresearch.parent_trial"] == str(parent) and "autoresearch.rerun_of" not in tags
+    assert tags["autoresearch.parent_trial"] == str(parent) and "autoresearch.confirms" not in tags
     artifact = Path(client.download_artifacts(run, f"patch/trial-{child.number}.patch", str(home)))
     assert artifact.read_text() == child.patch
