@@ -70,11 +70,13 @@ def declared_order(trials: Iterable[TrialRecord], objective: Objective) -> list[
     return [s for s in ranking if s.n > 1] + [s for s in ranking if s.n <= 1]
 
 
-def separable(winner: Standing, runner_up: Standing) -> bool:
-    """Whether `winner`'s mean beats `runner_up`'s by more than 2 sd, sd being the larger of the
-    two sample sds (False while neither has one: nothing shows they differ)."""
+def separable(winner: Standing, runner_up: Standing, objective: Objective) -> bool:
+    """Whether `winner`'s mean beats `runner_up`'s, in the objective's direction, by more than 2 sd,
+    sd being the larger of the two sample sds (False while neither has one: nothing shows they
+    differ; False when the runner-up's mean is the better one, e.g. a single lucky reading)."""
     sds = [s.sd for s in (winner, runner_up) if s.sd is not None]
-    return bool(sds) and abs(winner.mean - runner_up.mean) > 2 * max(sds)
+    lead = winner.mean - runner_up.mean if objective.direction == "maximize" else runner_up.mean - winner.mean
+    return bool(sds) and lead > 2 * max(sds)
 
 
 def mean_text(standing: Standing) -> str:
@@ -83,14 +85,14 @@ def mean_text(standing: Standing) -> str:
     return f"{standing.mean:.6g}{sd} (n={standing.n})"
 
 
-def winner_text(ranking: list[Standing], metric: str) -> str:
+def winner_text(ranking: list[Standing], objective: Objective) -> str:
     """The declared best as people read it: `trial 3: val_accuracy 0.9712 ± 0.0041 (n=3); separable
     from the runner-up, trial 5 (0.965 ± 0.003 (n=3)): yes` (empty before any result)."""
     if not ranking:
         return ""
-    text = f"trial {ranking[0].trial}: {metric} {mean_text(ranking[0])}"
+    text = f"trial {ranking[0].trial}: {objective.metric} {mean_text(ranking[0])}"
     if len(ranking) > 1:
-        verdict = "yes" if separable(ranking[0], ranking[1]) else "no"
+        verdict = "yes" if separable(ranking[0], ranking[1], objective) else "no"
         text += f"; separable from the runner-up, trial {ranking[1].trial} ({mean_text(ranking[1])}): {verdict}"
     return text
 

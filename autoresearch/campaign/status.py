@@ -187,7 +187,7 @@ def status_of(
         budget_used=used,
         best_trial=TrialSummary.of(best, by_trial[best.number], suspect.get(best.number)) if best else None,
         runner_up=ranking[1].trial if len(ranking) > 1 else None,
-        separable=separable(ranking[0], ranking[1]) if len(ranking) > 1 else None,
+        separable=separable(ranking[0], ranking[1], campaign.objective) if len(ranking) > 1 else None,
         trials=[TrialSummary.of(t, by_trial.get(t.number), suspect.get(t.number)) for t in trials],
         holdout=holdout_summary(campaign, trials, facts.holdouts),
     )

@@ -21,7 +21,7 @@ def confirmation_section(campaign: Campaign, trials: list[TrialRecord]) -> list[
                   "2 sd (sd: the larger of the two sample standard deviations).", ""]  # fmt: skip
     if not ranking:
         return lines + ["No trial has completed yet.", ""]
-    lines += [f"**Winner: {winner_text(ranking, campaign.objective.metric)}.**", "",
+    lines += [f"**Winner: {winner_text(ranking, campaign.objective)}.**", "",
               f"| # | {campaign.objective.metric} (mean ± sd) | n | confirmations |", "| --- | --- | --- | --- |"]  # fmt: skip
     shown = max(SHOWN, campaign.confirm.top_k if campaign.confirm else 0)
     for s in ranking[:shown]:

@@ -31,4 +31,4 @@ def tag_winner(tracker: Tracker, campaign: Campaign, trials: list[TrialRecord]) 
         return
     run_id = next(t.mlflow_run_id for t in trials if t.number == ranking[0].trial)
     if run_id is not None:
-        tracker.log(run_id, tags={SEPARABLE_TAG: "true" if separable(ranking[0], ranking[1]) else "false"})
+        tracker.log(run_id, tags={SEPARABLE_TAG: "true" if separable(ranking[0], ranking[1], campaign.objective) else "false"})

@@ -322,7 +322,7 @@ def _limit_text(limit: CampaignStopReason, ledger: Ledger) -> str:
     }
     text = texts[limit]
     if best is not None:
-        text += f"; best {winner_text(declared_ranking(ledger.trials(), ledger.campaign), objective.metric)}"
+        text += f"; best {winner_text(declared_ranking(ledger.trials(), ledger.campaign), objective)}"
     return text
 
 

@@ -36,10 +36,17 @@ def test_separable_compares_the_gap_of_the_means_with_twice_the_larger_sd() -> N
     def s(mean: float, sd: float | None, n: int) -> Standing:
         return Standing(trial=0, mean=mean, sd=sd, n=n, confirmations=[])
 
-    assert separable(s(1.0, 0.10, 3), s(0.7, 0.05, 3))  # gap 0.3 > 2 x 0.10
-    assert not separable(s(1.0, 0.05, 3), s(0.85, 0.10, 3))  # gap 0.15 < 2 x 0.10 (the larger sd)
-    assert separable(s(1.0, 0.05, 3), s(0.85, None, 1))  # one sd known: it is the noise
-    assert not separable(s(1.0, None, 1), s(0.5, None, 1))  # nothing measured the noise
+    from autoresearch.campaign import Objective
+
+    up, down = Objective(metric="acc", mode="max"), Objective(metric="loss", mode="min")
+    assert separable(s(1.0, 0.10, 3), s(0.7, 0.05, 3), up)  # gap 0.3 > 2 x 0.10
+    assert not separable(s(1.0, 0.05, 3), s(0.85, 0.10, 3), up)  # gap 0.15 < 2 x 0.10 (the larger sd)
+    assert separable(s(1.0, 0.05, 3), s(0.85, None, 1), up)  # one sd known: it is the noise
+    assert not separable(s(1.0, None, 1), s(0.5, None, 1), up)  # nothing measured the noise
+    # A confirmed winner behind a single lucky reading (declared first: a confirmed mean is never
+    # compared with one reading) is not separable from it, however far apart they are.
+    assert not separable(s(0.904, 0.02, 3), s(0.975, None, 1), up)
+    assert separable(s(0.2, 0.01, 3), s(0.5, 0.02, 3), down) and not separable(s(0.5, 0.01, 3), s(0.2, None, 1), down)
 
 
 def test_confirmation_takes_precedence_once_the_budget_left_is_the_reserve(tmp_path: Path) -> None:
