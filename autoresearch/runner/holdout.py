@@ -17,10 +17,9 @@ from pathlib import Path
 from autoresearch.campaign import HoldoutResult, Ledger, TrialRecord, TrialState
 from autoresearch.campaign.holdout import leaders, render_holdout
 from autoresearch.runner.crash import crash_point
-from autoresearch.runner.launch import job_argv
+from autoresearch.runner.launch import campaign_job, trial_env
 from autoresearch.workspace import Workspaces
-from compute import Client, Job, JobSpec, JobState, Resources
-from compute import Launcher as MemberLauncher
+from compute import Client, Job, JobSpec, JobState
 from tracking import HOLDOUT_METRIC_PREFIX, MetricPoint, Tracker, read_log_points
 
 
@@ -91,36 +90,17 @@ class HoldoutJobs:
 
     def _spec(self, trial: TrialRecord) -> JobSpec:
         campaign = self.ledger.campaign
-        settings = campaign.compute
         origin = self.ledger.origin(trial)
         trial_dir, checkpoint_dir = self.ledger.trial_dir(trial.number), self.ledger.checkpoint_dir(origin)
         argv = render_holdout(campaign, trial.params, trial.number, seed_of=origin.number, trial_dir=trial_dir,
                               checkpoint_dir=checkpoint_dir)  # fmt: skip
         cwd = self.workspaces.prepare(trial.number) if self.workspaces is not None else campaign.cwd
-        env = {**campaign.env, "AR_CAMPAIGN": campaign.name, "AR_TRIAL": str(trial.number),
-               "AR_SEED": str(campaign.trial_seed(origin.number)), "AR_TRIAL_DIR": str(trial_dir)}  # fmt: skip
-        return JobSpec(
-            name=f"{campaign.name}/holdout-{trial.number}",
-            argv=job_argv(argv, settings.image),
-            env=env,
-            secret_env=list(campaign.secret_env),
-            cwd=str(cwd),
-            resources=Resources(gpus=settings.gpus, nodes=settings.nodes),
-            launcher=MemberLauncher(settings.launcher),
-            priority=settings.priority,
-            preemptible=settings.preemptible,
-            project=settings.project,
-            borrowed_only=settings.borrowed_only,
-            max_retries=settings.max_retries,
-            time_limit_s=settings.time_limit_s,
-            progress_timeout_s=settings.progress_timeout_s,
+        return campaign_job(
+            campaign, name=f"{campaign.name}/holdout-{trial.number}", argv=argv,
+            env=trial_env(campaign, trial.number, origin.number, trial_dir), cwd=str(cwd),
             labels={"campaign": campaign.name, "holdout_of": str(trial.number)},
-            idempotency_key=f"{self.ledger.idempotency_key(trial.number)}/holdout",
-            checkpoint_dir=str(checkpoint_dir),
-            image=settings.image,
-            container_runtime=settings.container_runtime,
-            data={name: str(dataset.path) for name, dataset in campaign.data.items()},
-        )
+            idempotency_key=f"{self.ledger.idempotency_key(trial.number)}/holdout", checkpoint_dir=str(checkpoint_dir),
+        )  # fmt: skip
 
 
 def _read(job: Job, metric: str, ledger: Ledger) -> tuple[float | None, str]:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
-from autoresearch.campaign import Ledger, TrialRecord
+from autoresearch.campaign import Campaign, Ledger, TrialRecord
 from autoresearch.runner.crash import crash_point
 from autoresearch.runner.errors import check_runs_kept
 from autoresearch.runner.run_pool import RunPool
@@ -39,6 +40,43 @@ def job_argv(argv: list[str], image: str | None = None) -> list[str]:
     if image is None and argv and argv[0] in ("python", "python3"):
         return [sys.executable, *argv[1:]]
     return argv
+
+
+def trial_env(campaign: Campaign, trial: int, seed_of: int, trial_dir: Path) -> dict[str, str]:
+    """The variables every job of a trial sees (its own and its holdout's), over the config's `env`."""
+    return {**campaign.env, "AR_CAMPAIGN": campaign.name, "AR_TRIAL": str(trial),
+            "AR_SEED": str(campaign.trial_seed(seed_of)), "AR_TRIAL_DIR": str(trial_dir)}  # fmt: skip
+
+
+def campaign_job(campaign: Campaign, *, name: str, argv: list[str], env: dict[str, str], cwd: str,
+                 labels: dict[str, str], idempotency_key: str, checkpoint_dir: str,
+                 avoid_nodes: list[str] | None = None) -> JobSpec:
+    """A job of `campaign` (a trial's, or its holdout's): what differs from job to job is given,
+    the rest comes from the campaign's `compute` section, `secret_env` and `data`, here only."""
+    settings = campaign.compute
+    return JobSpec(
+        name=name,
+        argv=job_argv(argv, settings.image),
+        env=env,
+        secret_env=list(campaign.secret_env),
+        cwd=cwd,
+        resources=Resources(gpus=settings.gpus, nodes=settings.nodes),
+        launcher=MemberLauncher(settings.launcher),
+        priority=settings.priority,
+        preemptible=settings.preemptible,
+        project=settings.project,
+        borrowed_only=settings.borrowed_only,
+        max_retries=settings.max_retries,
+        time_limit_s=settings.time_limit_s,
+        progress_timeout_s=settings.progress_timeout_s,
+        labels=labels,
+        avoid_nodes=avoid_nodes or [],
+        idempotency_key=idempotency_key,
+        checkpoint_dir=checkpoint_dir,
+        image=settings.image,
+        container_runtime=settings.container_runtime,
+        data={name: str(dataset.path) for name, dataset in campaign.data.items()},
+    )
 
 
 def _run_params(trial: TrialRecord) -> dict[str, str]:
@@ -140,40 +178,16 @@ class Launcher:
 
     def _spec(self, trial: TrialRecord, run_id: str, origin: TrialRecord) -> JobSpec:
         campaign = self.ledger.campaign
-        settings = campaign.compute
         trial_dir = self.ledger.trial_dir(trial.number)
         trial_dir.mkdir(parents=True, exist_ok=True)
-        env = {
-            **campaign.env,
-            **run_env(self.tracker, self.experiment_id, run_id),
-            "AR_CAMPAIGN": campaign.name,
-            "AR_TRIAL": str(trial.number),
-            "AR_SEED": str(campaign.trial_seed(origin.number)),
-            "AR_TRIAL_DIR": str(trial_dir),
-        }
+        env = {**trial_env(campaign, trial.number, origin.number, trial_dir),
+               **run_env(self.tracker, self.experiment_id, run_id)}  # fmt: skip
         labels = {"campaign": campaign.name, "trial": str(trial.number), **run_labels(self.experiment_id, run_id),
                   RULES_LABEL: campaign.metric_rules.model_dump_json()}  # fmt: skip
-        return JobSpec(
-            name=f"{campaign.name}/trial-{trial.number}",
-            argv=job_argv(campaign.render_command(trial.params, trial.number, seed_of=origin.number, trial_dir=trial_dir),
-                          settings.image),
-            env=env,
-            secret_env=list(campaign.secret_env),
-            cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd),
-            resources=Resources(gpus=settings.gpus, nodes=settings.nodes),
-            launcher=MemberLauncher(settings.launcher),
-            priority=settings.priority,
-            preemptible=settings.preemptible,
-            project=settings.project,
-            borrowed_only=settings.borrowed_only,
-            max_retries=settings.max_retries,
-            time_limit_s=settings.time_limit_s,
-            progress_timeout_s=settings.progress_timeout_s,
-            labels=labels,
-            avoid_nodes=self._avoid(trial),
+        return campaign_job(
+            campaign, name=f"{campaign.name}/trial-{trial.number}",
+            argv=campaign.render_command(trial.params, trial.number, seed_of=origin.number, trial_dir=trial_dir),
+            env=env, cwd=str(self.workspaces.path(trial.number) if self.workspaces else campaign.cwd), labels=labels,
             idempotency_key=self.ledger.idempotency_key(trial.number),
-            checkpoint_dir=str(self.ledger.checkpoint_dir(origin)),
-            image=settings.image,
-            container_runtime=settings.container_runtime,
-            data={name: str(dataset.path) for name, dataset in campaign.data.items()},
-        )
+            checkpoint_dir=str(self.ledger.checkpoint_dir(origin)), avoid_nodes=self._avoid(trial),
+        )  # fmt: skip
