@@ -8,9 +8,6 @@ docs/img/ (docs/report.md shows it). Without chromium, selenium or plotly the te
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,37 +16,23 @@ import pytest
 
 from autoresearch.report import write_report
 from tests.autoresearch.report.test_views import loss_ledger
+from tests.browser import chrome, require_browser, screenshots
 
-IMAGES = Path(os.environ.get("AR_UI_SCREENSHOTS") or tempfile.mkdtemp(prefix="report-screenshots-"))
 pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
-_MISSING = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
-try:
-    from selenium import webdriver
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-except ImportError:  # the `ui` extra is not installed
-    _MISSING.append("selenium (pip install -e '.[ui]')")
+require_browser()
 
-if _MISSING and os.environ.get("AR_REQUIRE_BROWSER") != "1":
-    pytest.skip(f"browser tests need {', '.join(_MISSING)}: apt-get install -y chromium chromium-driver",
-                allow_module_level=True)  # fmt: skip
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+IMAGES = screenshots("report-screenshots-")
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
-        options.add_argument(flag)
-    options.binary_location = shutil.which("chromium") or "chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(shutil.which("chromedriver")))
-    driver.set_page_load_timeout(60)
-    try:
+    with chrome() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _graphs(browser: Any, path: Path) -> dict[str, int]:

@@ -9,10 +9,7 @@ with AR_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead: CI must run them.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,21 +21,16 @@ from autoresearch.runner import run_campaign
 from compute import Client, DaemonConfig, JobSpec, JobState, Resources, start_daemon, stop_daemon
 from tests.autoresearch.runner.conftest import FAST, campaign_of, synthetic_config, wait_until
 from tests.autoresearch.ui.server import ui_server
+from tests.browser import chrome, require_browser, screenshots
 from tests.conftest import FAST_DAEMON, _kill_leftovers
 
-IMAGES = Path(os.environ.get("AR_UI_SCREENSHOTS") or tempfile.mkdtemp(prefix="ui-screenshots-"))
-_MISSING = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
-try:
-    from selenium import webdriver
-    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-except ImportError:  # the `ui` extra is not installed
-    _MISSING.append("selenium (pip install -e '.[ui]')")
+require_browser()
 
-if _MISSING and os.environ.get("AR_REQUIRE_BROWSER") != "1":
-    pytest.skip(f"browser tests need {', '.join(_MISSING)}: apt-get install -y chromium chromium-driver",
-                allow_module_level=True)  # fmt: skip
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+IMAGES = screenshots("ui-screenshots-")
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -71,17 +63,8 @@ def url(fleet_home: tuple[Path, str]) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
-        options.add_argument(flag)
-    options.binary_location = shutil.which("chromium") or "chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(shutil.which("chromedriver")))
-    driver.set_page_load_timeout(60)
-    try:
+    with chrome() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _open(browser: Any, url: str) -> None:
