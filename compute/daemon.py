@@ -530,7 +530,7 @@ class Daemon:
             except Exception as err:  # one bad tick must not take the host's queue down
                 failed += 1
                 _log_failed_tick(err, failed)
-            if self.exiting or (self.draining and not _live_attempts_or_none(self.store)):
+            if self.exiting or (self.draining and not _drain_unfinished(self.store)):
                 break
             if failed:  # a full disk or a locked store: no spinning on the job ends and requests it cannot record
                 self._wait([wake_r.fileno()], min(self.config.tick_s * 2 ** min(failed, 8), MAX_BACKOFF_S))
@@ -571,7 +571,8 @@ def _log_failed_tick(err: Exception, failed: int) -> None:
         log.exception("tick failed (%d in a row), backing off", failed)
 
 
-def _live_attempts_or_none(store: Store) -> bool:
+def _drain_unfinished(store: Store) -> bool:
+    """Whether a draining daemon still has attempts to wait for (True when the store cannot say)."""
     try:
         return bool(live_attempts(store))
     except StoreUnavailable:
