@@ -1,8 +1,9 @@
 """The one log -> tracker sync: the metrics a job printed, logged into its run once each.
 
-A job's attempts each write a log. `LogSync` parses each log from where it stopped and logs
-the new points in one `Tracker.log` batch. An attempt seen for the first time starts from the
-state of the attempt before (offset 0), so steps carry over.
+A job's attempts each write a log. `parse_attempts` is the one loop over them, used by every
+reader (`LogSync`, `LogScan`, `read_log_points`): each log is parsed from where it stopped, and an
+attempt seen for the first time starts from the state of the attempt before (offset 0), so steps
+carry over. `LogSync` logs the new points in one `Tracker.log` batch.
 
 The parser states live in memory only: a run's tags, params and metrics are what users browse,
 and internal state stays out of them. A sync that starts on a run an earlier one logged into (a
@@ -81,6 +82,38 @@ class Parsed(NamedTuple):
     """What `parse_log` returned from there (every metric, whatever the rules record)."""
 
 
+def parse_attempts(
+    logs: Mapping[int, Path],
+    states: Mapping[int, ParserState],
+    *,
+    sizes: Mapping[int, int] | None = None,
+    final: bool = False,
+    rules: MetricRules | None = None,
+    max_bytes: int | None = MAX_READ_BYTES,
+    parsed: Mapping[int, Parsed] | None = None,
+) -> dict[int, Parsed]:
+    """The one loop over a job's attempt logs (attempt -> path), in attempt order: each log is parsed
+    from where `states` says it was read up to; an attempt with no state starts from the state of
+    the attempt before (offset 0), so steps carry over. `sizes`: read up to these (default: now);
+    `parsed`: an earlier parse of the same bytes with the same rules, used for an attempt whose
+    start is the same. Returns attempt -> `Parsed` (its result None when there was nothing new);
+    the caller keeps the states it wants from the results."""
+    found: dict[int, Parsed] = {}
+    previous: ParserState | None = None
+    for attempt in sorted(logs):
+        known = states.get(attempt)
+        start = known or (previous.next_log() if previous else None)
+        shared = parsed.get(attempt) if parsed is not None else None
+        if shared is not None and shared.start == start:
+            result = shared.result
+        else:
+            size = sizes.get(attempt) if sizes is not None else None
+            result = parse_log(logs[attempt], start, size=size, final=final, rules=rules, max_bytes=max_bytes)
+        found[attempt] = Parsed(start, result)
+        previous = result.state if result is not None else (known or previous)
+    return found
+
+
 class LogSync:
     """Logs the new metric lines of one run's attempt logs into that run."""
 
@@ -109,22 +142,13 @@ class LogSync:
         `parsed`: a parse of the same logs up to the same `sizes` with the same patterns (`LogScan`'s);
         an attempt's is used when it starts where this sync stands."""
         points: list[MetricPoint] = []
-        previous: ParserState | None = None
         rules = self.rules or MetricRules()
-        for attempt in sorted(logs):
-            known = self.states.get(attempt)
-            start = known or (previous.next_log() if previous else None)
-            shared = parsed.get(attempt) if parsed is not None else None
-            if shared is not None and shared.start == start:
-                result = shared.result
-            else:
-                size = sizes.get(attempt) if sizes is not None else None
-                result = parse_log(logs[attempt], start, size=size, final=final, rules=self.rules,
-                                   max_bytes=None if final else MAX_READ_BYTES)
-            if result is not None and result.state != known:
+        results = parse_attempts(logs, self.states, sizes=sizes, final=final, rules=self.rules,
+                                 max_bytes=None if final else MAX_READ_BYTES, parsed=parsed)  # fmt: skip
+        for attempt, (_, result) in results.items():
+            if result is not None and result.state != self.states.get(attempt):
                 points += [p for p in result.points if rules.records(p.key)] if rules.record is not None else result.points
                 self.states[attempt] = result.state
-            previous = self.states.get(attempt, previous)
         if skip_logged and points:
             history = self.tracker.metric_history
             logged = {k: {(m.step, m.value) for m in history(self.run_id, k)} for k in {p.key for p in points}}
@@ -139,12 +163,5 @@ def read_log_points(
 ) -> list[MetricPoint]:
     """The metric points of a job's attempt logs (the first `MAX_READ_BYTES` of each), parsed in
     memory: nothing is written. What the read tools show for a job that does not log to MLflow."""
-    points: list[MetricPoint] = []
-    previous: ParserState | None = None
-    for attempt in sorted(logs):
-        start = previous.next_log() if previous else None
-        result = parse_log(logs[attempt], start, final=final, rules=rules)
-        if result is not None:
-            points += result.points
-            previous = result.state
-    return points
+    results = parse_attempts(logs, {}, final=final, rules=rules).values()
+    return [p for _, result in results if result is not None for p in result.points]

@@ -27,7 +27,7 @@ from compute.records import Job
 from tracking.base import RunStatus, RunView, Tracker
 from tracking.logparse import ParserState
 from tracking.logrules import MetricRules
-from tracking.logsync import MAX_READ_BYTES, LogSync, Parsed, log_size, parse_log
+from tracking.logsync import MAX_READ_BYTES, LogSync, Parsed, log_size, parse_attempts
 from tracking.tags import SOURCE_TAG
 
 
@@ -70,17 +70,13 @@ class LogScan:
         self.parsed = {}
         if not self.changed:
             return
-        previous: ParserState | None = None
-        for attempt in sorted(logs):
-            start = self._states.get(attempt) or (previous.next_log() if previous else None)
-            result = parse_log(logs[attempt], start, size=sizes[attempt], final=final, rules=self.rules,
-                               max_bytes=None if final else MAX_READ_BYTES)
-            self.parsed[attempt] = Parsed(start, result)
+        self.parsed = parse_attempts(logs, self._states, sizes=sizes, final=final, rules=self.rules,
+                                     max_bytes=None if final else MAX_READ_BYTES)  # fmt: skip
+        for attempt, (_, result) in self.parsed.items():
             if result is not None:
                 self._states[attempt] = result.state
                 self.values.update((p.step, p.value) for p in result.points if p.key == self.metric)
                 self.seen.update(p.key for p in result.points)
-            previous = self._states.get(attempt, previous)
         self.logs, self.sizes = dict(logs), sizes
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autoresearch.campaign import CampaignPaths, load_campaign
 from autoresearch.runner.errors import RunnerError
+from compute.attempt_logs import read_tail
 from compute.paths import resolve_home
 
 _CLI = "from autoresearch.cli import main; main()"
@@ -73,5 +74,6 @@ def _lock_pid(paths: CampaignPaths) -> int | None:
 
 
 def _tail(path: Path, limit: int = 800) -> str:
-    lines = [line for line in path.read_text(errors="replace")[-limit:].splitlines() if line.strip()]
+    """The last four non-blank lines of the runner's log (within its last `limit` bytes), on one line."""
+    lines = [line for line in read_tail(path, max_bytes=limit).text.splitlines() if line.strip()]
     return " / ".join(lines[-4:])
