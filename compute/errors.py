@@ -102,11 +102,17 @@ def corrupt_cause(exc: BaseException) -> sqlite3.Error | None:
     return found if code is not None and code & 0xFF in CORRUPT_CODES else None
 
 
+def sqlite_trouble(exc: BaseException) -> StoreTrouble | None:
+    """The trouble the sqlite3 error in `exc` (or what caused it) says, by SQLite's primary error
+    code: a full disk, a lock held too long, a read-only file or an I/O error; None for anything else."""
+    code = getattr(sqlite_cause(exc), "sqlite_errorcode", None)
+    return None if code is None else _TROUBLE.get(code & 0xFF)
+
+
 def store_unavailable(exc: sqlite3.Error, path: Path) -> StoreUnavailable | None:
     """`exc` as a `StoreUnavailable` when it is a full disk, a lock held too long, a read-only file or
-    an I/O error (SQLite's primary error code); None for anything else (a bug, a corrupt file)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    trouble = None if code is None else _TROUBLE.get(code & 0xFF)
+    an I/O error (`sqlite_trouble`); None for anything else (a bug, a corrupt file)."""
+    trouble = sqlite_trouble(exc)
     return None if trouble is None else StoreUnavailable(path, trouble, str(exc))
 
 

@@ -21,6 +21,12 @@ against the same writes through `MlflowClient`, read back through it):
 
 A call this refuses is reported, not written; everything else of the batch is.
 
+This is the one module that writes MLflow's tables, and only for the MLflow releases named in
+`TESTED_MLFLOW` (the releases whose SQLAlchemy store it mirrors, checked by the tests above):
+`SqliteBulk.of` checks the installed release once per process and, for another one, answers None
+with one warning, so every write goes through MLflow's own client (slower, never a row MLflow
+would not write).
+
 `create_runs` makes `n` runs in one transaction, each with the rows MLflow's `create_run` writes
 for `MlflowClient.create_run(experiment_id, run_name=name, tags=tags)`: the `runs` row (a
 `uuid4().hex` id, source type UNKNOWN, user `mlflow.user` or `unknown`, the artifact URI
@@ -34,6 +40,9 @@ would refuse (a bad key).
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
+import logging
 import math
 import sqlite3
 import time
@@ -43,11 +52,29 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from compute.releases import tested_release
 from tracking.tags import RUN_NAME_TAG
+
+log = logging.getLogger("tracking")
+
+TESTED_MLFLOW = ("3.17",)
+"""The MLflow releases (major.minor) whose SQLite tables this module writes as their store does."""
 
 BulkOp = tuple[str, str, dict[str, Any]]
 """(run id, `log`, `set_status` or `set_start`, the outbox row's payload)."""
 _MAX_FLOAT = 1.7976931348623157e308
+
+
+def mlflow_version() -> str:
+    """The installed MLflow's version (from its metadata: MLflow is not imported)."""
+    return importlib.metadata.version("mlflow")
+
+
+@functools.cache
+def tested_mlflow_installed() -> bool:
+    """Whether the installed MLflow is a tested release (checked once per process; warns once if not)."""
+    return tested_release("mlflow", mlflow_version(), TESTED_MLFLOW,
+                          "tracking writes go through MLflow's client, one call at a time", log)  # fmt: skip
 
 
 class SqliteBulk:
@@ -58,8 +85,11 @@ class SqliteBulk:
 
     @classmethod
     def of(cls, tracking_uri: str) -> SqliteBulk | None:
-        """The bulk writer of a local SQLite store (`sqlite:///path`); None for any other store."""
-        return cls(Path(tracking_uri.removeprefix("sqlite:///"))) if tracking_uri.startswith("sqlite:///") else None
+        """The bulk writer of a local SQLite store (`sqlite:///path`); None for any other store, and
+        with an MLflow release not in `TESTED_MLFLOW` (its client then writes everything)."""
+        if not tracking_uri.startswith("sqlite:///") or not tested_mlflow_installed():
+            return None
+        return cls(Path(tracking_uri.removeprefix("sqlite:///")))
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

@@ -103,7 +103,11 @@ class TrialRecord(_Record):
     """Why it failed (failed trials only)."""
     failure_rule: str | None = None
     """Failed trials whose job failed: the rule of compute's classifier that matched
-    (`command_not_found`, `python_traceback`, `unrecognized` ...)."""
+    (`command_not_found`, `python_traceback`, `unrecognized` ...); cancelled trials whose job died of
+    what is not the trial's fault: that rule (`disk_full`: the campaign pauses on it)."""
+    prune_step: int | None = None
+    """The step at which the runner asked compute to stop its job for the pruner (recorded before the
+    ask; the trial stays running until the job ends, and is pruned then unless it ran to its end)."""
     log_excerpt: str | None = None
     """Failed trials: the tail of the job's log. Cancelled trials: why they were cancelled."""
     patch: str | None = None

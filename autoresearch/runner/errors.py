@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,10 +16,10 @@ class RunnerError(Exception):
 
 
 def disk_full(exc: BaseException) -> bool:
-    """Whether `exc` (or what caused it) is a full disk or quota: ENOSPC/EDQUOT, SQLite's
-    "database or disk is full", an MLflow error wrapping either."""
-    from compute.errors import StoreTrouble, StoreUnavailable
-    from compute.health.rules import DISK_FULL
+    """Whether `exc` (or what caused it) is a full disk or quota, by its codes, not its text:
+    ENOSPC/EDQUOT, SQLite's SQLITE_FULL (an MLflow or Optuna error keeps it as its cause), a store
+    that said so (`StoreUnavailable`)."""
+    from compute.errors import StoreTrouble, StoreUnavailable, sqlite_trouble
 
     seen: BaseException | None = exc
     while seen is not None:
@@ -28,10 +27,8 @@ def disk_full(exc: BaseException) -> bool:
             return True
         if isinstance(seen, StoreUnavailable) and seen.trouble is StoreTrouble.full:
             return True
-        if re.search(DISK_FULL, str(seen)):
-            return True
         seen = seen.__cause__ or seen.__context__
-    return False
+    return sqlite_trouble(exc) is StoreTrouble.full
 
 
 class RunnerBusy(Exception):

@@ -10,7 +10,8 @@ step S: ...`); the trial stays running until its job ends. Ended `cancelled`, th
 pruned and its run tagged with the step and the reason (`PRUNED_AT_STEP_TAG`,
 `PRUNE_REASON_TAG`); ended on its own first (it had finished), or stopped only after it reported
 the campaign's last step (`campaign_end`: it ran to its end), its value is its result.
-A runner restarted in between reads the cancel reason.
+The ask is recorded in the ledger first (`TrialRecord.prune_step`): a runner restarted in between
+reads it there (and asks again if the job still runs: `reconcile`), never from the cancel reason.
 
 A trial's value, and each intermediate value the pruner sees, is `objective.aggregate` of its points
 (up to that step); a completed trial's run is tagged with it (`VALUE_TAG`). The pruner's gates and
@@ -19,7 +20,6 @@ its end rule (never at or after the campaign's last step) are `OptunaPruning`'s.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,7 +33,7 @@ from autoresearch.runner.provenance import provenance_of
 from autoresearch.runner.run_record import RunRecorder
 from compute import AttemptOutcome, Client, ComputeError, FailureClass, Job, JobState, Node
 from compute.attempt_logs import read_tail
-from compute.health.rules import DISK_FULL
+from compute.health.rules import DISK_FULL_RULE
 from tracking import (
     CAMPAIGN_TAG,
     JOB_TAG,
@@ -53,8 +53,6 @@ EXCERPT_BYTES = 2000
 """How much of the end of a trial's log its failure excerpt is taken from."""
 DISK_FULL_CANCEL = "its job ran out of disk space (not counted toward budget.max_trials)"
 """How a trial whose job died of a full disk is cancelled (the campaign then pauses)."""
-_PRUNE_REASON = re.compile(r"^trial (\d+) pruned at step (\d+): ")
-"""The cancel reason `_prune` gives a job (how a restarted runner knows a prune was asked)."""
 _LIVE = (JobState.running.value, JobState.pending.value)
 """Job states whose metrics `check` reads when due: a job last seen pending may be running by now
 (the runner's wait ignores starts)."""
@@ -209,6 +207,7 @@ class Evaluator:
             return None
         step = max(current.intermediate_values)
         reason = f"trial {trial.number} pruned at step {step}: {self._why_pruned(step)}"
+        self.ledger.mark_pruning(trial.number, step)  # first: a runner restarted before the job ends reads it
         job = self.client.cancel(job.id, reason=reason)
         if job.state.final:
             return self._finish(trial, job)  # it ended on its own first: its last value is its result
@@ -226,12 +225,11 @@ class Evaluator:
         return end is not None and bool(values) and values[-1][0] >= end
 
     def _pruned_step(self, trial: TrialRecord, job: Job) -> int | None:
-        """The step a job was asked to stop at for the pruner (by this runner, or, as its cancel
-        reason says, by one before it); None when it was not."""
+        """The step a job was asked to stop at for the pruner (by this runner, or, as the ledger
+        records, by one before it); None when it was not."""
         if trial.number in self._pruning:
             return self._pruning[trial.number]
-        found = _PRUNE_REASON.match(job.state_reason or "") if job.state is JobState.cancelled else None
-        return int(found[2]) if found and int(found[1]) == trial.number else None
+        return trial.prune_step if job.state is JobState.cancelled else None
 
     def _usage(self, job: Job | None) -> dict[str, Any]:
         """What a verdict records of the compute a job used: its slot time, and whether every slot
@@ -281,8 +279,8 @@ class Evaluator:
             elif attempt and attempt.failure_class is not None:
                 failure = _FAILURE[attempt.failure_class]
             excerpt = failed_excerpt(job, tail)
-            if failure is TrialFailure.resource and re.search(DISK_FULL, excerpt):  # not the trial's fault
-                record = self.ledger.cancel(number, f"{DISK_FULL_CANCEL}: {excerpt}", **used)
+            if failure is TrialFailure.resource and attempt and attempt.failure_rule == DISK_FULL_RULE:  # not its fault
+                record = self.ledger.cancel(number, f"{DISK_FULL_CANCEL}: {excerpt}", rule=DISK_FULL_RULE, **used)
             else:
                 rule = attempt.failure_rule if attempt else None
                 record = self.ledger.fail(number, failure, log_excerpt=excerpt, rule=rule, **used)
@@ -342,7 +340,15 @@ class Evaluator:
         """Repair what a killed runner left half done: cancel jobs still going for trials that
         ended (pruned, cancelled), and finish the MLflow runs of ended trials still RUNNING
         (their last metrics and end status were queued when it died)."""
-        ended = [t for t in self.ledger.trials() if t.state.final and t.job_id]
+        trials = self.ledger.trials()
+        for trial in trials:
+            if trial.state is TrialState.running and trial.prune_step is not None and trial.job_id:
+                self._pruning[trial.number] = trial.prune_step
+                job = self._job(trial.job_id)
+                if job and not job.state.final:  # the runner died between the ledger's record and the ask
+                    self.client.cancel(job.id, reason=f"trial {trial.number} pruned at step {trial.prune_step}: "
+                                                      f"{self._why_pruned(trial.prune_step)}")  # fmt: skip
+        ended = [t for t in trials if t.state.final and t.job_id]
         if not ended:
             return
         tags = {CAMPAIGN_TAG: self.ledger.campaign.name}

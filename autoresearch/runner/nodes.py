@@ -39,6 +39,7 @@ from autoresearch.runner.holdout import HoldoutJobs
 from autoresearch.steering import HANDLED_KINDS, drain, notes_of
 from autoresearch.workspace import PatchError
 from compute import Job
+from compute.health.rules import DISK_FULL_RULE
 from tracking import QueuedTracker
 
 _LOOK_EVERY_S = 0.005
@@ -164,7 +165,8 @@ class CampaignNodes:
                 self.display.event(_verdict(trial, self.campaign.objective.metric))
                 tag_origin(self.ctx.tracker, self.campaign, trials, trial)
                 self.holdout.after_trial(trial)
-                if (trial.log_excerpt or "").startswith(DISK_FULL_CANCEL) and self.ledger.state is CampaignState.running:
+                if (trial.state is TrialState.cancelled and trial.failure_rule == DISK_FULL_RULE
+                        and self.ledger.state is CampaignState.running):
                     self._pause_disk_full(trial)
             if ended:
                 return {}

@@ -111,6 +111,19 @@ def check_every_verdict(h: LedgerHarness) -> None:
     assert ledger.running() == [] and ledger.unlaunched() == []
 
 
+def check_prunes_and_disk_full_cancels_are_recorded_as_data(h: LedgerHarness) -> None:
+    ledger = h.open(h.campaign(), True)
+    pruning, full = _launched(ledger, PARAMS, "job-0"), _launched(ledger, OTHER, "job-1")
+    ledger.report(pruning, 3, 2.5)
+    ledger.mark_pruning(pruning, 3)
+    assert (ledger.trial(pruning).state, ledger.trial(pruning).prune_step) == (TrialState.running, 3)
+    assert h.open(h.campaign(), True).trial(pruning).prune_step == 3, "a restarted runner reads the ask"
+    cancelled = ledger.cancel(full, "its job ran out of disk space", rule="disk_full")
+    assert (cancelled.state, cancelled.failure_rule) == (TrialState.cancelled, "disk_full")
+    assert ledger.cancel(full, "again").failure_rule == "disk_full"  # the first verdict wins
+    assert h.load("suite").trials() == ledger.trials()
+
+
 def check_first_verdict_wins(h: LedgerHarness) -> None:
     ledger = h.open(h.campaign(), True)
     for i in range(3):
@@ -164,6 +177,7 @@ def check_single_writer_readers_refuse_writes(h: LedgerHarness) -> None:
         "prune": lambda: reader.prune(n),
         "fail": lambda: reader.fail(n, TrialFailure.user),
         "cancel": lambda: reader.cancel(n),
+        "mark_pruning": lambda: reader.mark_pruning(n, 3),
         "set_state": lambda: reader.set_state(CampaignState.paused, "x"),
         "append_note": lambda: reader.append_note("x"),
         "add_llm_cost": lambda: reader.add_llm_cost(1.0),
@@ -317,6 +331,7 @@ CHECKS: tuple[Callable[[LedgerHarness], None], ...] = (
     check_admit_refuses_params_outside_the_space,
     check_admit_describes_a_proposed_trial,
     check_every_verdict,
+    check_prunes_and_disk_full_cancels_are_recorded_as_data,
     check_first_verdict_wins,
     check_report_once_per_step_and_only_while_running,
     check_unknown_trial_is_a_ledger_error,

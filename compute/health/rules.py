@@ -20,8 +20,10 @@ infra, user, resource = FailureClass.infra, FailureClass.user, FailureClass.reso
 
 DISK_FULL = (r"No space left on device|\[Errno 28\]|\bENOSPC\b|database or disk is full"
              r"|Disk quota exceeded|\[Errno 122\]")
-"""How a full disk (or quota) reads in a log or an exception message: the `disk_full` rule's
-pattern, also what the campaign runner pauses on."""
+"""How a full disk (or quota) reads in a log: the `disk_full` rule's pattern. Readers after the
+classifier read its verdict (`Attempt.failure_rule == DISK_FULL_RULE`), never this text again."""
+DISK_FULL_RULE = "disk_full"
+"""The name of the rule that classifies a full disk (or quota): what an attempt's `failure_rule` says."""
 
 HANG_MARKER = "[autoresearch] stopped as hung"
 """The line the daemon appends to the log of an attempt it stops for having written nothing for
@@ -55,7 +57,7 @@ DEFAULT_RULES: list[dict] = [
          explanation="the kernel OOM killer ended it: host memory ran out, ask for more memory_gb"),
     dict(name="host_memory_error", failure_class=resource, pattern=r"^\s*MemoryError\b",
          explanation="Python could not allocate host memory"),
-    dict(name="disk_full", failure_class=resource, pattern=DISK_FULL,
+    dict(name=DISK_FULL_RULE, failure_class=resource, pattern=DISK_FULL,
          explanation="the disk is full: free space or write checkpoints elsewhere"),
     dict(name="nccl_timeout", failure_class=infra,
          pattern=r"Watchdog caught collective operation timeout|ProcessGroupNCCL.*[Tt]imed? ?out"

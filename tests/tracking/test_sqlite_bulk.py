@@ -174,3 +174,36 @@ def test_create_runs_refuses_what_mlflow_refuses_and_makes_none(tracking: Tracki
     db = sqlite3.connect(tracking.tracking_uri.removeprefix("sqlite:///"))
     assert db.execute("SELECT count(*) FROM runs WHERE experiment_id IN (?, ?)", (deleted, active)).fetchone() == (0,)
     db.close()
+
+
+def test_an_untested_mlflow_release_writes_through_the_client_with_the_same_result(
+    tracking: TrackingConfig, experiment_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compute.releases import untested_release
+    from tracking import sqlite_bulk
+    from tracking.outbox import Write, WriteKind, apply_writes
+
+    def applied(run_id: str) -> list[str]:
+        errors: list[str] = []
+        apply_writes(tracker, [Write(i, run_id, WriteKind(kind), payload) for i, (kind, payload) in enumerate(_calls())],
+                     errors.append)  # fmt: skip
+        return errors
+
+    tracker = MlflowTracker(tracking)
+    experiment = tracker.experiment(experiment_name)
+    [bulk_run] = tracker.create_runs(experiment, 1, name="twin")
+    assert tracker.runs_in_bulk and applied(bulk_run) == []
+
+    monkeypatch.setattr(sqlite_bulk, "mlflow_version", lambda: "3.18.0")  # the version string the check reads
+    sqlite_bulk.tested_mlflow_installed.cache_clear()
+    try:
+        assert SqliteBulk.of(tracking.tracking_uri) is None, "an untested release never writes MLflow's tables"
+        fallback = MlflowTracker(tracking)
+        assert not fallback.runs_in_bulk
+        [client_run] = fallback.create_runs(experiment, 1, name="twin")
+        tracker = fallback
+        assert applied(client_run) == []
+    finally:
+        sqlite_bulk.tested_mlflow_installed.cache_clear()
+    assert _seen(tracker, client_run) == _seen(tracker, bulk_run)
+    assert untested_release("mlflow", "3.17.9", sqlite_bulk.TESTED_MLFLOW, "") is None  # any 3.17 patch release

@@ -112,8 +112,17 @@ class TrialLedger(Protocol):
         failed) and the end of its log."""
 
     @abstractmethod
-    def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
-        """End trial `number` without a verdict (campaign stopped, person cancelled)."""
+    def mark_pruning(self, number: int, step: int) -> None:
+        """Record that the runner asked compute to stop running trial `number`'s job for the pruner,
+        judged at `step` (`TrialRecord.prune_step`); call before asking. The trial stays running."""
+
+    @abstractmethod
+    def cancel(
+        self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False,
+        rule: str | None = None,
+    ) -> TrialRecord:
+        """End trial `number` without a verdict (campaign stopped, person cancelled; `rule`: compute's
+        classifier rule when what its job died of is not the trial's fault, a full disk)."""
 
     # --- abstract: the campaign ---------------------------------------------------------
 

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.errors import LedgerError
+from autoresearch.campaign.ledger._optuna_internals import QUERIES
 from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
 from compute.errors import corrupt_cause
 
@@ -40,7 +41,7 @@ def _has_study(path: Path, name: str) -> bool:
     """Whether the file holds the study; a corrupt file raises (see `sqlite_errors`)."""
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            return db.execute("SELECT 1 FROM studies WHERE study_name = ?", (name,)).fetchone() is not None
+            return db.execute(QUERIES["study"], (name,)).fetchone() is not None
     except sqlite3.DatabaseError as exc:
         if corrupt_cause(exc) is not None:
             raise

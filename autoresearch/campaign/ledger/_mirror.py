@@ -32,18 +32,21 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import Container, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optuna.distributions import BaseDistribution, check_distribution_compatibility
 from optuna.storages import BaseStorage, RDBStorage
 from optuna.study import StudyDirection
-from optuna.study._frozen import FrozenStudy
 from optuna.trial import FrozenTrial, TrialState
 
+from autoresearch.campaign.ledger._optuna_internals import internals_usable
 from autoresearch.campaign.ledger._trial_writes import (
     connection_of, pooled, rdb_new_trial, rdb_study_attrs, rdb_write,
 )
 
+
+if TYPE_CHECKING:
+    from autoresearch.campaign.ledger._optuna_internals import FrozenStudy
 
 def write_trial(
     storage: BaseStorage,
@@ -53,10 +56,11 @@ def write_trial(
     values: Sequence[float] | None = None,
 ) -> None:
     """Set user attributes of a trial, then (with `state`) end it, in one transaction where the
-    storage allows (an RDB or a mirror of one); other storages get one call per write."""
+    storage allows (an RDB or a mirror of one, with a tested Optuna: `_optuna_internals`); other
+    storages get one call per write."""
     if isinstance(storage, MirroredStorage):
         storage.write_trial(trial_id, attrs, state, values)
-    elif isinstance(storage, RDBStorage):
+    elif isinstance(storage, RDBStorage) and internals_usable():
         with pooled(storage) as connection:
             rdb_write(connection, storage, trial_id, attrs, state, values)
     else:
@@ -71,7 +75,7 @@ def write_study_attrs(storage: BaseStorage, study_id: int, attrs: Mapping[str, A
     mirror of one); other storages get one call per attribute."""
     if isinstance(storage, MirroredStorage):
         storage.write_study_attrs(study_id, attrs)
-    elif isinstance(storage, RDBStorage):
+    elif isinstance(storage, RDBStorage) and internals_usable():
         with pooled(storage) as connection:
             rdb_study_attrs(connection, study_id, attrs)
     else:

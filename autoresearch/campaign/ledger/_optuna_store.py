@@ -9,13 +9,13 @@ from __future__ import annotations
 import fcntl
 import functools
 import sqlite3
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autoresearch.campaign.ledger._optuna_internals import share_alembic_scripts
 from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import TrialRecord, TrialState
@@ -66,31 +66,6 @@ def schema_lock(folder: Path, *, exclusive: bool) -> Iterator[None]:
         yield
 
 
-_SCRIPTS_LOCK = threading.Lock()
-
-
-def _alembic_scripts_once() -> None:
-    """Optuna loads its alembic migration scripts (30 modules, ~0.1 s warm, ~0.3 s the first time)
-    every time it needs the schema's head revision: once to open a ledger, three times to make one.
-    The scripts are those of the installed optuna, so one process needs to load them once: keep
-    the first `ScriptDirectory` optuna makes (its revision map loads once) and hand it out again."""
-    from optuna.storages._rdb.storage import _VersionManager
-
-    make = _VersionManager._create_alembic_script
-    if getattr(make, "_shared", False):
-        return
-    scripts: list[Any] = []
-
-    def shared(self: Any) -> Any:
-        with _SCRIPTS_LOCK:
-            if not scripts:
-                scripts.append(make(self))
-            return scripts[0]
-
-    shared._shared = True  # type: ignore[attr-defined]
-    setattr(_VersionManager, "_create_alembic_script", shared)  # noqa: B010 - a method, not an attribute, to mypy
-
-
 def sqlite_storage(path: Path) -> optuna.storages.RDBStorage:
     """RDB storage on SQLite in WAL mode: readers (status, dashboard) never block the runner,
     and a commit survives the process being killed. Every connection, the first included (the
@@ -98,7 +73,7 @@ def sqlite_storage(path: Path) -> optuna.storages.RDBStorage:
     opened with the pragmas."""
     import optuna
 
-    _alembic_scripts_once()
+    share_alembic_scripts()
     return optuna.storages.RDBStorage(storage_url(path), engine_kwargs={"creator": functools.partial(_connect, path)})
 
 
@@ -173,6 +148,7 @@ def record_of(
         mlflow_run_id=attrs.get("mlflow_run_id"),
         failure_class=attrs.get("failure_class"),
         failure_rule=attrs.get("failure_rule"),
+        prune_step=attrs.get("prune_step"),
         log_excerpt=attrs.get("log_excerpt") or None,
         patch=attrs.get("patch"),
         parent_trial=attrs.get("parent_trial"),

@@ -7,11 +7,11 @@ SQLAlchemy. This reads the same rows with a handful of queries, imports neither,
 same `TrialRecord`s through the ledger's one mapping (`record_of`, which `trial_record` uses for
 Optuna's `FrozenTrial`s).
 
-The SQL below is what SQLAlchemy compiles for SQLite from Optuna's own table models (as
+The SQL it runs is what SQLAlchemy compiles for SQLite from Optuna's own table models (as
 `_trial_writes.py` writes them), and each column is decoded as those models' types decode it
-(`TrialState` names, `DATETIME` text, the value-type enums, distribution JSON);
-`tests/autoresearch/campaign/test_ledger_reader.py` checks both against the pinned Optuna, so a
-schema change fails a test instead of a page.
+(`TrialState` names, `DATETIME` text, the value-type enums, distribution JSON): both live in
+`_optuna_internals.py`, with the Optuna releases they were tested with. With another release, a
+read is `Ledger.load`'s (Optuna's public API), the same snapshot, slower.
 
 Rules:
 
@@ -30,16 +30,21 @@ Rules:
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from autoresearch.campaign.config import Campaign
+from autoresearch.campaign.ledger._optuna_internals import (
+    QUERIES,
+    external_value,
+    internals_usable,
+    stored_float,
+    stored_time,
+)
 from autoresearch.campaign.ledger._integrity import check_not_lost, no_campaign, sqlite_errors, stored_config, study_missing
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
@@ -52,68 +57,6 @@ from autoresearch.campaign.ledger._optuna_store import (
 from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.records import TrialRecord
-
-_IN_IDS = "IN (SELECT value \nFROM json_each(?))"
-"""`trial_id IN` the JSON array of ids bound as the one parameter (one statement for any number of ids)."""
-QUERIES = {
-    "study": "SELECT studies.study_id \nFROM studies \nWHERE studies.study_name = ?",
-    "study_attrs": 'SELECT study_user_attributes."key", study_user_attributes.value_json \n'
-                   "FROM study_user_attributes \nWHERE study_user_attributes.study_id = ?",
-    "trials": "SELECT trials.trial_id, trials.number, trials.state, trials.datetime_start, trials.datetime_complete "
-              "\nFROM trials \nWHERE trials.study_id = ? ORDER BY trials.trial_id",
-    "values": "SELECT trial_values.trial_id, trial_values.objective, trial_values.value, trial_values.value_type "
-              f"\nFROM trial_values \nWHERE trial_values.trial_id {_IN_IDS}",
-    "params": "SELECT trial_params.trial_id, trial_params.param_name, trial_params.param_value, "
-              f"trial_params.distribution_json \nFROM trial_params \nWHERE trial_params.trial_id {_IN_IDS} "
-              "ORDER BY trial_params.param_id",
-    "steps": "SELECT trial_intermediate_values.trial_id, trial_intermediate_values.step, "
-             "trial_intermediate_values.intermediate_value, trial_intermediate_values.intermediate_value_type "
-             f"\nFROM trial_intermediate_values \nWHERE trial_intermediate_values.trial_id {_IN_IDS}",
-    "user_attrs": 'SELECT trial_user_attributes.trial_id, trial_user_attributes."key", '
-                  "trial_user_attributes.value_json \nFROM trial_user_attributes \n"
-                  f"WHERE trial_user_attributes.trial_id {_IN_IDS}",
-    "system_attrs": 'SELECT trial_system_attributes.trial_id, trial_system_attributes."key", '
-                    "trial_system_attributes.value_json \nFROM trial_system_attributes \n"
-                    f"WHERE trial_system_attributes.trial_id {_IN_IDS}",
-}  # fmt: skip
-"""Each query's SQL, as SQLAlchemy compiles the select on Optuna's models for SQLite (the test
-compiles them again and compares)."""
-
-_SPECIAL = {"INF_POS": math.inf, "INF_NEG": -math.inf, "NAN": math.nan}
-"""A stored value type (`TrialValueModel.TrialValueType`, `TrialIntermediateValueModel.
-TrialIntermediateValueType`: SQLAlchemy stores the member's name) whose value column is NULL ->
-the float it stands for; FINITE is the column's value."""
-
-
-def stored_float(value: float | None, kind: str) -> float:
-    """A value or intermediate value as `stored_repr_to_value` / `stored_repr_to_intermediate_value` give it."""
-    return _SPECIAL[kind] if kind in _SPECIAL else float(value)  # type: ignore[arg-type]
-
-
-def stored_time(text: str | None) -> datetime | None:
-    """A trial's `DATETIME` column (naive UTC text) as `RDBStorage` hands it out: naive local time."""
-    if text is None:
-        return None
-    return datetime.fromisoformat(text).replace(tzinfo=UTC).astimezone().replace(tzinfo=None)
-
-
-def external_value(distribution_json: str) -> Callable[[float], Any]:
-    """How a parameter's stored (internal) value becomes the value the trial saw, for its stored
-    distribution, as `json_to_distribution(...).to_external_repr` does: ints for an int
-    distribution, the choice for a categorical, the float itself otherwise."""
-    spec = json.loads(distribution_json)
-    name = spec.get("name")
-    if name in ("FloatDistribution", "UniformDistribution", "LogUniformDistribution", "DiscreteUniformDistribution"):
-        return float
-    if name in ("IntDistribution", "IntUniformDistribution", "IntLogUniformDistribution"):
-        return int
-    if name == "CategoricalDistribution":
-        choices = spec["attributes"]["choices"]
-        return lambda internal: choices[int(internal)]
-    from optuna.distributions import json_to_distribution  # a form this ledger never writes
-
-    return json_to_distribution(distribution_json).to_external_repr
-
 
 @dataclass(frozen=True)
 class LedgerSnapshot:
@@ -180,6 +123,8 @@ class LedgerReader:
 
     def _read(self, conn: sqlite3.Connection) -> LedgerSnapshot:
         name = self.paths.name
+        if not internals_usable():
+            return _public_read(self.paths, self.home)
         found = conn.execute(QUERIES["study"], (name,)).fetchall()
         if not found:
             raise study_missing(name, self.paths.ledger_db)
@@ -250,3 +195,13 @@ def _attrs(rows: Iterable[tuple[Any, ...]]) -> dict[int, dict[str, Any]]:
     for (tid, key, _), value in zip(rows, decoded):
         out.setdefault(tid, {})[key] = value
     return out
+
+
+def _public_read(paths: CampaignPaths, home: str | os.PathLike[str] | None) -> LedgerSnapshot:
+    """The snapshot through Optuna's public API (`Ledger.load`): an Optuna release whose tables this
+    module's SQL was not tested with."""
+    from autoresearch.campaign.ledger.optuna_ledger import Ledger
+
+    ledger = Ledger.load(paths.name, home)
+    return LedgerSnapshot(campaign=ledger.campaign, facts=ledger.facts(), trials=ledger.trials(), paths=paths,
+                          storage_url=storage_url(paths.ledger_db))  # fmt: skip

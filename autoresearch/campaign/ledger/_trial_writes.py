@@ -2,8 +2,9 @@
 end state and values, with the parameters and system attributes held back) and `rdb_new_trial`.
 
 Optuna's RDBStorage has no batch call, and its ORM path costs a few queries and a commit per
-attribute. These are a handful of SQLAlchemy Core statements on optuna 5.0's tables
-(`_Statements`), compiled once with SQLAlchemy's SQLite dialect into the text SQLAlchemy would send
+attribute. These are a handful of SQLAlchemy Core statements on Optuna's tables (`_Statements`, from
+the models `_optuna_internals` hands out, used only with the releases it names as tested),
+compiled once with SQLAlchemy's SQLite dialect into the text SQLAlchemy would send
 (`_Sql`), and executed on a sqlite3 connection of the storage without SQLAlchemy, whose
 per-statement and per-transaction work was most of a write's cost (a one-attribute write
 0.4-0.5 -> ~0.1 ms, a verdict 0.75-1.0 -> ~0.2 ms; docs/benchmarks.md). Bound values go through
@@ -30,12 +31,13 @@ from typing import Any
 import sqlalchemy
 from optuna.distributions import BaseDistribution, distribution_to_json
 from optuna.storages import BaseStorage, RDBStorage
-from optuna.storages._rdb import models
 from optuna.trial import FrozenTrial, TrialState
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
+
+from autoresearch.campaign.ledger._optuna_internals import models as optuna_models
 
 _DIALECT = sqlite.dialect()
 """SQLAlchemy's SQLite dialect (pysqlite, qmark parameters), which the statements are compiled with."""
@@ -83,6 +85,7 @@ class _Statements:
     """The statements `rdb_write` and `rdb_new_trial` execute, built and compiled once."""
 
     def __init__(self) -> None:
+        models = optuna_models()
         trials, values = models.TrialModel.__table__, models.TrialValueModel.__table__
         self._select_states = (sqlalchemy.select(trials.c.trial_id, trials.c.state)
                                .where(trials.c.trial_id.in_(sqlalchemy.bindparam("ids", expanding=True))))  # fmt: skip
@@ -201,7 +204,7 @@ def rdb_write(
         if values:
             rows = []
             for objective, value in enumerate(values):
-                stored, kind = models.TrialValueModel.value_to_stored_repr(value)
+                stored, kind = optuna_models().TrialValueModel.value_to_stored_repr(value)
                 rows.append(sql.upsert_values.args({"trial_id": trial_id, "objective": objective,
                                                     "value": stored, "value_type": kind}))  # fmt: skip
             cursor.executemany(sql.upsert_values.text, rows)

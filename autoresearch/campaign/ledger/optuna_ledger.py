@@ -35,6 +35,7 @@ from autoresearch.campaign.ledger._integrity import (
     sqlite_errors,
     stored_config,
 )
+from autoresearch.campaign.ledger._optuna_internals import internals_usable
 from autoresearch.campaign.ledger._mirror import MirroredStorage, flush, write_study_attrs, write_trial
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
@@ -118,7 +119,8 @@ class Ledger(TrialLedger):
             if new:
                 study.set_user_attr("started_at", datetime.now(UTC).isoformat())
             check_same_study(paths, campaign.name, study.user_attrs["started_at"])
-        ledger = cls(campaign, MirroredStorage(storage) if cache else storage, path, cache=cache)
+        mirrored = cache and internals_usable()  # the mirror writes Optuna's tables itself
+        ledger = cls(campaign, MirroredStorage(storage) if mirrored else storage, path, cache=cache)
         ledger.new = new
         ledger._claim_waiting()
         ledger._cancel_incomplete()
@@ -289,8 +291,17 @@ class Ledger(TrialLedger):
                  **({"failure_rule": rule} if rule else {})}  # fmt: skip
         return self._end(number, OptunaState.FAIL, None, attrs)
 
-    def cancel(self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
-        attrs = {"cancelled": True, "log_excerpt": reason, **_usage(gpu_seconds, real_gpus)}
+    def mark_pruning(self, number: int, step: int) -> None:
+        self._check_writable("record a prune")
+        write_trial(self._storage, self._trial_id(number), {"prune_step": step})
+        self._amend(number, prune_step=step)
+
+    def cancel(
+        self, number: int, reason: str = "", *, gpu_seconds: float = 0.0, real_gpus: bool = False,
+        rule: str | None = None,
+    ) -> TrialRecord:
+        attrs = {"cancelled": True, "log_excerpt": reason, **_usage(gpu_seconds, real_gpus),
+                 **({"failure_rule": rule} if rule else {})}  # fmt: skip
         return self._end(number, OptunaState.FAIL, None, attrs)
 
     def _end(self, number: int, state: OptunaState, value: float | None, attrs: dict[str, Any]) -> TrialRecord:

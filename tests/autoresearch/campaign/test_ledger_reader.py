@@ -117,7 +117,7 @@ def test_the_sql_is_what_sqlalchemy_compiles_from_optunas_models() -> None:
     from optuna.storages._rdb import models
     from sqlalchemy.dialects import sqlite
 
-    from autoresearch.campaign.ledger._sqlite_reader import QUERIES
+    from autoresearch.campaign.ledger._optuna_internals import QUERIES
 
     def of_ids(table: sqlalchemy.Table) -> sqlalchemy.ColumnElement[bool]:
         ids = sqlalchemy.select(sqlalchemy.column("value")).select_from(sqlalchemy.func.json_each(sqlalchemy.bindparam("ids")))
@@ -157,7 +157,7 @@ def test_stored_values_decode_as_optuna_decodes_them(far_zone: None) -> None:
     from optuna.storages._rdb import models
     from sqlalchemy.dialects import sqlite
 
-    from autoresearch.campaign.ledger._sqlite_reader import external_value, stored_float, stored_time
+    from autoresearch.campaign.ledger._optuna_internals import external_value, stored_float, stored_time
 
     kinds = [
         (FloatDistribution(1e-4, 1e-1, log=True), 0.003),

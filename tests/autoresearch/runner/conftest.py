@@ -82,6 +82,11 @@ class Background:
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             self.error = exc
 
+    @property
+    def done(self) -> bool:
+        """Whether the call returned (or raised)."""
+        return not self._thread.is_alive()
+
     def join(self, timeout: float = 120.0) -> Any:
         self._thread.join(timeout)
         assert not self._thread.is_alive(), "the runner did not finish in time"

@@ -1,0 +1,29 @@
+"""Which releases of another project our code that reaches past its public API was tested with.
+
+A module that writes or reads another project's tables, or replaces one of its private methods,
+names the releases it was tested with and asks `tested_release` once, at start: with another
+release it takes that project's public API instead (slower, never a row the project would not
+write), and says so once in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+
+def untested_release(project: str, version: str, tested: Sequence[str], fallback: str) -> str | None:
+    """Why `project` `version` (a release not among `tested`, each major.minor) must not be used past
+    its public API, saying what is done instead (`fallback`); None for a tested release."""
+    if ".".join(version.split(".")[:2]) in tested:
+        return None
+    return (f"{project} {version} is not a release autoresearch was tested with here ({', '.join(tested)}.x): "
+            f"{fallback}. Install {project}=={tested[-1]}.* to get the fast path back")  # fmt: skip
+
+
+def tested_release(project: str, version: str, tested: Sequence[str], fallback: str, log: logging.Logger) -> bool:
+    """Whether `version` of `project` is among `tested`; a warning on `log` when it is not."""
+    problem = untested_release(project, version, tested, fallback)
+    if problem:
+        log.warning("%s", problem)
+    return problem is None
