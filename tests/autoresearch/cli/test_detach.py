@@ -49,3 +49,12 @@ def test_run_detach_refuses_a_bad_config_at_once_and_json_without_detach(compute
     assert not (compute_client.home / "campaigns" / "broken").exists()
     alone = _cli(compute_client.home, "run", str(bad), "--json")
     assert alone.returncode == 2 and "--json goes with --detach" in alone.stderr
+
+
+def test_a_runner_that_dies_at_start_is_quoted_by_whole_lines_of_its_log(tmp_path):  # type: ignore[no-untyped-def]
+    from autoresearch.runner.detach import _tail
+
+    log = tmp_path / "runner.log"
+    log.write_text("x" * 2000 + "\nTraceback (most recent call last):\nValueError: bad config\n")
+    assert _tail(log) == "Traceback (most recent call last): / ValueError: bad config"  # no cut line before them
+    assert _tail(tmp_path / "missing.log") == ""
