@@ -221,3 +221,22 @@ def test_the_rules_catch_a_cycle_and_an_upward_import():
         MODULES.update(saved)
     assert _layer("skills.cluster") < _layer("autoresearch.cli") and _layer("compute.x") < _layer("tracking.y")
     assert _layer("prompts") == _layer("autoresearch")
+
+
+UNTIED_PACKAGES = ["autoresearch.llm", "autoresearch.report", "autoresearch.ui"]
+"""Packages whose submodules import names from the module that defines them (issue 34, item 9)."""
+
+
+def test_submodules_do_not_import_from_their_own_package():
+    """`from autoresearch.ui import fleet` inside `autoresearch.ui.app` runs the package's `__init__`,
+    which imports `app`: a package-level cycle. Import from the module that defines the name."""
+    found = []
+    for module, path in MODULES.items():
+        package = module.rpartition(".")[0]
+        if package not in UNTIED_PACKAGES or path.name == "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module == package and not node.level:
+                names = ", ".join(a.name for a in node.names)
+                found.append(f"  {_path(module)}:{node.lineno}: from {package} import {names}")
+    assert not found, "submodules importing from their own package's __init__:\n" + "\n".join(found)

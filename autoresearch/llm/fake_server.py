@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoresearch.llm import _fake_wire as wire
+import autoresearch.llm._fake_wire as wire
 from autoresearch.llm.messages import Message, ToolChoice
 from autoresearch.llm.provider import Provider
 from autoresearch.llm.scripted import Reply, estimate_tokens, to_response

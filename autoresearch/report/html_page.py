@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autoresearch.campaign import CampaignStatus, OptunaBacked, TrialLedger, TrialRecord, TrialState, TrialSummary, ranked
-from autoresearch.report import figures
+import autoresearch.report.figures as figures
 from autoresearch.report.plots import failure_counts
 
 if TYPE_CHECKING:

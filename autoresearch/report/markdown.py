@@ -22,7 +22,9 @@ from autoresearch.campaign import (
     hours_unit,
 )
 from autoresearch.policy.lineage import lineage
-from autoresearch.report import figures, html_page, plots
+import autoresearch.report.figures as figures
+import autoresearch.report.html_page as html_page
+import autoresearch.report.plots as plots
 from autoresearch.report.confirmation import confirmation_section
 from autoresearch.report.suspects import suspect_section
 from tracking import LOCAL_MLFLOW_UI, mlflow_ui_base, mlflow_ui_url, pending_writes, resolve_tracking

@@ -23,7 +23,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compute import Client, ComputeError, JobNotFound, priority_name
 from compute.attempt_logs import read_tail
-from autoresearch.ui import campaigns, fleet
+import autoresearch.ui.campaigns as campaigns
+import autoresearch.ui.fleet as fleet
 from autoresearch.ui.guard import COOKIE, Guard, Refused
 from autoresearch.ui.live import ChangeFeed, changes, follow_log
 from autoresearch.ui.paging import page_args
@@ -229,7 +230,7 @@ class Dashboard:
         """The endpoint of `controls.<model>` (CancelJob, SetJobPriority) on the job in the path."""
 
         async def endpoint(request: Request) -> Response:
-            from autoresearch.ui import controls
+            import autoresearch.ui.controls as controls
 
             job_id = request.path_params["job_id"]
             return await self.act(
@@ -242,7 +243,7 @@ class Dashboard:
         """The endpoint of `controls.<model>` (Cordon, Uncordon) on the node in the path."""
 
         async def endpoint(request: Request) -> Response:
-            from autoresearch.ui import controls
+            import autoresearch.ui.controls as controls
 
             node = request.path_params["node"]
             return await self.act(
@@ -252,7 +253,7 @@ class Dashboard:
         return endpoint
 
     async def campaign_action(self, request: Request) -> Response:
-        from autoresearch.ui import controls
+        import autoresearch.ui.controls as controls
 
         name, kind = request.path_params["name"], request.path_params["kind"]
         if kind not in controls.CAMPAIGN_ACTIONS:
