@@ -3,17 +3,20 @@
 `Conversation.handle(line)` returns the lines to show. Slash commands need no model. Plain
 language goes to the model (when there is one) with the chat actions as tools; every tool
 call runs through the same registry as the slash commands, each result is shown as it
-happens, and the model ends the turn by saying what it did.
+happens, and the model ends the turn by saying what it did. The model's turns run in the one
+tool loop the policy uses too (`autoresearch.llm.run_tool_loop`, without a finish tool).
 """
 
 from __future__ import annotations
 
 import json
 
+from pydantic import BaseModel
+
 from autoresearch.chat.session import ChatSession
 from autoresearch.chat.slash import HELP, SlashError, parse
 from autoresearch.chat.tools import Reply, chat_registry
-from autoresearch.llm import LLMError, Message, Provider, ToolResult
+from autoresearch.llm import LLMError, Message, Provider, ToolCall, ToolResult, run_tool_loop
 from skills import ErrorCode, SkillContext, SkillError
 
 MAX_TOOL_ROUNDS = 6
@@ -61,44 +64,42 @@ class Conversation:
         return [self._call(name, args)[0]]
 
     def _call(self, name: str, args: dict[str, object] | str) -> tuple[str, bool]:
-        """Run one action; (text to show, is_error). Bad arguments are named field by field, with
-        the closest field for an unknown one (not the tooling hint a skill's CLI users get)."""
+        """Run one action; (text to show, is_error)."""
         result = self.registry.call(name, args, self.ctx)
-        if isinstance(result, SkillError):
-            bad_fields = result.error is ErrorCode.invalid_arguments and result.details
-            return f"error: {'; '.join(result.details) if bad_fields else result.message}", True
-        assert isinstance(result, Reply)
-        return result.text, False
+        return _text(result), isinstance(result, SkillError)
 
     def _ask(self, text: str) -> list[str]:
+        """Plain language: the model calls the chat actions in the policy's tool loop until it answers."""
         assert self.provider is not None
         campaign = self.session.campaign()
-        if not self.history:
-            system = _SYSTEM.format(name=campaign.name, mode=campaign.objective.mode.value,
-                                    metric=campaign.objective.metric)  # fmt: skip
-            self.history.append(Message.system(system))
-        self.history.append(Message.user(text))
+        system = _SYSTEM.format(name=campaign.name, mode=campaign.objective.mode.value,
+                                metric=campaign.objective.metric)  # fmt: skip
+        start = self.history or [Message.system(system)]
         shown: list[str] = []
-        tools = self.registry.tooldefs()
+
+        def show(call: ToolCall, result: ToolResult) -> None:
+            shown.append(f"[{call.name} {_args(call.arguments)}] {result.content}")
+
         try:
-            for _ in range(MAX_TOOL_ROUNDS):
-                response = self.provider.complete(self.history, tools)
-                self.history.append(response.message)
-                calls = response.message.tool_calls
-                if not calls:
-                    return [*shown, response.message.content.strip() or "(the model said nothing)"]
-                results = []
-                for call in calls:
-                    if call.parse_error:
-                        output, failed = f"error: {call.parse_error}; send the arguments as one JSON object", True
-                    else:
-                        output, failed = self._call(call.name, call.arguments)
-                    shown.append(f"[{call.name} {_args(call.arguments)}] {output}")
-                    results.append(ToolResult(tool_call_id=call.id, content=output, is_error=failed))
-                self.history.append(Message.tool(*results))
+            outcome = run_tool_loop(self.provider, [*start, Message.user(text)], self.registry, self.ctx,
+                                    max_turns=MAX_TOOL_ROUNDS, max_invalid=MAX_TOOL_ROUNDS, render=_text,
+                                    on_result=show)  # fmt: skip
         except LLMError as exc:
             return [*shown, f"the model could not be reached ({exc}); slash commands still work (/help)"]
-        return [*shown, f"(stopped after {MAX_TOOL_ROUNDS} rounds of tool calls)"]
+        self.history = outcome.messages
+        if not outcome.finished:
+            return [*shown, f"({outcome.reason})"]
+        return [*shown, outcome.answer or "(the model said nothing)"]
+
+
+def _text(result: BaseModel) -> str:
+    """What a chat action says: its reply, or the error with bad arguments named field by field and
+    the closest field for an unknown one (not the tooling hint a skill's CLI users get)."""
+    if isinstance(result, SkillError):
+        bad_fields = result.error is ErrorCode.invalid_arguments and result.details
+        return f"error: {'; '.join(result.details) if bad_fields else result.message}"
+    assert isinstance(result, Reply)
+    return result.text
 
 
 def _args(arguments: dict[str, object] | str) -> str:

@@ -1,5 +1,5 @@
 """LLM providers: provider-neutral messages, OpenAI and Anthropic on their official SDKs,
-retries, usage and cost, a scripted model and a fake server for tests and offline demos.
+retries, usage and cost, the one tool-calling loop (`run_tool_loop`), a scripted model and a fake server for tests and offline demos.
 
     provider = make_provider("anthropic:claude-sonnet-4-5")        # key from ANTHROPIC_API_KEY
     meter = UsageMeter(max_usd=5.0)
@@ -26,6 +26,7 @@ from autoresearch.llm.retry import RetryPolicy, parse_retry_after
 from autoresearch.llm.scripted import Reply, ScriptedProvider
 from autoresearch.llm.secrets import redact, register_secret
 from autoresearch.llm.settings import LLMSettings, ProviderKind, has_api_key, make_provider, parse_llm_settings
+from autoresearch.llm.toolloop import LoopOutcome, run_tool_loop
 from autoresearch.llm.usage import (
     CallRecord,
     MeteredProvider,
@@ -49,6 +50,7 @@ __all__ = [
     "LLMResponse",
     "LLMSettings",
     "LLMUnavailable",
+    "LoopOutcome",
     "Message",
     "MeteredProvider",
     "ModelPrice",
@@ -80,4 +82,5 @@ __all__ = [
     "parse_retry_after",
     "redact",
     "register_secret",
+    "run_tool_loop",
 ]

@@ -15,13 +15,11 @@ from autoresearch.policy.lineage import Lineage, lineage
 from autoresearch.policy.llm_policy import LLMPolicy, build_llm_policy
 from autoresearch.policy.optuna_policy import OptunaPolicy, build_sampler
 from autoresearch.policy.pruning import OptunaPruning, build_pruner, campaign_end, optuna_backed
-from autoresearch.policy.toolloop import LoopOutcome, run_tool_loop
 
 __all__ = [
     "AgentContext",
     "LLMPolicy",
     "Lineage",
-    "LoopOutcome",
     "OptunaPolicy",
     "OptunaPruning",
     "Policy",
@@ -40,5 +38,4 @@ __all__ = [
     "campaign_end",
     "lineage",
     "optuna_backed",
-    "run_tool_loop",
 ]

@@ -37,6 +37,7 @@ from autoresearch.llm import (
     BudgetExceeded,
     LLMError,
     LLMSettings,
+    LoopOutcome,
     Message,
     Provider,
     RetryPolicy,
@@ -45,6 +46,7 @@ from autoresearch.llm import (
     log_llm_settings,
     log_usage,
     make_provider,
+    run_tool_loop,
 )
 from autoresearch.policy.agent_skills import READ_TOOLS, AgentContext, agent_registry
 from autoresearch.policy.base import (
@@ -68,7 +70,6 @@ from autoresearch.policy.history import (
 from autoresearch.policy.lineage import Lineage, lineage
 from autoresearch.policy.optuna_policy import OptunaPolicy
 from autoresearch.policy.pruning import OptunaPruning
-from autoresearch.policy.toolloop import LoopOutcome, run_tool_loop
 from autoresearch.workspace import Workspaces
 from skills import SkillContext
 from tracking import llm_usage_run

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autoresearch.campaign import Ledger
-from autoresearch.llm import LLMResponse, Message, Role, ScriptedProvider, ToolCall, ToolChoice
-from autoresearch.policy import AgentContext, agent_registry, run_tool_loop
+from autoresearch.llm import LLMResponse, Message, Role, ScriptedProvider, ToolCall, ToolChoice, run_tool_loop
+from autoresearch.policy import AgentContext, agent_registry
 from skills import SkillContext
 from skills.tooldef import ToolDef
 
@@ -116,3 +116,19 @@ def test_too_many_trials_are_cut_to_fit_and_duplicates_refused(home: Path) -> No
     model = ScriptedProvider.from_turns([ToolCall(name="propose_trials", arguments=twice)])
     outcome = loop(model, context(home), max_invalid=0)
     assert not outcome.finished and "trials[1]: the same params and code as an earlier trial" in outcome.reason
+
+
+def test_without_a_finish_tool_the_text_answer_ends_the_loop_and_spent_calls_leave_no_tools(home: Path) -> None:
+    """Chat's use: no finish tool; the model's text ends the turn; each answer is reported as it happens."""
+    model = ScriptedProvider.from_turns([
+        [ToolCall(name="list_trials", arguments={}), ToolCall(name="best_trials", arguments={})],
+        "No trial has run yet.",
+    ])  # fmt: skip
+    provider = Recording(model)
+    seen: list[tuple[str, bool]] = []
+    start = [Message.system("sys"), Message.user("how is it going?")]
+    outcome = run_tool_loop(provider, start, agent_registry(), context(home), tools=["list_trials", "best_trials"],
+                            max_tool_calls=2, on_result=lambda call, result: seen.append((call.name, result.is_error)))
+    assert outcome.finished and outcome.answer == "No trial has run yet." and outcome.tool_calls == 2
+    assert seen == [("list_trials", False), ("best_trials", False)]
+    assert provider.seen == [(["list_trials", "best_trials"], ToolChoice.AUTO), ([], ToolChoice.AUTO)]
