@@ -15,9 +15,9 @@ from pydantic import BaseModel
 
 from autoresearch.chat.session import ChatSession
 from autoresearch.chat.slash import HELP, SlashError, parse
-from autoresearch.chat.tools import Reply, chat_registry
+from autoresearch.chat.tools import chat_context, chat_registry
 from autoresearch.llm import LLMError, Message, Provider, ToolCall, ToolResult, run_tool_loop
-from skills import ErrorCode, SkillContext, SkillError
+from skills import ErrorCode, SkillError
 
 MAX_TOOL_ROUNDS = 6
 
@@ -34,8 +34,8 @@ class Conversation:
     def __init__(self, session: ChatSession, provider: Provider | None = None) -> None:
         self.session = session
         self.provider = provider
-        self.registry = chat_registry(session)
-        self.ctx = SkillContext.create(home=session.home)
+        self.registry = chat_registry()
+        self.ctx = chat_context(session)
         self.history: list[Message] = []
         self.done = False
 
@@ -98,8 +98,9 @@ def _text(result: BaseModel) -> str:
     if isinstance(result, SkillError):
         bad_fields = result.error is ErrorCode.invalid_arguments and result.details
         return f"error: {'; '.join(result.details) if bad_fields else result.message}"
-    assert isinstance(result, Reply)
-    return result.text
+    text = getattr(result, "text", None)  # every chat action answers with its text (Reply, Queued)
+    assert isinstance(text, str), result
+    return text
 
 
 def _args(arguments: dict[str, object] | str) -> str:

@@ -1,20 +1,42 @@
 """Chat's actions as typed skills: one definition serves the slash commands and the model.
 
-`chat_registry(session)` returns a `SkillRegistry` whose skills act on that session; slash
-commands are parsed into (skill name, arguments) and go through `SkillRegistry.call` exactly
-like a model's tool calls, so both get the same validation and the same acknowledgement.
+`chat_registry()` holds the questions (status, best, trials, trial, logs), written here, and the
+steering actions, generated from the command models (autoresearch/chat/steering_skills.py). Each
+call acts on the `ChatSession` of its `ChatContext`; slash commands are parsed into (skill name,
+arguments) and go through `SkillRegistry.call` exactly like a model's tool calls, so both get the
+same validation and the same acknowledgement.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated
 
 from pydantic import Field
 
 from autoresearch.chat.session import ChatError, ChatSession
+from autoresearch.chat.steering_skills import steering_skills
 from skills import ErrorCode, Index, SkillContext, SkillFailure, SkillInput, SkillOutput, SkillRegistry
 
-Scalar = str | int | float | bool
+
+@dataclass
+class ChatContext(SkillContext):
+    """A SkillContext for one chat: the session every action acts on."""
+
+    session: ChatSession | None = None
+
+
+def chat_context(session: ChatSession) -> ChatContext:
+    """The context chat's actions run with, on the session's home."""
+    base = SkillContext.create(home=session.home)
+    return ChatContext(home=base.home, tracking=base.tracking, session=session)
+
+
+def session_of(ctx: SkillContext) -> ChatSession:
+    if isinstance(ctx, ChatContext) and ctx.session is not None:
+        return ctx.session
+    raise ChatError("chat's actions need a chat session (autoresearch chat NAME)")
 
 
 class Reply(SkillOutput):
@@ -44,150 +66,41 @@ class TrialsInput(SkillInput):
     """How many of the latest trials."""
 
 
-class ReasonInput(SkillInput):
-    reason: str = ""
-    """Why (recorded in the research log)."""
+def _reply(ctx: SkillContext, ask: Callable[[ChatSession], str]) -> Reply:
+    try:
+        return Reply(text=ask(session_of(ctx)))
+    except ChatError as exc:
+        raise SkillFailure(ErrorCode.failed, str(exc)) from None
 
 
-class NoteInput(SkillInput):
-    text: Annotated[str, Field(min_length=1)]
-    """An instruction or hypothesis for the policy, kept in the research log."""
+def status(ctx: SkillContext, args: NoInput) -> Reply:
+    """Where the campaign stands: state, trials, budget, search space, best trial, what waits for approval."""
+    return _reply(ctx, lambda session: session.status())
 
 
-class BudgetInput(SkillInput):
-    """Budget fields to change; leave the others null."""
-
-    max_trials: Annotated[int | None, Field(ge=1, le=100_000)] = None
-    max_parallel: Annotated[int | None, Field(ge=1, le=1024)] = None
-    max_gpu_hours: Annotated[float | None, Field(gt=0)] = None
-    max_llm_usd: Annotated[float | None, Field(ge=0)] = None
-    deadline: str | None = None
-    """ISO datetime (2026-12-01T06:00) or time of day (06:00)."""
+def best(ctx: SkillContext, args: NoInput) -> Reply:
+    """The best complete trial so far: its value and parameters."""
+    return _reply(ctx, lambda session: session.best())
 
 
-class ParamChange(SkillInput):
-    name: str
-    """A search-space parameter."""
-    low: float | None = None
-    """New lower bound (float and int parameters)."""
-    high: float | None = None
-    """New upper bound (float and int parameters)."""
-    choices: list[Scalar] | None = None
-    """New choices (categorical parameters)."""
+def trials(ctx: SkillContext, args: TrialsInput) -> Reply:
+    """The latest trials: state, value, parameters."""
+    return _reply(ctx, lambda session: session.trials(args.limit))
 
 
-class SpaceInput(SkillInput):
-    params: Annotated[list[ParamChange], Field(min_length=1)]
-    """The parameters whose range or choices change (narrowed or widened)."""
+def trial(ctx: SkillContext, args: TrialInput) -> Reply:
+    """One trial's story: parameters, why it was proposed, its result, or why it failed (class and log excerpt)."""
+    return _reply(ctx, lambda session: session.trial(args.trial))
 
 
-class ParamValue(SkillInput):
-    name: str
-    value: Scalar
+def logs(ctx: SkillContext, args: LogsInput) -> Reply:
+    """The end of a trial's job log."""
+    return _reply(ctx, lambda session: session.logs(args.trial, args.lines))
 
 
-class TryInput(SkillInput):
-    params: Annotated[list[ParamValue], Field(min_length=1)]
-    """Parameter values; ones left out are taken from the best trial so far."""
-
-
-class PriorityInput(SkillInput):
-    priority: str
-    """0-100 or idle, low, normal, high, urgent."""
-
-
-class AnswerInput(SkillInput):
-    request: Index | None = None
-    """The approval request id (default: the oldest one waiting)."""
-    reason: str = ""
-
-
-def _space_value(change: ParamChange) -> Any:
-    if change.choices is not None:
-        return list(change.choices)
-    if change.low is None or change.high is None:
-        raise ChatError(f"{change.name}: give low and high (float/int) or choices (categorical)")
-    as_int = all(float(v).is_integer() for v in (change.low, change.high))
-    return [int(change.low), int(change.high)] if as_int else [change.low, change.high]
-
-
-def chat_registry(session: ChatSession) -> SkillRegistry:
-    """The chat actions bound to `session`."""
+def chat_registry() -> SkillRegistry:
+    """The chat actions: the questions, then one steering action per command people send."""
     registry = SkillRegistry()
-
-    def reply(call: Any) -> Reply:
-        try:
-            return Reply(text=call())
-        except ChatError as exc:
-            raise SkillFailure(ErrorCode.failed, str(exc)) from None
-
-    def status(ctx: SkillContext, args: NoInput) -> Reply:
-        """Where the campaign stands: state, trials, budget, search space, best trial, what waits for approval."""
-        return reply(session.status)
-
-    def best(ctx: SkillContext, args: NoInput) -> Reply:
-        """The best complete trial so far: its value and parameters."""
-        return reply(session.best)
-
-    def trials(ctx: SkillContext, args: TrialsInput) -> Reply:
-        """The latest trials: state, value, parameters."""
-        return reply(lambda: session.trials(args.limit))
-
-    def trial(ctx: SkillContext, args: TrialInput) -> Reply:
-        """One trial's story: parameters, why it was proposed, its result, or why it failed (class and log excerpt)."""
-        return reply(lambda: session.trial(args.trial))
-
-    def logs(ctx: SkillContext, args: LogsInput) -> Reply:
-        """The end of a trial's job log."""
-        return reply(lambda: session.logs(args.trial, args.lines))
-
-    def pause(ctx: SkillContext, args: ReasonInput) -> Reply:
-        """Pause the campaign: running trials finish, no new ones start."""
-        return reply(lambda: session.pause(args.reason))
-
-    def resume(ctx: SkillContext, args: NoInput) -> Reply:
-        """Resume a paused campaign."""
-        return reply(session.resume)
-
-    def stop(ctx: SkillContext, args: ReasonInput) -> Reply:
-        """Stop the campaign for good: running trials are cancelled."""
-        return reply(lambda: session.stop(args.reason))
-
-    def note(ctx: SkillContext, args: NoteInput) -> Reply:
-        """Add an instruction or hypothesis for the policy (the research log keeps it)."""
-        return reply(lambda: session.note(args.text))
-
-    def set_budget(ctx: SkillContext, args: BudgetInput) -> Reply:
-        """Change budget limits (max_trials, max_parallel, max_gpu_hours, max_llm_usd, deadline)."""
-        changes = args.model_dump(exclude_none=True)
-        return reply(lambda: session.set_budget(changes))
-
-    def set_space(ctx: SkillContext, args: SpaceInput) -> Reply:
-        """Narrow or widen the search space: new bounds of float/int parameters, new choices of categorical ones."""
-        return reply(lambda: session.set_space({c.name: _space_value(c) for c in args.params}))
-
-    def try_trial(ctx: SkillContext, args: TryInput) -> Reply:
-        """Run a specific trial next, with these parameter values."""
-        return reply(lambda: session.try_trial({p.name: p.value for p in args.params}))
-
-    def cancel_trial(ctx: SkillContext, args: TrialInput) -> Reply:
-        """Cancel a proposed or running trial (and its job)."""
-        return reply(lambda: session.cancel(args.trial))
-
-    def set_priority(ctx: SkillContext, args: PriorityInput) -> Reply:
-        """Change the compute priority of the campaign's jobs (pending, running and future)."""
-        value: int | str = int(args.priority) if args.priority.strip().isdigit() else args.priority
-        return reply(lambda: session.set_priority(value))
-
-    def approve(ctx: SkillContext, args: AnswerInput) -> Reply:
-        """Say yes to an action waiting for approval."""
-        return reply(lambda: session.answer(True, args.request, args.reason))
-
-    def deny(ctx: SkillContext, args: AnswerInput) -> Reply:
-        """Say no to an action waiting for approval."""
-        return reply(lambda: session.answer(False, args.request, args.reason))
-
-    for fn in (status, best, trials, trial, logs, pause, resume, stop, note, set_budget, set_space, try_trial,
-               cancel_trial, set_priority, approve, deny):  # fmt: skip
+    for fn in (status, best, trials, trial, logs):
         registry.add(fn)
-    return registry
+    return registry.include(steering_skills(session_of))

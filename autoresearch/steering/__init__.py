@@ -11,6 +11,7 @@ from autoresearch.steering.approvals import ApprovalBook, ApprovalRequest, Appro
 from autoresearch.steering.commands import (
     COMMANDS,
     KINDS,
+    SENT_BY_PEOPLE,
     Approve,
     CancelTrial,
     Command,
@@ -61,6 +62,7 @@ __all__ = [
     "HANDLERS",
     "KINDS",
     "NIGHTLY_PAUSE",
+    "SENT_BY_PEOPLE",
     "ApprovalBook",
     "ApprovalRequest",
     "ApprovalStatus",

@@ -1,7 +1,9 @@
 """The steering vocabulary: one frozen record per command a running campaign understands.
 
-Chat (slash commands and the model's tool calls), the Python API, the CLI and nightly all build
-these records; the inbox stores them and the runner applies them. `parse_command` is the one
+Chat (slash commands and the model's tool calls), the dashboard, MCP, the Python API, the CLI
+and nightly all build these records, and every one of those surfaces is generated from them: a
+command's `kind`, its fields (types, limits, docstrings), its docstring and its `EXAMPLE` are its
+one declaration; the inbox stores them and the runner applies them. `parse_command` is the one
 place a (kind, payload) pair becomes a command, so every command is validated once, the same
 way, whoever sends it.
 
@@ -66,7 +68,7 @@ class Note(_Command):
     kind: Literal["note"] = "note"
     text: Annotated[str, Field(min_length=1)]
     """The instruction or hypothesis (surrounding blanks are dropped)."""
-    EXAMPLE: ClassVar[str] = '{"text": "..."}'
+    EXAMPLE: ClassVar[str] = '{"text": "try a smaller lr first"}'
 
     @field_validator("text", mode="before")
     @classmethod
@@ -78,7 +80,7 @@ class SetBudget(_Command):
     """Change budget fields; validated again against the campaign when applied."""
 
     kind: Literal["budget"] = "budget"
-    changes: dict[str, Any]
+    changes: Annotated[dict[str, Any], Field(min_length=1)]
     """Budget field -> new value (max_trials, max_parallel, max_gpu_hours, deadline, max_llm_usd)."""
     EXAMPLE: ClassVar[str] = '{"changes": {"max_trials": 80}}'
 
@@ -87,7 +89,7 @@ class SetSpace(_Command):
     """Replace parameters' ranges or choices; validated again when applied."""
 
     kind: Literal["space"] = "space"
-    params: dict[str, Any]
+    params: Annotated[dict[str, Any], Field(min_length=1)]
     """Parameter -> `[low, high]`, a list of choices, or a full spec."""
     EXAMPLE: ClassVar[str] = '{"params": {"lr": [0.0001, 0.01], "act": ["relu", "tanh"]}}'
 
@@ -165,6 +167,9 @@ Command = Annotated[
 
 COMMANDS: tuple[type[_Command], ...] = (Pause, Resume, Stop, Note, SetBudget, SetSpace, SetPriority, TryTrial,
                                         CancelTrial, Approve, Deny, WindowEnd)  # fmt: skip
+SENT_BY_PEOPLE: tuple[type[_Command], ...] = tuple(command for command in COMMANDS if command is not WindowEnd)
+"""The commands people (and agents) send: chat's tools and slash commands, the dashboard's campaign
+actions and the MCP steering tools are generated from these (`window_end` is `autoresearch nightly`'s own)."""
 KINDS: dict[str, type[_Command]] = {c.model_fields["kind"].default: c for c in COMMANDS}
 """kind -> command class."""
 

@@ -118,7 +118,7 @@ _SPEC = TypeAdapter(ParamSpec)
 
 def change_space(campaign: Campaign, changes: dict[str, Any]) -> tuple[Campaign, list[str]]:
     """Replace parameters' ranges or choices. `changes`: name -> a full spec (dict) or a
-    shorthand: `[low, high]` for float/int, a list of choices for categorical."""
+    shorthand: `[low, high]` for float/int, a list of choices (or one choice) for categorical."""
     if not changes:
         raise SteeringError("no parameter given: write /space name=low..high or name=a,b,c")
     space = dict(campaign.search_space)
@@ -140,10 +140,8 @@ def change_space(campaign: Campaign, changes: dict[str, Any]) -> tuple[Campaign,
 def _spec_of(name: str, old: FloatParam | IntParam | CategoricalParam, value: Any) -> Any:
     if isinstance(value, dict):
         raw = {"type": old.type, **value}
-    elif isinstance(old, CategoricalParam):
-        if not isinstance(value, list):
-            raise SteeringError(f"{name} is categorical: give its choices, e.g. {name}=a,b,c")
-        raw = {"type": "categorical", "choices": value}
+    elif isinstance(old, CategoricalParam):  # one value is one choice (`/space act=relu`)
+        raw = {"type": "categorical", "choices": value if isinstance(value, list) else [value]}
     else:
         if not (isinstance(value, list) and len(value) == 2):
             raise SteeringError(f"{name} is a {old.type} parameter: give a range, e.g. {name}={old.low}..{old.high}")

@@ -256,11 +256,12 @@ class Dashboard:
         import autoresearch.ui.controls as controls
 
         name, kind = request.path_params["name"], request.path_params["kind"]
-        if kind not in controls.CAMPAIGN_ACTIONS:
-            known = ", ".join(controls.CAMPAIGN_ACTIONS)
+        actions = await run_in_threadpool(controls.campaign_actions)
+        if kind not in actions:
+            known = ", ".join(actions)
             return JSONResponse({"ok": False, "error": f"no campaign action {kind!r}; known: {known}"}, 404)
-        model = controls.ChangeBudget if kind == "budget" else controls.Steer
-        return await self.act(request, model, lambda a: controls.campaign_action(name, self.home, kind, a))
+        model = actions[kind]
+        return await self.act(request, model, lambda command: controls.campaign_action(name, self.home, command))
 
     def routes(self) -> list[Route | Mount]:
         return [

@@ -1,5 +1,6 @@
 """The dashboard's actions: one typed request each, applied by the same call the CLI and chat make
-(`compute.Client` for jobs and nodes, `ChatSession`'s validated steering posts for campaigns).
+(`compute.Client` for jobs and nodes, `ChatSession`'s validated steering posts for campaigns,
+one per steering command, generated from the command models).
 
 Every `apply` returns one sentence saying what happened; a request that cannot be done raises
 `ActionError` with what to do instead."""
@@ -7,15 +8,16 @@ Every `apply` returns one sentence saying what happened; a request that cannot b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from compute import Client, ComputeError, JobNotFound, priority_name
 
+if TYPE_CHECKING:
+    from autoresearch.steering import Command
+
 UNCORDON_TIMEOUT_S = 60.0
-CAMPAIGN_ACTIONS = ("pause", "resume", "stop", "budget")
-"""`POST /api/campaigns/NAME/ACTION`: chat's /pause, /resume, /stop and /budget."""
 
 
 class ActionError(ValueError):
@@ -53,18 +55,6 @@ class Uncordon(_Action):
     """`autoresearch compute uncordon NODE` (waits for the node's probe)."""
 
 
-class Steer(_Action):
-    """Pause, resume or stop a campaign (chat's /pause, /resume, /stop)."""
-
-    reason: str = ""
-
-
-class ChangeBudget(_Action):
-    """Chat's /budget: budget field -> new value (a string is read as chat reads it: `80` -> 80)."""
-
-    changes: Annotated[dict[str, Any], Field(min_length=1)]
-
-
 def job_action(client: Client, job_id: str, action: CancelJob | SetJobPriority) -> str:
     try:
         if isinstance(action, CancelJob):
@@ -89,23 +79,23 @@ def node_action(client: Client, node: str, action: Cordon | Uncordon) -> str:
         raise ActionError(str(exc)) from None
 
 
-def campaign_action(name: str, home: Path | None, kind: str, action: Steer | ChangeBudget) -> str:
-    """Post the command to the campaign's inbox, validated as chat validates it."""
-    from autoresearch.chat import ChatError, ChatSession
-    from autoresearch.chat.slash import parse_value
+def campaign_actions() -> dict[str, type[BaseModel]]:
+    """`POST /api/campaigns/NAME/KIND`, the body the command's fields as JSON: every steering command
+    people send (`pause {"reason": ...}`, `budget {"changes": {...}}`, `space`, `try`, `note` ...).
+    Imported on the first campaign action: the steering package is slow to import."""
+    from autoresearch.steering import SENT_BY_PEOPLE
+
+    return {command.model_fields["kind"].default: command for command in SENT_BY_PEOPLE}
+
+
+def campaign_action(name: str, home: Path | None, command: Command) -> str:
+    """Post the command to the campaign's inbox, validated as chat validates it (the text values
+    of its dict fields read as chat reads them: a form's `80` is 80)."""
+    from autoresearch.chat import ChatError, ChatSession, read_text_values
     from autoresearch.steering import InboxError
 
     try:
         session = ChatSession(name, home=home, author="ui")
-        if isinstance(action, ChangeBudget):
-            changes = {k: parse_value(v) if isinstance(v, str) else v for k, v in action.changes.items()}
-            return session.set_budget(changes)
-        if kind == "pause":
-            return session.pause(action.reason)
-        if kind == "stop":
-            return session.stop(action.reason)
-        if kind == "resume":
-            return session.resume()
-        raise ActionError(f"no campaign action {kind!r}; known: {', '.join(CAMPAIGN_ACTIONS)}", 404)
+        return session.send(read_text_values(command))
     except (ChatError, InboxError) as exc:
         raise ActionError(str(exc)) from None

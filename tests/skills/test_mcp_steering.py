@@ -15,8 +15,7 @@ from mcp import Client
 
 from autoresearch.campaign import CampaignState, Ledger, TrialState
 from autoresearch.chat import ChatError, ChatSession
-from autoresearch.chat.steering_skills import SENT_BY_PEOPLE
-from autoresearch.steering import read_messages
+from autoresearch.steering import SENT_BY_PEOPLE, read_messages
 from tests.autoresearch.chat.conftest import start_runner  # noqa: F401 - the fixture
 from tests.autoresearch.runner.conftest import synthetic_config, wait_until
 from tests.skills.test_mcp import mcp_server

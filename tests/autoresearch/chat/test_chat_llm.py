@@ -21,13 +21,13 @@ def test_model_tool_calls_are_the_slash_actions_and_apply_when_the_runner_starts
     assert "no LLM is configured" in offline.handle("narrow x1 please")[0]
 
     model = ScriptedProvider.from_turns([
-        ToolCall(name="set_space", arguments={"params": [{"name": "x1", "low": 5, "high": 1}]}),
-        ToolCall(name="set_space", arguments={"params": [{"name": "x1", "low": 0, "high": 2}]}),
+        ToolCall(name="set_space", arguments={"params": {"x1": [5, 1]}}),
+        ToolCall(name="set_space", arguments={"params": {"x1": [0, 2]}}),
         "I narrowed x1 to [0, 2].",
     ])  # fmt: skip
     chat = Conversation(ChatSession(name, author="carol"), model)
     lines = chat.handle("only search x1 between 0 and 2")
-    assert lines[0].startswith('[set_space {"params":[{"name":"x1","low":5,"high":1}]}] error: search_space.x1: high')
+    assert lines[0].startswith('[set_space {"params":{"x1":[5,1]}}] error: search_space.x1: high')
     assert "queued #1 search_space.x1: float [-5, 10] -> float [0, 2] (no runner is attached" in lines[1]
     assert lines[-1] == "I narrowed x1 to [0, 2]."
     refused = model.calls[1][-1].tool_results[0]
@@ -55,7 +55,7 @@ def test_the_same_actions_through_the_openai_sdk_and_the_fake_server(compute_cli
     script = ScriptedProvider.from_turns([
         ToolCall(name="best", arguments={}),
         [ToolCall(name="pause", arguments={"reason": "checking"}),
-         ToolCall(name="set_budget", arguments={"max_trials": 9})],
+         ToolCall(name="set_budget", arguments={"changes": {"max_trials": 9}})],
         "Nothing has completed yet; I paused the campaign and set max_trials to 9.",
     ])  # fmt: skip
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

@@ -22,7 +22,7 @@ def test_a_mistyped_budget_field_says_which_one_was_meant(tracking, tmp_path, mo
     data = synthetic_config(tracking)
     Ledger.open(campaign_of(data))
     [line] = Conversation(ChatSession(data["name"])).handle("/budget max_trails=20")
-    assert line.startswith("error: max_trails: unknown field (did you mean 'max_trials'?); the fields are max_trials,")
+    assert line.startswith("error: budget has no field 'max_trails' (did you mean 'max_trials'?); fields: max_trials,")
     assert "skills list" not in line  # a chat user is not sent to the tooling
 
 

@@ -17,16 +17,15 @@ _register()
 def test_slash_commands_parse_to_the_chat_actions():
     assert parse("/status") == ("status", {})
     assert parse("/logs 12") == ("logs", {"trial": 12})
-    assert parse("/budget max_trials=80") == ("set_budget", {"max_trials": 80})
-    assert parse("/space lr=1e-4..1e-2 activation=relu,tanh") == ("set_space", {"params": [
-        {"name": "lr", "low": 1e-4, "high": 1e-2}, {"name": "activation", "choices": ["relu", "tanh"]}]})  # fmt: skip
-    assert parse("/try lr=3e-3 hidden=128") == ("try_trial", {"params": [
-        {"name": "lr", "value": 0.003}, {"name": "hidden", "value": 128}]})  # fmt: skip
+    assert parse("/budget max_trials=80") == ("set_budget", {"changes": {"max_trials": 80}})
+    assert parse("/space lr=1e-4..1e-2 activation=relu,tanh") == ("set_space", {"params": {
+        "lr": [1e-4, 1e-2], "activation": ["relu", "tanh"]}})  # fmt: skip
+    assert parse("/try lr=3e-3 hidden=128") == ("try_trial", {"params": {"lr": 0.003, "hidden": 128}})
     assert parse("/note try smaller lr first") == ("note", {"text": "try smaller lr first"})
     assert parse("/approve 3 looks cheap") == ("approve", {"request": 3, "reason": "looks cheap"})
     assert parse("/deny") == ("deny", {})
     assert parse("/cancel 4") == ("cancel_trial", {"trial": 4})
-    for bad, needle in [("/logs", "/logs N"), ("/budget max_trials", "name=value"), ("/space lr=a..b", "low..high"),
+    for bad, needle in [("/logs", "/logs TRIAL"), ("/budget max_trials", "name=value"), ("/space lr=a..b", "low..high"),
                         ("/stauts", "did you mean '/status'"), ("/note", "/note TEXT")]:  # fmt: skip
         with pytest.raises(SlashError, match=needle):
             parse(bad)

@@ -45,7 +45,7 @@ def test_a_kind_and_payload_become_one_typed_command():
 @pytest.mark.parametrize(
     ("kind", "payload", "needle"),
     [
-        ("note", {}, 'a note message needs payload {"text": "..."}: text: Field required'),
+        ("note", {}, 'a note message needs payload {"text": "try a smaller lr first"}: text: Field required'),
         ("note", {"text": "   "}, "text: String should have at least 1 character"),
         ("cancel", {"trial": -1}, "trial: Input should be greater than or equal to 0"),
         ("cancel", {"trial": "four"}, 'a cancel message needs payload {"trial": 3}'),

@@ -117,7 +117,8 @@ def test_campaign_actions_name_what_exists(tmp_path: Path) -> None:
     headers = {"X-CSRF-Token": app.state.dashboard.guard.csrf}
     with TestClient(app, base_url="http://localhost") as web:
         unknown = web.post("/api/campaigns/nope/explode", json={}, headers=headers)
-        assert unknown.status_code == 404 and "pause, resume, stop, budget" in unknown.json()["error"]
+        known = "pause, resume, stop, note, budget, space, priority, try, cancel, approve, deny"
+        assert unknown.status_code == 404 and known in unknown.json()["error"]
         missing = web.post("/api/campaigns/nope/pause", json={"reason": "x"}, headers=headers)
         assert missing.status_code == 400 and "no campaign named 'nope'" in missing.json()["error"]
         empty = web.post("/api/campaigns/nope/budget", json={"changes": {}}, headers=headers)
