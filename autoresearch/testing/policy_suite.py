@@ -1,12 +1,14 @@
 """The conformance suite of the `Policy` protocol (and its `Pruning` ability): what every policy
 must do, whatever proposes the trials.
 
-Each check is a plain function of a `PolicyHarness`; run them with a parametrized test, e.g.::
+Subclass `PolicySuite` in a test module and give it a `harness` fixture (a `PolicyHarness`),
+parametrized over the implementations::
 
-    @pytest.mark.parametrize("check", policy_suite.CHECKS, ids=lambda c: c.__name__)
-    def test_optuna_policy(check, tmp_path, monkeypatch):
-        monkeypatch.setenv("AUTORESEARCH_HOME", str(tmp_path / "home"))
-        check(PolicyHarness(build=OptunaPolicy, open=Ledger.open, base_dir=tmp_path))
+    class TestPolicy(PolicySuite):
+        @pytest.fixture(params=["optuna"])
+        def harness(self, tmp_path, monkeypatch) -> PolicyHarness:
+            monkeypatch.setenv("AUTORESEARCH_HOME", str(tmp_path / "home"))
+            return PolicyHarness(build=OptunaPolicy, open=Ledger.open, base_dir=tmp_path)
 """
 
 from __future__ import annotations
@@ -58,84 +60,6 @@ def _round(policy: Policy, ledger: TrialLedger, n: int) -> list[Proposal]:
     return admitted
 
 
-def check_proposals_are_inside_the_search_space(h: PolicyHarness) -> None:
-    ledger = h.ledger()
-    policy = h.build(ledger)
-    space = ledger.campaign.search_space
-    for _ in range(3):
-        proposals = policy.propose(PolicyContext.from_ledger(ledger), 3)
-        assert proposals, "a policy with free slots and a search space proposed nothing"
-        for p in proposals:
-            assert set(p.params) == set(space), f"proposal {p.params} does not set every parameter"
-            assert check_params(space, p.params) == p.params, f"proposal {p.params} is outside the space"
-        for p in proposals:
-            admitted = ledger.admit(p)
-            assert admitted.params == p.params and ledger.trial(admitted.trial_number or 0).params == p.params
-        for t in ledger.unlaunched():
-            ledger.mark_launched(t.number, f"job-{t.number}")
-            ledger.complete(t.number, score(t.params))
-
-
-def check_respects_free_slots(h: PolicyHarness) -> None:
-    ledger = h.ledger()
-    policy = h.build(ledger)
-    assert policy.propose(PolicyContext.from_ledger(ledger), 0) == []
-    asked = [1, 2]
-    for n in asked:
-        proposals = policy.propose(PolicyContext.from_ledger(ledger), n)
-        assert len(proposals) <= n, f"asked for {n} trials, got {len(proposals)}"
-        for p in proposals:
-            ledger.mark_launched(ledger.admit(p).trial_number or 0, "job")
-    for _ in range(4):  # the runner's way: as many as there are free slots, until none is left
-        slots = free_slots(ledger.campaign, ledger.trials())
-        proposals = policy.propose(PolicyContext.from_ledger(ledger), slots)
-        assert len(proposals) <= slots, f"{slots} free slots, got {len(proposals)} proposals"
-        for p in proposals:
-            ledger.mark_launched(ledger.admit(p).trial_number or 0, "job")
-    assert 0 < len(ledger.running()) <= ledger.campaign.budget.max_parallel
-    assert policy.propose(PolicyContext.from_ledger(ledger), 0) == []
-
-
-def check_never_ends_a_trial(h: PolicyHarness) -> None:
-    """Only the ledger ends trials: proposing and replanning leave every trial as it was."""
-    ledger = h.ledger()
-    policy = h.build(ledger)
-    _round(policy, ledger, 2)
-    for p in policy.propose(PolicyContext.from_ledger(ledger), 2):
-        ledger.admit(p)
-    running = ledger.unlaunched()[0].number
-    ledger.mark_launched(running, "job-r")
-    ledger.report(running, 0, -50.0)
-    before = ledger.trials()
-    policy.replan(PolicyContext.from_ledger(ledger, steering=["focus on x"]))
-    assert ledger.trials() == before
-    assert [t.state for t in ledger.trials()].count(TrialState.complete) == 2
-
-
-def check_replan_goes_on_within_the_budget(h: PolicyHarness) -> None:
-    """A replan decides; budget and target are the runner's to check (a reached target is no stop)."""
-    ledger = h.ledger()
-    policy = h.build(ledger)
-    first = policy.replan(PolicyContext.from_ledger(ledger))
-    assert isinstance(first, ReplanDecision) and first.action is ReplanAction.continue_
-    _round(policy, ledger, 2)
-    target = ledger.campaign.objective.model_copy(update={"target": -1000.0})  # reached by every trial
-    ledger.set_campaign(ledger.campaign.model_copy(update={"objective": target}))
-    decision = policy.replan(PolicyContext.from_ledger(ledger))
-    assert decision.action is ReplanAction.continue_, decision
-
-
-def check_deterministic_with_a_seed(h: PolicyHarness) -> None:
-    if not h.deterministic:
-        return
-    runs = []
-    for name in ("seeded-a", "seeded-b"):
-        ledger = h.ledger(name)
-        policy = h.build(ledger)
-        runs.append([p.params for _ in range(3) for p in _round(policy, ledger, 2)])
-    assert runs[0] == runs[1], "the same campaign and seed gave other proposals"
-
-
 def _running(ledger: TrialLedger, params: dict[str, Any]) -> int:
     number = ledger.admit(Proposal(params=params)).trial_number
     assert number is not None
@@ -143,53 +67,116 @@ def _running(ledger: TrialLedger, params: dict[str, Any]) -> int:
     return number
 
 
-def check_prunes_a_loser_below_the_median(h: PolicyHarness) -> None:
-    ledger = h.ledger(pruner="median")
-    policy = h.build(ledger)
-    assert isinstance(policy, Pruning), f"{type(policy).__name__} does not judge running trials"
-    params = {"x": 0.0, "y": 1, "kind": "a"}
-    early = _running(ledger, params)
-    ledger.report(early, 0, 0.0)
-    assert policy.judge(ledger.trial(early)) is PruneDecision.keep  # no complete trial yet
-    for k in range(5):  # curves 1s + k: the median at step s is s + 2
-        n = _running(ledger, {**params, "y": k + 2})
-        for step in range(4):
-            ledger.report(n, step, step + k)
-        ledger.complete(n, 3.0 + k)
-    fresh = _running(ledger, params)
-    assert policy.judge(ledger.trial(fresh)) is PruneDecision.keep  # nothing reported yet
-    ledger.report(fresh, 0, 2.5)
-    ledger.report(fresh, 1, 3.5)
-    assert policy.judge(ledger.trial(fresh)) is PruneDecision.keep  # above the median (3) at step 1
-    loser = _running(ledger, params)
-    ledger.report(loser, 0, 1.0)
-    ledger.report(loser, 1, 2.0)
-    assert policy.judge(ledger.trial(loser)) is PruneDecision.prune  # below the median at step 1
-    ledger.prune(loser)
-    assert policy.judge(ledger.trial(loser)) is PruneDecision.keep  # only running trials are judged
+class PolicySuite:
+    """The rules of the `Policy` protocol (and `Pruning`), one test each, on the `harness` fixture's policies."""
 
+    def test_proposals_are_inside_the_search_space(self, harness: PolicyHarness) -> None:
+        ledger = harness.ledger()
+        policy = harness.build(ledger)
+        space = ledger.campaign.search_space
+        for _ in range(3):
+            proposals = policy.propose(PolicyContext.from_ledger(ledger), 3)
+            assert proposals, "a policy with free slots and a search space proposed nothing"
+            for p in proposals:
+                assert set(p.params) == set(space), f"proposal {p.params} does not set every parameter"
+                assert check_params(space, p.params) == p.params, f"proposal {p.params} is outside the space"
+            for p in proposals:
+                admitted = ledger.admit(p)
+                assert admitted.params == p.params and ledger.trial(admitted.trial_number or 0).params == p.params
+            for t in ledger.unlaunched():
+                ledger.mark_launched(t.number, f"job-{t.number}")
+                ledger.complete(t.number, score(t.params))
 
-def check_no_pruner_never_prunes(h: PolicyHarness) -> None:
-    ledger = h.ledger(pruner="none")
-    policy = h.build(ledger)
-    assert isinstance(policy, Pruning)
-    params = {"x": 0.0, "y": 1, "kind": "a"}
-    for k in range(5):
-        n = _running(ledger, {**params, "y": k})
-        ledger.report(n, 0, 10.0)
-        ledger.complete(n, 10.0)
-    loser = _running(ledger, params)
-    ledger.report(loser, 0, -100.0)
-    assert policy.judge(ledger.trial(loser)) is PruneDecision.keep
+    def test_respects_free_slots(self, harness: PolicyHarness) -> None:
+        ledger = harness.ledger()
+        policy = harness.build(ledger)
+        assert policy.propose(PolicyContext.from_ledger(ledger), 0) == []
+        asked = [1, 2]
+        for n in asked:
+            proposals = policy.propose(PolicyContext.from_ledger(ledger), n)
+            assert len(proposals) <= n, f"asked for {n} trials, got {len(proposals)}"
+            for p in proposals:
+                ledger.mark_launched(ledger.admit(p).trial_number or 0, "job")
+        for _ in range(4):  # the runner's way: as many as there are free slots, until none is left
+            slots = free_slots(ledger.campaign, ledger.trials())
+            proposals = policy.propose(PolicyContext.from_ledger(ledger), slots)
+            assert len(proposals) <= slots, f"{slots} free slots, got {len(proposals)} proposals"
+            for p in proposals:
+                ledger.mark_launched(ledger.admit(p).trial_number or 0, "job")
+        assert 0 < len(ledger.running()) <= ledger.campaign.budget.max_parallel
+        assert policy.propose(PolicyContext.from_ledger(ledger), 0) == []
 
+    def test_never_ends_a_trial(self, harness: PolicyHarness) -> None:
+        """Only the ledger ends trials: proposing and replanning leave every trial as it was."""
+        ledger = harness.ledger()
+        policy = harness.build(ledger)
+        _round(policy, ledger, 2)
+        for p in policy.propose(PolicyContext.from_ledger(ledger), 2):
+            ledger.admit(p)
+        running = ledger.unlaunched()[0].number
+        ledger.mark_launched(running, "job-r")
+        ledger.report(running, 0, -50.0)
+        before = ledger.trials()
+        policy.replan(PolicyContext.from_ledger(ledger, steering=["focus on x"]))
+        assert ledger.trials() == before
+        assert [t.state for t in ledger.trials()].count(TrialState.complete) == 2
 
-CHECKS: tuple[Callable[[PolicyHarness], None], ...] = (
-    check_proposals_are_inside_the_search_space,
-    check_respects_free_slots,
-    check_never_ends_a_trial,
-    check_replan_goes_on_within_the_budget,
-    check_deterministic_with_a_seed,
-    check_prunes_a_loser_below_the_median,
-    check_no_pruner_never_prunes,
-)
-"""Every check of the suite, in order."""
+    def test_replan_goes_on_within_the_budget(self, harness: PolicyHarness) -> None:
+        """A replan decides; budget and target are the runner's to check (a reached target is no stop)."""
+        ledger = harness.ledger()
+        policy = harness.build(ledger)
+        first = policy.replan(PolicyContext.from_ledger(ledger))
+        assert isinstance(first, ReplanDecision) and first.action is ReplanAction.continue_
+        _round(policy, ledger, 2)
+        target = ledger.campaign.objective.model_copy(update={"target": -1000.0})  # reached by every trial
+        ledger.set_campaign(ledger.campaign.model_copy(update={"objective": target}))
+        decision = policy.replan(PolicyContext.from_ledger(ledger))
+        assert decision.action is ReplanAction.continue_, decision
+
+    def test_deterministic_with_a_seed(self, harness: PolicyHarness) -> None:
+        if not harness.deterministic:
+            return
+        runs = []
+        for name in ("seeded-a", "seeded-b"):
+            ledger = harness.ledger(name)
+            policy = harness.build(ledger)
+            runs.append([p.params for _ in range(3) for p in _round(policy, ledger, 2)])
+        assert runs[0] == runs[1], "the same campaign and seed gave other proposals"
+
+    def test_prunes_a_loser_below_the_median(self, harness: PolicyHarness) -> None:
+        ledger = harness.ledger(pruner="median")
+        policy = harness.build(ledger)
+        assert isinstance(policy, Pruning), f"{type(policy).__name__} does not judge running trials"
+        params = {"x": 0.0, "y": 1, "kind": "a"}
+        early = _running(ledger, params)
+        ledger.report(early, 0, 0.0)
+        assert policy.judge(ledger.trial(early)) is PruneDecision.keep  # no complete trial yet
+        for k in range(5):  # curves 1s + k: the median at step s is s + 2
+            n = _running(ledger, {**params, "y": k + 2})
+            for step in range(4):
+                ledger.report(n, step, step + k)
+            ledger.complete(n, 3.0 + k)
+        fresh = _running(ledger, params)
+        assert policy.judge(ledger.trial(fresh)) is PruneDecision.keep  # nothing reported yet
+        ledger.report(fresh, 0, 2.5)
+        ledger.report(fresh, 1, 3.5)
+        assert policy.judge(ledger.trial(fresh)) is PruneDecision.keep  # above the median (3) at step 1
+        loser = _running(ledger, params)
+        ledger.report(loser, 0, 1.0)
+        ledger.report(loser, 1, 2.0)
+        assert policy.judge(ledger.trial(loser)) is PruneDecision.prune  # below the median at step 1
+        ledger.prune(loser)
+        assert policy.judge(ledger.trial(loser)) is PruneDecision.keep  # only running trials are judged
+
+    def test_no_pruner_never_prunes(self, harness: PolicyHarness) -> None:
+        ledger = harness.ledger(pruner="none")
+        policy = harness.build(ledger)
+        assert isinstance(policy, Pruning)
+        params = {"x": 0.0, "y": 1, "kind": "a"}
+        for k in range(5):
+            n = _running(ledger, {**params, "y": k})
+            ledger.report(n, 0, 10.0)
+            ledger.complete(n, 10.0)
+        loser = _running(ledger, params)
+        ledger.report(loser, 0, -100.0)
+        assert policy.judge(ledger.trial(loser)) is PruneDecision.keep

@@ -1,7 +1,7 @@
 """What every `HealthProbe` must do (compute/health/report.py), written once and run on each probe.
 
-A test module imports the test functions (`from compute.testing.probe_suite import *`) and
-provides a fixture `probe_case` -> a `ProbeCase`: the probe under test set up for each
+A test module subclasses `ProbeSuite` and provides a fixture `probe_case` -> a `ProbeCase`,
+parametrized over the probes: the probe under test set up for each
 condition the rules speak of. The suite checks, for every probe:
 
 - a healthy node gives a well-formed ok report: named for the node and the probe, with
@@ -24,11 +24,7 @@ import pytest
 from compute.health.report import HealthProbe, HealthReport, NodeTarget, worst
 from compute.records import HealthStatus
 
-__all__ = [
-    "ProbeCase", "test_probe_a_healthy_node_gives_a_well_formed_ok_report",
-    "test_probe_a_sick_node_is_critical_not_an_exception", "test_probe_a_hung_check_is_critical",
-    "test_probe_that_does_not_apply_is_ok_and_skipped", "test_probe_several_nodes_from_several_threads",
-]
+__all__ = ["ProbeCase", "ProbeSuite"]
 
 Setup = Callable[[], tuple[HealthProbe, NodeTarget]]
 """() -> (the probe, the node to probe) in one condition."""
@@ -56,53 +52,52 @@ def _well_formed(report: HealthReport, probe: HealthProbe, node: NodeTarget, bef
     assert report.ts >= before - 1.0 and report.duration_s >= 0.0
 
 
-def test_probe_a_healthy_node_gives_a_well_formed_ok_report(probe_case: ProbeCase) -> None:
-    probe, node = probe_case.healthy()
-    assert isinstance(probe, HealthProbe) and probe.name
-    before = time.time()
-    report = probe.probe(node)
-    _well_formed(report, probe, node, before)
-    assert report.status is HealthStatus.ok, report.reason
-    if all(c.skipped for c in report.checks):  # it could not look here (torch without CUDA ...): never "healthy"
-        assert report.reason.startswith(f"{probe.name}: skipped ("), report.reason
-    else:
-        assert report.reason == f"{probe.name}: healthy"
+class ProbeSuite:
+    """The rules of `HealthProbe`, one test each, on the `probe_case` fixture."""
 
+    def test_a_healthy_node_gives_a_well_formed_ok_report(self, probe_case: ProbeCase) -> None:
+        probe, node = probe_case.healthy()
+        assert isinstance(probe, HealthProbe) and probe.name
+        before = time.time()
+        report = probe.probe(node)
+        _well_formed(report, probe, node, before)
+        assert report.status is HealthStatus.ok, report.reason
+        if all(c.skipped for c in report.checks):  # it could not look here (torch without CUDA ...): never "healthy"
+            assert report.reason.startswith(f"{probe.name}: skipped ("), report.reason
+        else:
+            assert report.reason == f"{probe.name}: healthy"
 
-def test_probe_a_sick_node_is_critical_not_an_exception(probe_case: ProbeCase) -> None:
-    probe, node = probe_case.sick()
-    before = time.time()
-    report = probe.probe(node)
-    _well_formed(report, probe, node, before)
-    assert report.status is HealthStatus.critical, report.reason
-    assert report.failing and all(c.message for c in report.failing), "failing checks say what is wrong"
+    def test_a_sick_node_is_critical_not_an_exception(self, probe_case: ProbeCase) -> None:
+        probe, node = probe_case.sick()
+        before = time.time()
+        report = probe.probe(node)
+        _well_formed(report, probe, node, before)
+        assert report.status is HealthStatus.critical, report.reason
+        assert report.failing and all(c.message for c in report.failing), "failing checks say what is wrong"
 
+    def test_a_hung_check_is_critical(self, probe_case: ProbeCase) -> None:
+        if probe_case.hung is None:
+            pytest.skip("this probe runs nothing that can hang")
+        probe, node = probe_case.hung()
+        before = time.time()
+        report = probe.probe(node)
+        _well_formed(report, probe, node, before)
+        assert report.status is HealthStatus.critical, report.reason
 
-def test_probe_a_hung_check_is_critical(probe_case: ProbeCase) -> None:
-    if probe_case.hung is None:
-        pytest.skip("this probe runs nothing that can hang")
-    probe, node = probe_case.hung()
-    before = time.time()
-    report = probe.probe(node)
-    _well_formed(report, probe, node, before)
-    assert report.status is HealthStatus.critical, report.reason
+    def test_that_does_not_apply_is_ok_and_skipped(self, probe_case: ProbeCase) -> None:
+        if probe_case.not_applicable is None:
+            pytest.skip("this probe applies to every node")
+        probe, node = probe_case.not_applicable()
+        report = probe.probe(node)
+        _well_formed(report, probe, node, time.time())
+        assert report.status is HealthStatus.ok
+        assert [c.name for c in report.checks] == ["skipped"] and report.checks[0].message.startswith("skipped: ")
+        assert report.checks[0].skipped and report.reason == f"{probe.name}: skipped ({report.checks[0].skipped})"
 
-
-def test_probe_that_does_not_apply_is_ok_and_skipped(probe_case: ProbeCase) -> None:
-    if probe_case.not_applicable is None:
-        pytest.skip("this probe applies to every node")
-    probe, node = probe_case.not_applicable()
-    report = probe.probe(node)
-    _well_formed(report, probe, node, time.time())
-    assert report.status is HealthStatus.ok
-    assert [c.name for c in report.checks] == ["skipped"] and report.checks[0].message.startswith("skipped: ")
-    assert report.checks[0].skipped and report.reason == f"{probe.name}: skipped ({report.checks[0].skipped})"
-
-
-def test_probe_several_nodes_from_several_threads(probe_case: ProbeCase) -> None:
-    probe, node = probe_case.healthy()
-    nodes = [node.model_copy(update={"name": f"{node.name}-{i}"}) for i in range(4)]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        reports = list(pool.map(probe.probe, nodes))
-    assert [r.node for r in reports] == [n.name for n in nodes]
-    assert all(r.status is HealthStatus.ok for r in reports), [r.reason for r in reports]
+    def test_several_nodes_from_several_threads(self, probe_case: ProbeCase) -> None:
+        probe, node = probe_case.healthy()
+        nodes = [node.model_copy(update={"name": f"{node.name}-{i}"}) for i in range(4)]
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            reports = list(pool.map(probe.probe, nodes))
+        assert [r.node for r in reports] == [n.name for n in nodes]
+        assert all(r.status is HealthStatus.ok for r in reports), [r.reason for r in reports]

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tracking import InMemoryTracker, MlflowTracker, Tracker, TrackingConfig
+from tracking import InMemoryTracker, MlflowTracker, Tracker
 from tracking.testing import TrackerSuite
 
 
-class TestMlflowTracker(TrackerSuite):
-    @pytest.fixture
-    def tracker(self, tracking: TrackingConfig) -> Tracker:
-        return MlflowTracker(tracking)
-
-
-class TestInMemoryTracker(TrackerSuite):
-    @pytest.fixture
-    def tracker(self) -> Tracker:
+class TestTracker(TrackerSuite):
+    @pytest.fixture(params=["mlflow", "memory"])
+    def tracker(self, request: pytest.FixtureRequest) -> Tracker:
+        if request.param == "mlflow":
+            return MlflowTracker(request.getfixturevalue("tracking"))
         return InMemoryTracker()

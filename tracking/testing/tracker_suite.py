@@ -1,11 +1,12 @@
 """The conformance suite every `Tracker` passes (as optuna ships `optuna/testing/`).
 
-Subclass `TrackerSuite` in a test module and give it a `tracker` fixture that returns a fresh
-tracker (or one shared store: each test uses its own experiment name)::
+Subclass `TrackerSuite` in a test module and give it a `tracker` fixture, parametrized over the
+implementations, that returns a fresh tracker (or one shared store: each test uses its own
+experiment name)::
 
-    class TestMyTracker(TrackerSuite):
-        @pytest.fixture
-        def tracker(self) -> Tracker:
+    class TestTracker(TrackerSuite):
+        @pytest.fixture(params=["mine"])
+        def tracker(self, request) -> Tracker:
             return MyTracker(...)
 
 Needs pytest (a dev dependency); nothing else in the package imports this module.

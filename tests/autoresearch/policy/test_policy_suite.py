@@ -12,7 +12,7 @@ import pytest
 from autoresearch.campaign import Ledger, TrialLedger
 from autoresearch.llm import Message, Role, ScriptedProvider, ToolCall
 from autoresearch.policy import LLMPolicy, OptunaPolicy
-from autoresearch.testing import PolicyHarness, policy_suite
+from autoresearch.testing import PolicyHarness, PolicySuite
 from skills import SkillContext
 from skills.tooldef import ToolDef
 
@@ -53,7 +53,7 @@ def _llm(tmp_path: Path, tracking: Any) -> PolicyHarness:
     return PolicyHarness(build=build, open=Ledger.open, base_dir=tmp_path, policy=settings)
 
 
-@pytest.mark.parametrize("harness", [_optuna, _llm], ids=["optuna", "llm-scripted"])
-@pytest.mark.parametrize("check", policy_suite.CHECKS, ids=lambda check: check.__name__)
-def test_policy(check: Callable[[PolicyHarness], None], harness: Any, home: Path, tmp_path: Path, tracking) -> None:
-    check(harness(tmp_path, tracking))
+class TestPolicy(PolicySuite):
+    @pytest.fixture(params=[_optuna, _llm], ids=["optuna", "llm-scripted"])
+    def harness(self, request: pytest.FixtureRequest, home: Path, tmp_path: Path, tracking: Any) -> PolicyHarness:
+        return request.param(tmp_path, tracking)

@@ -13,8 +13,7 @@ import sys
 import pytest
 
 from compute.health import CommandProbe, CudaProbe, GpuProbe, NcclProbe, NodeTarget
-from compute.testing.probe_suite import *  # noqa: F403  (the suite's test functions)
-from compute.testing.probe_suite import ProbeCase
+from compute.testing.probe_suite import ProbeCase, ProbeSuite
 from tests.compute.health.helpers import gpu_node
 
 NO_CUDA = "class cuda:\n    @staticmethod\n    def is_available():\n        return False\n"
@@ -64,11 +63,12 @@ def _torch_case(kind: type, tmp_path) -> ProbeCase:
     )
 
 
-@pytest.fixture(params=["command", "gpu", "cuda", "nccl"])
-def probe_case(request: pytest.FixtureRequest, tmp_path) -> ProbeCase:
-    if request.param == "command":
-        return _command_case()
-    if request.param == "gpu":
-        return _gpu_case(request.getfixturevalue("fake_smi"))
-    request.getfixturevalue("nvidia_driver")
-    return _torch_case(CudaProbe if request.param == "cuda" else NcclProbe, tmp_path)
+class TestProbe(ProbeSuite):
+    @pytest.fixture(params=["command", "gpu", "cuda", "nccl"])
+    def probe_case(self, request: pytest.FixtureRequest, tmp_path) -> ProbeCase:
+        if request.param == "command":
+            return _command_case()
+        if request.param == "gpu":
+            return _gpu_case(request.getfixturevalue("fake_smi"))
+        request.getfixturevalue("nvidia_driver")
+        return _torch_case(CudaProbe if request.param == "cuda" else NcclProbe, tmp_path)
