@@ -256,6 +256,8 @@ class Dashboard:
         import autoresearch.ui.controls as controls
 
         name, kind = request.path_params["name"], request.path_params["kind"]
+        if kind == "chat":
+            return await self.act(request, controls.ChatLine, lambda a: controls.chat_line(name, self.home, a))
         actions = await run_in_threadpool(controls.campaign_actions)
         if kind not in actions:
             known = ", ".join(actions)

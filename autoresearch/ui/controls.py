@@ -8,9 +8,9 @@ Every `apply` returns one sentence saying what happened; a request that cannot b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from compute import Client, ComputeError, JobNotFound, priority_name
 
@@ -79,6 +79,13 @@ def node_action(client: Client, node: str, action: Cordon | Uncordon) -> str:
         raise ActionError(str(exc)) from None
 
 
+class ChatLine(_Action):
+    """`POST /api/campaigns/NAME/chat`: one chat slash command (`/space lr=1e-4..1e-2`, `/note ...`,
+    `/status`), read by chat's grammar, which is generated from the steering commands."""
+
+    line: Annotated[str, Field(min_length=1)]
+
+
 def campaign_actions() -> dict[str, type[BaseModel]]:
     """`POST /api/campaigns/NAME/KIND`, the body the command's fields as JSON: every steering command
     people send (`pause {"reason": ...}`, `budget {"changes": {...}}`, `space`, `try`, `note` ...).
@@ -99,3 +106,21 @@ def campaign_action(name: str, home: Path | None, command: Command) -> str:
         return session.send(read_text_values(command))
     except (ChatError, InboxError) as exc:
         raise ActionError(str(exc)) from None
+
+
+def chat_line(name: str, home: Path | None, action: ChatLine) -> str:
+    """Run one slash command as `autoresearch chat NAME` would (author `ui`); its answer, or
+    `ActionError` with chat's error."""
+    from autoresearch.chat import ChatError, ChatSession, Conversation
+
+    line = action.line.strip()
+    if not line.startswith("/"):
+        raise ActionError(f"{line!r} is not a slash command: write one as in chat, e.g. /note try a smaller lr "
+                          "(/help lists them)")  # fmt: skip
+    try:
+        answer = "\n".join(Conversation(ChatSession(name, home=home, author="ui")).handle(line))
+    except ChatError as exc:
+        raise ActionError(str(exc)) from None
+    if answer.startswith("error: "):
+        raise ActionError(answer.removeprefix("error: "))
+    return answer or "nothing to do"

@@ -148,6 +148,36 @@ def test_campaign_actions_post_the_chat_commands_to_its_inbox(tmp_path: Path) ->
     assert {m.author for m in messages} == {"ui"}
 
 
+def test_every_steering_command_and_any_chat_line_can_be_sent_from_the_dashboard(tmp_path: Path) -> None:
+    import os
+
+    from autoresearch.campaign import Ledger
+    from autoresearch.steering import Note, SetSpace, TryTrial, read_messages
+    from tests.autoresearch.campaign.conftest import make_campaign
+
+    home = Path(os.environ["AUTORESEARCH_HOME"])
+    Ledger.open(make_campaign(tmp_path, name="steered"), home)
+    app = create_app(UiSettings(home=home), warm=False)
+    headers = {"X-CSRF-Token": app.state.dashboard.guard.csrf}
+    with TestClient(app, base_url="http://localhost") as web:
+        note = web.post("/api/campaigns/steered/note", json={"text": "try x near 1"}, headers=headers)
+        assert note.status_code == 200 and "note for the policy: try x near 1" in note.json()["message"], note.text
+        tried = web.post("/api/campaigns/steered/try", json={"params": {"x": "1.5", "y": 3, "kind": "b"}},
+                         headers=headers)  # fmt: skip
+        assert tried.status_code == 200 and "try x=1.5 y=3 kind=b" in tried.json()["message"], tried.text
+        line = web.post("/api/campaigns/steered/chat", json={"line": "/space x=0..2"}, headers=headers)
+        assert line.status_code == 200 and "search_space.x:" in line.json()["message"], line.text
+        status = web.post("/api/campaigns/steered/chat", json={"line": "/status"}, headers=headers)
+        assert status.status_code == 200 and "campaign steered:" in status.json()["message"]
+        for bad, needle in [("/space nope=1..2", "nope is not in the search space"),
+                            ("/bogus", "unknown command /bogus"), ("space x=0..2", "is not a slash command")]:  # fmt: skip
+            refused = web.post("/api/campaigns/steered/chat", json={"line": bad}, headers=headers)
+            assert refused.status_code == 400 and needle in refused.json()["error"], refused.text
+    assert [m.command for m in read_messages("steered", home=home)] == [
+        Note(text="try x near 1"), TryTrial(params={"x": 1.5, "y": 3, "kind": "b"}), SetSpace(params={"x": [0, 2]})]
+    assert {m.author for m in read_messages("steered", home=home)} == {"ui"}
+
+
 def test_a_dns_rebinding_page_can_neither_read_nor_act(tmp_path: Path) -> None:
     """The real server on loopback with no token: what a rebound page sends (its own name in Host)."""
     home = tmp_path / "home"
