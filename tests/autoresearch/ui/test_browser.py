@@ -227,3 +227,17 @@ def test_the_campaign_page_reads_the_ledger_as_status_does(fleet_home: tuple[Pat
     assert status_of(snapshot.campaign, snapshot.facts, snapshot.trials, snapshot.paths.root, now) == campaign_status(
         loaded, now
     )
+
+
+def test_a_chat_command_from_the_campaign_page(browser: Any, url: str, fleet_home: tuple[Path, str]) -> None:
+    from autoresearch.steering import Note, read_messages
+
+    home, name = fleet_home
+    _open(browser, f"{url}/campaigns/{name}")
+    form = f'form[data-action="/api/campaigns/{name}/chat"]'
+    browser.find_element(By.CSS_SELECTOR, f"{form} input[name='line']").send_keys("/note from the page")
+    _click(browser, f"{form} button")
+    WebDriverWait(browser, 10).until(lambda d: d.switch_to.alert).accept()
+    WebDriverWait(browser, 60).until(lambda d: "queued #" in _text(d, "flash"))
+    assert "note for the policy: from the page" in _text(browser, "flash")
+    assert [(m.command, m.author) for m in read_messages(name, home=home)][-1] == (Note(text="from the page"), "ui")
