@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from autoresearch.chat.session import ChatSession
 from autoresearch.chat.slash import HELP, SlashError, parse
+from autoresearch.chat.steering_skills import COMMAND_OF_SKILL
 from autoresearch.chat.tools import chat_context, chat_registry
 from autoresearch.llm import LLMError, Message, Provider, ToolCall, ToolResult, run_tool_loop
 from skills import ErrorCode, SkillError
@@ -22,9 +23,8 @@ from skills import ErrorCode, SkillError
 MAX_TOOL_ROUNDS = 6
 
 _SYSTEM = """You help a person steer the ML research campaign {name} (objective: {mode} {metric}).
-Use the tools to answer questions (status, best, trials, trial, logs) and to make the changes the
-person asks for (pause, resume, stop, set_budget, set_space, try_trial, cancel_trial, set_priority,
-note, approve, deny). Make only changes the person asked for. Each tool result says exactly what
+Use the tools to answer questions ({questions}) and to make the changes the person asks for
+({changes}). Make only changes the person asked for. Each tool result says exactly what
 changed or why it was refused. Finish with one or two sentences saying what you did or found."""
 
 
@@ -72,8 +72,11 @@ class Conversation:
         """Plain language: the model calls the chat actions in the policy's tool loop until it answers."""
         assert self.provider is not None
         campaign = self.session.campaign()
+        names = self.registry.names()
         system = _SYSTEM.format(name=campaign.name, mode=campaign.objective.mode.value,
-                                metric=campaign.objective.metric)  # fmt: skip
+                                metric=campaign.objective.metric,
+                                questions=", ".join(n for n in names if n not in COMMAND_OF_SKILL),
+                                changes=", ".join(n for n in names if n in COMMAND_OF_SKILL))  # fmt: skip
         start = self.history or [Message.system(system)]
         shown: list[str] = []
 
