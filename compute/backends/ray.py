@@ -217,7 +217,7 @@ class RayBackend:
         stage = None
         if self._staging is not None:
             try:
-                stage = self._staging.stage(request.key.rsplit(".", 1)[0], request.cwd,
+                stage = self._staging.stage(request.key.split(".", 1)[0], request.cwd,
                                             request.env.get("AR_CHECKPOINT_DIR"))
             except ComputeError as err:
                 raise LaunchError(f"could not upload its working directory: {err}") from err

@@ -37,10 +37,10 @@ def skip_reason() -> str | None:
             return f"needs `{tool}` (iproute2 / util-linux)"
     if not Path(RAY).exists():
         return f"needs the `ray` command beside {sys.executable}"
-    probe = subprocess.run(["ip", "netns", "add", "arprobe%d" % os.getpid()], capture_output=True, text=True)
+    probe = subprocess.run(["ip", "netns", "add", f"arprobe{os.getpid()}"], capture_output=True, text=True)
     if probe.returncode != 0:
         return f"cannot create a network namespace: {probe.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", "arprobe%d" % os.getpid()], capture_output=True)
+    subprocess.run(["ip", "netns", "del", f"arprobe{os.getpid()}"], capture_output=True)
     return None
 
 
@@ -155,9 +155,9 @@ def compute_up(cluster: NetnsCluster, home: Path, *flags: str) -> dict[str, obje
     """`autoresearch compute up --backend ray --address HEAD FLAGS...` run in the head's namespace,
     so the daemon it starts lives there (a driver must run on a cluster node); -> its --json."""
     env = {**cluster.env(), "AUTORESEARCH_HOME": str(home)}
-    out = cluster.run_in(cluster.head, [sys.executable, "-c", "import sys; from autoresearch.cli import main; sys.exit(main())", "compute", "up", "--backend", "ray",
-                                        "--address", cluster.address, "--grace", "2", "--min-runtime", "0.2",
-                                        "--json", *flags], env)
+    cli = [sys.executable, "-c", "import sys; from autoresearch.cli import main; sys.exit(main())"]
+    out = cluster.run_in(cluster.head, [*cli, "compute", "up", "--backend", "ray", "--address", cluster.address,
+                                        "--grace", "2", "--min-runtime", "0.2", "--json", *flags], env)
     return json.loads(out)
 
 

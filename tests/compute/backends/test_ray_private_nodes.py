@@ -69,26 +69,32 @@ def test_a_node_without_the_shared_path_is_quarantined(up, netns_cluster):
     assert status["head"].state is NodeState.active and status["w1"].state is NodeState.active
 
 
-def test_a_working_directory_missing_on_a_node_is_infra_with_its_message(up, netns_cluster):
-    client = up("--storage", str(netns_cluster.store))  # a shared path priv sees; the job folder it does not
+def test_a_working_directory_or_program_missing_on_a_node_is_infra_with_its_message(up, netns_cluster):
+    client = up("--storage", str(netns_cluster.store))  # a shared path priv sees; the job folders it does not
     only_on(client, "priv")
     work = netns_cluster.hidden / "missing-cwd"
     work.mkdir()
-    job = client.submit(JobSpec(argv=["sh", "-c", "echo ran on $(hostname)"], cwd=str(work), max_retries=0))
+    tool = work / "tool.sh"
+    tool.write_text("#!/bin/sh\necho tool ran on $(hostname)\n")
+    tool.chmod(0o755)
+    no_cwd = client.submit(JobSpec(argv=["sh", "-c", "echo ran on $(hostname)"], cwd=str(work), max_retries=0))
+    no_program = client.submit(JobSpec(argv=[str(tool)], cwd=str(netns_cluster.open), max_retries=0))
 
-    def first_ended() -> Any:
-        attempts = client.get(job.id).attempts
+    def first_ended(job_id: str) -> Any:
+        attempts = client.get(job_id).attempts
         return attempts[0] if attempts and attempts[0].outcome is not None else None
 
-    first = wait_until(first_ended, what="attempt 1 ended")
-    assert first.node.startswith("priv-")
-    assert first.failure_class is FailureClass.infra and first.outcome is AttemptOutcome.infra_failed
-    assert first.failure_rule == "node_unfit"
-    assert f"working directory {work} does not exist on Ray node {first.node}" in (first.log_excerpt or "")
+    for job_id, message in [(no_cwd.id, f"working directory {work} does not exist on Ray node"),
+                            (no_program.id, f"{tool} is not found on Ray node")]:
+        first = wait_until(lambda j=job_id: first_ended(j), what=f"{job_id} attempt 1 ended")
+        assert first.node.startswith("priv-")
+        assert first.failure_class is FailureClass.infra and first.outcome is AttemptOutcome.infra_failed
+        assert first.failure_rule == "node_unfit" and f"{message} {first.node}" in (first.log_excerpt or "")
     client.uncordon(node_named(client, "head"))
-    done = wait_state(client, job.id, JobState.succeeded)
-    assert done.attempts[-1].node.startswith("head-") and "ran on head" in _log(client, job.id)
-    assert done.retries_used == 0
+    for job_id, line in [(no_cwd.id, "ran on head"), (no_program.id, "tool ran on head")]:
+        done = wait_state(client, job_id, JobState.succeeded)
+        assert done.attempts[-1].node.startswith("head-") and line in _log(client, job_id)
+        assert done.retries_used == 0
 
 
 TRAIN = """step=$(cat "$AR_CHECKPOINT_DIR/step" 2>/dev/null || echo 0)
