@@ -12,8 +12,13 @@ nodes out. This backend maps that onto Ray:
   async actor per (home, node), pinned with NodeAffinitySchedulingStrategy(soft=False),
   reserving no Ray resources (our scheduler owns the GPUs). The agent spawns the command
   in its own session with CUDA_VISIBLE_DEVICES = our GPU indices, appends its output to
-  the attempt's log path (a shared filesystem beyond one host), carries out signals on
-  the process group, and answers `run` with the exit code. One agent per node, not one
+  the attempt's log path (on a shared path), or to its node's spool from which the backend
+  brings it back (a remote store: compute/backends/ray_staging.py), carries out signals on
+  the process group, and answers `run` with the exit code.
+- Storage (`--storage`, compute/storage.py): the daemon writes a sentinel there and each node
+  is probed for it (`node_probes`). A node lacking the job's working directory or program
+  that the daemon's host has ends the attempt with `NODE_UNFIT_MARKER` and the agent's
+  message in its log: infra, retried on another node. One agent per node, not one
   actor per attempt: a Ray worker costs ~100 MB and ~1 s to start, an agent call ~1 ms.
 - An attempt whose agent died (node lost, agent killed) polls as `AttemptExit(None)`:
   the daemon records it lost and requeues the job elsewhere; the agent's watchers kill
@@ -31,7 +36,6 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Sequence
@@ -48,7 +52,7 @@ from compute.backends._ray_agent import NodeAgent, NodeUnfit
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.backends.ray_address import resolve_ray_address
 from compute.backends.ray_health import on_ray_nodes
-from compute.backends.ray_staging import PUMP_S, LogPump, Staging
+from compute.backends.ray_staging import PUMP_S, LogPump, Staging, resolves_here
 from compute.errors import ComputeError
 from compute.health.report import HealthProbe
 from compute.health.rules import NODE_UNFIT_MARKER
@@ -223,7 +227,7 @@ class RayBackend:
                 raise LaunchError(f"could not upload its working directory: {err}") from err
         agent = self._agent(node_id, request.node)
         ref = agent.run.remote(request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path),
-                               stage, _resolves(request.argv[0], request.cwd, request.env))
+                               stage, resolves_here(request.argv[0], request.cwd, request.env))
         self._log_of[request.key] = str(request.log_path)
         if stage is not None:
             self._pump.add(request.key, agent, str(request.log_path))
@@ -287,9 +291,9 @@ class RayBackend:
             if status["state"] == "unknown":
                 continue
             self._agent_of[key] = (node_id, agent)
-            if (handle or {}).get("staged"):
-                self._log_of[key] = handle["log"]  # type: ignore[index]
-                self._pump.add(key, agent, handle["log"])  # type: ignore[index]
+            if handle is not None and handle.get("staged"):  # its output is still to come from the node
+                self._log_of[key] = handle["log"]
+                self._pump.add(key, agent, handle["log"])
                 self._pump.drain(key)
             if status["state"] == "ended":
                 return AttemptExit(status["exit_code"])
@@ -397,9 +401,3 @@ class RayBackend:
             os.close(self._wake_r)
             os.close(self._wake_w)
 
-
-def _resolves(program: str, cwd: str, env: dict[str, str]) -> bool:
-    """Whether `program` (argv[0]) is found on the daemon's host, as the attempt would look for it."""
-    if "/" in program:
-        return os.access(os.path.join(cwd, program), os.X_OK)
-    return shutil.which(program, path=env.get("PATH", os.environ.get("PATH"))) is not None

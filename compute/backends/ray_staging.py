@@ -13,6 +13,7 @@ its node shares no filesystem with the daemon.
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,3 +102,10 @@ class LogPump:
                 entry.offset += len(chunk)
                 more = more or len(chunk) == _CHUNK
         return more
+
+
+def resolves_here(program: str, cwd: str, env: dict[str, str]) -> bool:
+    """Whether `program` (argv[0]) is found on the daemon's host, as the attempt would look for it."""
+    if "/" in program:
+        return os.access(os.path.join(cwd, program), os.X_OK)
+    return shutil.which(program, path=env.get("PATH", os.environ.get("PATH"))) is not None

@@ -5,6 +5,8 @@ namespace, started by `compute up` as a user would."""
 
 from __future__ import annotations
 
+import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -144,3 +146,27 @@ def test_a_checkpoint_resumes_on_another_node_after_preemption(up, netns_cluster
     high_gate.touch()
     assert wait_state(client, low.id, JobState.succeeded).attempts[0].node.startswith("priv-")
     wait_state(client, high.id, JobState.succeeded)
+
+
+def test_a_campaign_reading_log_metrics_completes_on_a_private_node(up, netns_cluster, tracking, monkeypatch):
+    from autoresearch.campaign import Campaign, CampaignState, TrialState
+    from autoresearch.runner import run_campaign
+    from tests.autoresearch.runner._byo import JOBS, NANOGPT_PATTERNS, byo_config, last_val_loss
+    from tests.autoresearch.runner.conftest import FAST
+
+    client = up("--storage", f"file://{netns_cluster.store}")
+    only_on(client, "priv")
+    monkeypatch.setenv("AUTORESEARCH_HOME", str(client.home))
+    work = netns_cluster.hidden / "campaign"
+    work.mkdir()
+    shutil.copy(JOBS / "byo_job.py", work)  # the trials' script exists on the daemon's host only
+    command = [sys.executable, "byo_job.py", "--format", "nanogpt", "--x", "{x}", "--steps", "4",
+               "--out-dir", "{trial_dir}/out"]
+    data = {**byo_config(tracking, "nanogpt", command=command, metrics={"patterns": NANOGPT_PATTERNS}),
+            "cwd": str(work)}
+    outcome = run_campaign(Campaign.model_validate(data, context={"base_dir": work}), settings=FAST)
+
+    assert outcome.state is CampaignState.completed
+    for trial in outcome.status.trials:
+        assert trial.state is TrialState.complete and trial.value == last_val_loss(trial.params["x"], 4)
+        assert client.get(trial.job_id).attempts[-1].node.startswith("priv-")
