@@ -81,7 +81,7 @@ class Storage:
         if self.shared:
             path = Path(self.uri, rel)
             return path.read_text() if path.is_file() else None
-        import pyarrow.fs  # type: ignore[import-untyped]
+        import pyarrow.fs
 
         fs, base = self._fs()
         if fs.get_file_info(f"{base}/{rel}").type != pyarrow.fs.FileType.File:
@@ -92,7 +92,7 @@ class Storage:
     @_storage_errors
     def put_dir(self, local: str, rel: str) -> None:
         """Copy the folder `local` (recursively) to `rel` (files there are overwritten, others kept)."""
-        import pyarrow.fs  # type: ignore[import-untyped]
+        import pyarrow.fs
 
         fs, base = self._fs()
         fs.create_dir(f"{base}/{rel}", recursive=True)
@@ -102,7 +102,7 @@ class Storage:
     @_storage_errors
     def get_dir(self, rel: str, local: str) -> bool:
         """Copy `rel` (recursively) into the folder `local`; False when the storage has no `rel`."""
-        import pyarrow.fs  # type: ignore[import-untyped]
+        import pyarrow.fs
 
         fs, base = self._fs()
         if fs.get_file_info(f"{base}/{rel}").type != pyarrow.fs.FileType.Directory:
