@@ -2,8 +2,11 @@
 
 The daemon places an attempt on a node; the backend hands it to that node's agent,
 which spawns the command as a subprocess in its own session (so signals reach the whole
-process group), appends its output to the attempt's log, and answers `run` with the exit
-code when the command ends. The agent is a named, detached async actor: it outlives the
+process group), appends its output to the attempt's log (with a remote store: to this
+node's spool, which the backend reads back with `read_log`, after restoring the job's
+folders from the store: `Stage`), and answers `run` with the exit code when the command
+ends. A node lacking the working directory or program the daemon's host has raises
+`NodeUnfit` instead (an infra failure, its message shown to the daemon). The agent is a named, detached async actor: it outlives the
 daemon, and a restarted daemon finds it by name (`agent-<ray node id>` in the home's
 namespace) and asks it about its attempts (`status`, `wait`).
 

@@ -14,12 +14,12 @@ nodes out. This backend maps that onto Ray:
   in its own session with CUDA_VISIBLE_DEVICES = our GPU indices, appends its output to
   the attempt's log path (on a shared path), or to its node's spool from which the backend
   brings it back (a remote store: compute/backends/ray_staging.py), carries out signals on
-  the process group, and answers `run` with the exit code.
+  the process group, and answers `run` with the exit code. One agent per node, not one
+  actor per attempt: a Ray worker costs ~100 MB and ~1 s to start, an agent call ~1 ms.
 - Storage (`--storage`, compute/storage.py): the daemon writes a sentinel there and each node
   is probed for it (`node_probes`). A node lacking the job's working directory or program
   that the daemon's host has ends the attempt with `NODE_UNFIT_MARKER` and the agent's
-  message in its log: infra, retried on another node. One agent per node, not one
-  actor per attempt: a Ray worker costs ~100 MB and ~1 s to start, an agent call ~1 ms.
+  message in its log: infra, retried on another node.
 - An attempt whose agent died (node lost, agent killed) polls as `AttemptExit(None)`:
   the daemon records it lost and requeues the job elsewhere; the agent's watchers kill
   the orphaned processes.
@@ -291,8 +291,9 @@ class RayBackend:
             if status["state"] == "unknown":
                 continue
             self._agent_of[key] = (node_id, agent)
-            if handle is not None and handle.get("staged"):  # its output is still to come from the node
+            if handle is not None and "log" in handle:
                 self._log_of[key] = handle["log"]
+            if handle is not None and handle.get("staged"):  # its output is still to come from the node
                 self._pump.add(key, agent, handle["log"])
                 self._pump.drain(key)
             if status["state"] == "ended":
