@@ -5,7 +5,7 @@ with a tmpfs over `hidden` (where tests put homes and job folders): it sees the 
 the repository and /tmp, not the daemon's files.
 
 Needs root, `ip` and `unshare`; `skip_reason()` says what is missing. Every process a node
-starts stays in its namespace, so `close` kills exactly those (`ip netns pids`), never another
+starts stays in its namespace, so `close` kills exactly those (found by that namespace), never another
 Ray on this machine.
 """
 
@@ -134,9 +134,16 @@ class NetnsCluster:
         return done.stdout
 
     def close(self) -> None:
-        """Kill every process in the nodes' namespaces, then remove the namespaces, links and files."""
-        for _ in range(3):
-            pids = [int(p) for ns in self._namespaces for p in _pids(ns)]
+        """Kill every process in the nodes' namespaces (found by namespace, and by each node's process
+        group), then remove the namespaces, links and files."""
+        inodes = {os.stat(f"/run/netns/{ns}").st_ino for ns in self._namespaces if os.path.exists(f"/run/netns/{ns}")}
+        for node in self.nodes:
+            try:
+                os.killpg(node.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for _ in range(20):
+            pids = _pids_in(inodes)
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -144,8 +151,11 @@ class NetnsCluster:
                     pass
             if not pids:
                 break
-            time.sleep(0.5)
-        for ns in self._namespaces:
+            time.sleep(0.3)
+        for node in self.nodes:
+            node.proc.wait(timeout=10)
+        for index, ns in enumerate(self._namespaces, start=2):
+            subprocess.run(["ip", "link", "del", f"{self.tag}v{index}"], capture_output=True)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
         shutil.rmtree(self.root, ignore_errors=True)
@@ -165,5 +175,14 @@ def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
 
-def _pids(netns: str) -> list[str]:
-    return subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True).stdout.split()
+def _pids_in(inodes: set[int]) -> list[int]:
+    """The processes whose network namespace is one of `inodes`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}/ns/net").st_ino in inodes:
+                    found.append(int(entry))
+            except OSError:  # gone meanwhile
+                pass
+    return found
