@@ -6,9 +6,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from pathlib import Path
+
 from compute.backends.ray_address import resolve_ray_address
 from compute.errors import ComputeError
 from compute.health.config import HealthConfig
+from compute.storage import resolve_storage
 
 
 class DaemonConfig(BaseModel):
@@ -43,12 +46,25 @@ class DaemonConfig(BaseModel):
     """Where attempts run: `local` subprocesses, or the nodes of a Ray cluster (`--backend ray`)."""
     ray_address: str | None = None
     """The Ray cluster (`--address`, see compute.backends.ray_address); None: a local Ray instance."""
+    storage: str | None = None
+    """Where the Ray backend's nodes meet (`--storage`, see compute.storage): a path every node mounts
+    at the same place, or a URI (file://, s3://, gs://) of a store every node reaches; None: the home,
+    as a shared path."""
 
     @field_validator("ray_address")
     @classmethod
     def _known_address_form(cls, value: str | None) -> str | None:
         try:
             resolve_ray_address(value)
+        except ComputeError as err:
+            raise ValueError(str(err)) from None
+        return value
+
+    @field_validator("storage")
+    @classmethod
+    def _known_storage_form(cls, value: str | None) -> str | None:
+        try:
+            resolve_storage(value, Path("/"))
         except ComputeError as err:
             raise ValueError(str(err)) from None
         return value

@@ -38,17 +38,23 @@ def up(
                                 "(the nodes of a Ray cluster, see docs/ray.md)."),
     address: str | None = typer.Option(None, "--address", help="With --backend ray: auto | HOST:PORT | "
                                        "ray://HOST:PORT (default: start a local Ray instance; --gpus sets its GPUs)."),
+    storage: str | None = typer.Option(None, "--storage", help="With --backend ray: where the nodes meet: a path "
+                                       "every node mounts (default: the home), or file:// | s3:// | gs:// URI of a "
+                                       "store every node reaches (docs/ray.md)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
     settings: dict[str, Any] = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
                 "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
-                "fair_share_half_life_s": half_life, "log_max_bytes": log_max_bytes}
+                "storage": storage, "fair_share_half_life_s": half_life, "log_max_bytes": log_max_bytes}
     if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None):
         fail("--virtual-nodes and --gpus-per-node split this host for the local backend; with --backend ray "
              "the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N`)")
     if address is not None and backend != "ray":
         fail(f"--address {address} is for --backend ray; add --backend ray, or drop --address to run locally")
+    if storage is not None and backend != "ray":
+        fail(f"--storage {storage} is for --backend ray (the local backend's attempts run on this host); "
+             "add --backend ray, or drop --storage")
     if health_config is not None:
         try:
             settings["health"] = load_health_config(health_config)

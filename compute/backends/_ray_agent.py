@@ -2,8 +2,11 @@
 
 The daemon places an attempt on a node; the backend hands it to that node's agent,
 which spawns the command as a subprocess in its own session (so signals reach the whole
-process group), appends its output to the attempt's log, and answers `run` with the exit
-code when the command ends. The agent is a named, detached async actor: it outlives the
+process group), appends its output to the attempt's log (with a remote store: to this
+node's spool, which the backend reads back with `read_log`, after restoring the job's
+folders from the store: `Stage`), and answers `run` with the exit code when the command
+ends. A node lacking the working directory or program the daemon's host has raises
+`NodeUnfit` instead (an infra failure, its message shown to the daemon). The agent is a named, detached async actor: it outlives the
 daemon, and a restarted daemon finds it by name (`agent-<ray node id>` in the home's
 namespace) and asks it about its attempts (`status`, `wait`).
 
@@ -28,6 +31,7 @@ import time
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +40,9 @@ from typing import Any
 from compute.backends.attempt_procs import Tracking
 from compute.backends.local import free_port
 from compute.isolation import seal_process
+from compute.errors import ComputeError
 from compute.jobenv import allowed_env
+from compute.storage import Storage
 
 WATCHER = (
     'exec 3<&0; (trap "" TERM INT HUP; if read -r _ <&3; then exit 0; fi; kill -KILL -"$1") '
@@ -60,6 +66,63 @@ class _Run:
     lock: threading.Lock = field(default_factory=threading.Lock)
     tracking: Tracking | None = None
     """Finds the attempt's processes outside its process group (its marker)."""
+    stage: Stage | None = None
+    """Set when its folders come from and go to a remote store."""
+
+
+class NodeUnfit(Exception):
+    """This node lacks what the attempt needs and the daemon's host has: an infra failure, whose
+    message the daemon writes into the attempt's log after `NODE_UNFIT_MARKER`."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+        """The exit code the attempt ends with (126: no working directory, 127: no program)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return NodeUnfit, (str(self), self.code)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """An attempt's folders in a remote store (compute.storage): restored before it starts, the
+    checkpoint directory saved when it ends."""
+
+    storage: Storage
+    work: str | None
+    """Where the job's working directory was uploaded; None: nothing to restore (an empty folder
+    is made when it is missing, e.g. the daemon's home as cwd)."""
+    checkpoint_dir: str | None
+    """AR_CHECKPOINT_DIR of the attempt (a path on every node)."""
+    checkpoint: str
+    """Where that directory is kept in the store."""
+
+
+def _stage_in(stage: Stage, cwd: str, node: str) -> None:
+    """Restore the working directory (when missing here) and the checkpoint directory from the store."""
+    try:
+        if not Path(cwd).is_dir():
+            if stage.work is None:
+                Path(cwd).mkdir(parents=True, exist_ok=True)
+            elif not stage.storage.get_dir(stage.work, cwd):
+                raise NodeUnfit(f"working directory {cwd} is neither on Ray node {node} nor in the storage "
+                                f"{stage.storage.uri} ({stage.work})", 126)
+        if stage.checkpoint_dir is not None:
+            Path(stage.checkpoint_dir).mkdir(parents=True, exist_ok=True)
+            stage.storage.get_dir(stage.checkpoint, stage.checkpoint_dir)
+    except (ComputeError, OSError) as err:  # OSError: making a folder here
+        raise NodeUnfit(f"the storage {stage.storage.uri} cannot be used from Ray node {node}: {err}", 126) from None
+
+
+def _stage_out(stage: Stage, log: Path) -> None:
+    """Save the checkpoint directory to the store; a failure is written into the attempt's log."""
+    folder = stage.checkpoint_dir
+    try:
+        if folder is not None and Path(folder).is_dir() and any(Path(folder).iterdir()):
+            stage.storage.put_dir(folder, stage.checkpoint)
+    except (ComputeError, OSError) as err:
+        with open(log, "ab") as out:
+            out.write(f"[autoresearch] could not save {folder} to the storage {stage.storage.uri}: {err}\n".encode())
 
 
 class NodeAgent:
@@ -70,28 +133,55 @@ class NodeAgent:
         seal_process()  # the attempts it starts (and their secrets) are out of other jobs' reach
         self._runs: dict[str, _Run] = {}
         self._base_env = {k: v for k, v in allowed_env().items() if k not in _DROPPED_ENV}
+        self._spool = Path(tempfile.mkdtemp(prefix="autoresearch-spool-"))
 
-    async def run(self, key: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> int:
-        """Start the attempt and return its exit code (negative: killed by that signal)."""
+    async def run(self, key: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str,
+                  stage: Stage | None = None, program_here: bool = False) -> int:
+        """Start the attempt and return its exit code (negative: killed by that signal). With `stage`
+        (a remote store) its folders are restored first, its output goes to this node's spool (read
+        back with `read_log`) and its checkpoint directory is saved when it ends. Raises NodeUnfit
+        when this node lacks what the daemon's host has (`program_here`: argv[0] resolves there)."""
         run = self._runs.setdefault(key, _Run())
         if run.ended is not None:
             return await run.ended
         run.ended = asyncio.get_running_loop().create_future()
         run.tracking = Tracking.of(env, None)
-        if run.stop is not None:  # stopped before it started, as the local backend does
-            run.ended.set_result(-run.stop)
-            return -run.stop
-        code = self._start(key, run, argv, env, cwd, Path(log_path))
+        run.stage = stage
+        try:
+            if stage is not None:
+                await asyncio.to_thread(_stage_in, stage, cwd, self.node)
+            if run.stop is not None:  # stopped before it started, as the local backend does
+                run.ended.set_result(-run.stop)
+                return -run.stop
+            log = self.spool(key) if stage is not None else Path(log_path)
+            code = self._start(key, run, argv, env, cwd, log, program_here)
+        except NodeUnfit as err:
+            run.ended.set_exception(err)
+            return await run.ended
         if code is not None:
             run.ended.set_result(code)
         return await run.ended
 
-    def _start(self, key: str, run: _Run, argv: list[str], env: dict[str, str], cwd: str, log: Path) -> int | None:
+    def spool(self, key: str) -> Path:
+        """This node's copy of a staged attempt's log (the daemon appends what `read_log` gives)."""
+        return self._spool / f"{key}.log"
+
+    def read_log(self, key: str, offset: int, limit: int = 1 << 20) -> bytes:
+        """Up to `limit` bytes of a staged attempt's log from `offset` (b"" when there is no more yet)."""
+        try:
+            with open(self.spool(key), "rb") as src:
+                src.seek(offset)
+                return src.read(limit)
+        except FileNotFoundError:
+            return b""
+
+    def _start(self, key: str, run: _Run, argv: list[str], env: dict[str, str], cwd: str, log: Path,
+               program_here: bool) -> int | None:
+        if not Path(cwd).is_dir():
+            raise NodeUnfit(f"working directory {cwd} does not exist on Ray node {self.node} (the daemon's host "
+                            "has it): share it at the same path, or give the daemon --storage", 126)
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
-            if not Path(cwd).is_dir():
-                out.write(f"[autoresearch] working directory {cwd} does not exist on Ray node {self.node}\n".encode())
-                return 126
             try:
                 proc = subprocess.Popen(
                     argv, cwd=cwd, env={**self._base_env, **env}, stdin=subprocess.DEVNULL, stdout=out,
@@ -99,16 +189,19 @@ class NodeAgent:
                 )
             except OSError as err:
                 missing = isinstance(err, FileNotFoundError)
+                if missing and program_here:
+                    raise NodeUnfit(f"{argv[0]} is not found on Ray node {self.node} (the daemon's host has it): "
+                                    "install it there", 127) from None
                 out.write(f"[autoresearch] {argv[0]}: {'not found' if missing else err.strerror}"
                           f" (on Ray node {self.node})\n".encode())
                 return 127 if missing else 126
         run.pid = proc.pid
         run.watch_fd = _start_watcher(proc.pid)
         loop = asyncio.get_running_loop()
-        threading.Thread(target=self._reap, args=(run, proc, loop), name=f"reap-{key}", daemon=True).start()
+        threading.Thread(target=self._reap, args=(run, proc, loop, log), name=f"reap-{key}", daemon=True).start()
         return None
 
-    def _reap(self, run: _Run, proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+    def _reap(self, run: _Run, proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, log: Path) -> None:
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         with run.lock:
             # The leader is a zombie, so its group id cannot be reused yet: clean up what
@@ -121,6 +214,8 @@ class NodeAgent:
             run.reaped = True
         while run.tracking is not None and run.tracking.signal(signal.SIGKILL):
             time.sleep(0.02)  # what it left behind holds its GPUs: the attempt ends when the last is gone
+        if run.stage is not None:
+            _stage_out(run.stage, log)
         loop.call_soon_threadsafe(_settle, run.ended, code)
 
     def signal(self, key: str, signum: int) -> None:
@@ -142,7 +237,8 @@ class NodeAgent:
             return {"state": "unknown"}
         if not run.ended.done():
             return {"state": "running", "pid": run.pid}
-        return {"state": "ended", "exit_code": run.ended.result()}
+        failed = run.ended.exception()
+        return {"state": "ended", "exit_code": failed.code if isinstance(failed, NodeUnfit) else run.ended.result()}
 
     async def wait(self, key: str) -> int | None:
         """The exit code once the attempt ends; None if this agent never ran it."""
@@ -154,6 +250,7 @@ class NodeAgent:
     def forget(self, key: str) -> None:
         """The daemon recorded the end: drop what is kept about the attempt."""
         self._runs.pop(key, None)
+        self.spool(key).unlink(missing_ok=True)
 
     def free_port(self) -> int:
         """A TCP port free on this node now (MASTER_PORT of a gang whose rank 0 runs here)."""

@@ -164,3 +164,13 @@ class ProbesOnNodes(Protocol):
     def on_nodes(self, probes: Sequence[HealthProbe]) -> list[HealthProbe]:
         """The same probes in the same order, each run on the node it probes."""
         ...
+
+
+@runtime_checkable
+class NeedsOnNodes(Protocol):
+    """Optional: what the backend's attempts need on every node (its storage) is probed there too;
+    a node that fails such a probe is quarantined with its reason, like any probe's."""
+
+    def node_probes(self) -> list[HealthProbe]:
+        """Probes to run on each node beside the health config's."""
+        ...

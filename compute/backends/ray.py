@@ -12,9 +12,14 @@ nodes out. This backend maps that onto Ray:
   async actor per (home, node), pinned with NodeAffinitySchedulingStrategy(soft=False),
   reserving no Ray resources (our scheduler owns the GPUs). The agent spawns the command
   in its own session with CUDA_VISIBLE_DEVICES = our GPU indices, appends its output to
-  the attempt's log path (a shared filesystem beyond one host), carries out signals on
+  the attempt's log path (on a shared path), or to its node's spool from which the backend
+  brings it back (a remote store: compute/backends/ray_staging.py), carries out signals on
   the process group, and answers `run` with the exit code. One agent per node, not one
   actor per attempt: a Ray worker costs ~100 MB and ~1 s to start, an agent call ~1 ms.
+- Storage (`--storage`, compute/storage.py): the daemon writes a sentinel there and each node
+  is probed for it (`node_probes`). A node lacking the job's working directory or program
+  that the daemon's host has ends the attempt with `NODE_UNFIT_MARKER` and the agent's
+  message in its log: infra, retried on another node.
 - An attempt whose agent died (node lost, agent killed) polls as `AttemptExit(None)`:
   the daemon records it lost and requeues the job elsewhere; the agent's watchers kill
   the orphaned processes.
@@ -42,13 +47,17 @@ from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, Ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from compute.backends._ray_agent import NodeAgent
+from compute.attempt_logs import append_log
+from compute.backends._ray_agent import NodeAgent, NodeUnfit
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.backends.ray_address import resolve_ray_address
 from compute.backends.ray_health import on_ray_nodes
+from compute.backends.ray_staging import PUMP_S, LogPump, Staging, resolves_here
 from compute.errors import ComputeError
 from compute.health.report import HealthProbe
+from compute.health.rules import NODE_UNFIT_MARKER
 from compute.records import Node
+from compute.storage import Storage, StorageProbe, write_sentinel
 
 log = logging.getLogger("compute.ray")
 _AGENT = ray.remote(NodeAgent)
@@ -101,7 +110,7 @@ class RayBackend:
     name = "ray"
 
     def __init__(self, home: Path, address: str | None = None, local_gpus: int | None = None,
-                 node_poll_s: float = 1.0) -> None:
+                 node_poll_s: float = 1.0, storage: Storage | None = None) -> None:
         target = resolve_ray_address(address)
         self.namespace = namespace_of(home)
         self.address = target
@@ -120,6 +129,17 @@ class RayBackend:
                 "(`ray status`), that the address is right, and that RAY_AUTH_MODE matches the cluster's"
             ) from err
         self._node_poll_s = node_poll_s
+        self.storage = storage or Storage(uri=str(home), shared=True)
+        try:
+            self._sentinel = write_sentinel(self.storage, self.namespace)
+        except (ComputeError, OSError) as err:
+            ray.shutdown()
+            raise ComputeError(f"the daemon cannot write to its storage {self.storage.uri}: {err}. Check the path "
+                               "or URI and the credentials in the daemon's environment") from err
+        self._staging = None if self.storage.shared else Staging(self.storage, home)
+        self._pump = LogPump()
+        self._log_of: dict[str, str] = {}
+        """Key -> the attempt's log path here (for the line a NodeUnfit end leaves there)."""
         self._nodes = cluster_nodes()
         self._lock = threading.Lock()
         self._runs: dict[str, ray.ObjectRef | None] = {}
@@ -167,6 +187,10 @@ class RayBackend:
         """ProbesOnNodes: each probe runs as a Ray task pinned to the node it probes."""
         return on_ray_nodes(probes, self.node_id)
 
+    def node_probes(self) -> list[HealthProbe]:
+        """NeedsOnNodes: the storage is reachable on each node and holds this daemon's sentinel."""
+        return [StorageProbe(self.storage, self.namespace, self._sentinel)]
+
     def _agent(self, node_id: str, node: str) -> Any:
         agent = self._agents.get(node_id)
         if agent is None:
@@ -192,12 +216,26 @@ class RayBackend:
             with self._lock:
                 self._runs[request.key] = None
             return {"ray_node_id": None, "namespace": self.namespace}
+        if not Path(request.cwd).is_dir():
+            raise LaunchError(f"working directory {request.cwd} does not exist")
+        stage = None
+        if self._staging is not None:
+            try:
+                stage = self._staging.stage(request.key.split(".", 1)[0], request.cwd,
+                                            request.env.get("AR_CHECKPOINT_DIR"))
+            except ComputeError as err:
+                raise LaunchError(f"could not upload its working directory: {err}") from err
         agent = self._agent(node_id, request.node)
-        ref = agent.run.remote(request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path))
+        ref = agent.run.remote(request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path),
+                               stage, resolves_here(request.argv[0], request.cwd, request.env))
+        self._log_of[request.key] = str(request.log_path)
+        if stage is not None:
+            self._pump.add(request.key, agent, str(request.log_path))
         with self._lock:
             self._runs[request.key] = ref
         self._agent_of[request.key] = (node_id, agent)
-        return {"ray_node_id": node_id, "namespace": self.namespace}
+        return {"ray_node_id": node_id, "namespace": self.namespace, "log": str(request.log_path),
+                "staged": stage is not None}
 
     def poll(self, key: str) -> AttemptExit | None:
         with self._lock:
@@ -209,7 +247,11 @@ class RayBackend:
             return None
         try:
             code = ray.get(ref, timeout=_CALL_TIMEOUT_S)
-        except RayTaskError as err:  # the agent failed to start it: like a shell that cannot exec
+        except RayTaskError as err:
+            if isinstance(err.cause, NodeUnfit):  # the node lacks what the daemon's host has: infra, say what
+                append_log(self._log_of.get(key, ""), [f"{NODE_UNFIT_MARKER} {err.cause}"])
+                return AttemptExit(err.cause.code)
+            # the agent failed to start it: like a shell that cannot exec
             log.warning("attempt %s could not start: %s", key, err)
             return AttemptExit(127)
         except ActorUnavailableError:  # a transient loss of contact: ask again
@@ -221,6 +263,7 @@ class RayBackend:
             log.warning("attempt %s lost, its Ray agent died: %s", key, err)
             self._suspect_node(self._agent_of[key][0])
             return AttemptExit(None)
+        self._pump.drain(key)
         return AttemptExit(code)
 
     def _rewatch(self, key: str) -> None:
@@ -248,6 +291,11 @@ class RayBackend:
             if status["state"] == "unknown":
                 continue
             self._agent_of[key] = (node_id, agent)
+            if handle is not None and "log" in handle:
+                self._log_of[key] = handle["log"]
+            if handle is not None and handle.get("staged"):  # its output is still to come from the node
+                self._pump.add(key, agent, handle["log"])
+                self._pump.drain(key)
             if status["state"] == "ended":
                 return AttemptExit(status["exit_code"])
             self._rewatch(key)
@@ -258,6 +306,8 @@ class RayBackend:
         with self._lock:
             self._runs.pop(key, None)
             self._done.discard(key)
+        self._pump.drop(key)
+        self._log_of.pop(key, None)
         placed = self._agent_of.pop(key, None)
         if placed is not None:
             self._forgets.append(placed[1].forget.remote(key))
@@ -285,7 +335,7 @@ class RayBackend:
 
     def _watch(self) -> None:
         """Thread: wake the daemon when an attempt ends or the cluster's nodes change."""
-        next_nodes = 0.0
+        next_nodes = next_pump = 0.0
         while not self._stop.is_set():
             try:
                 with self._lock:
@@ -300,6 +350,9 @@ class RayBackend:
                                 self._wake()
                 else:
                     self._stop.wait(_WAIT_S)
+                if time.monotonic() >= next_pump:
+                    next_pump = time.monotonic() + PUMP_S
+                    self._pump.pump()
                 if time.monotonic() >= next_nodes:
                     next_nodes = time.monotonic() + self._node_poll_s
                     self._refresh_nodes()
@@ -348,3 +401,4 @@ class RayBackend:
             ray.shutdown()
             os.close(self._wake_r)
             os.close(self._wake_w)
+

@@ -29,7 +29,16 @@ HANG_MARKER = "[autoresearch] stopped as hung"
 """The line the daemon appends to the log of an attempt it stops for having written nothing for
 its job's `progress_timeout_s`: the `hang` rule's evidence."""
 
+NODE_UNFIT_MARKER = "[autoresearch] this node cannot run the job:"
+"""The line a node's agent (or the daemon on its behalf) writes when what the job needs is missing
+on that node but present on the daemon's host (its working directory, its program, the storage):
+the `node_unfit` rule's evidence."""
+
 DEFAULT_RULES: list[dict] = [
+    dict(name="node_unfit", failure_class=infra, pattern=re.escape(NODE_UNFIT_MARKER),
+         explanation="the node lacks what the job needs and the daemon's host has (its working directory, its "
+                     "program, the storage): requeued on another node; mount the shared path there or give the "
+                     "daemon --storage (docs/ray.md)"),
     dict(name="hang", failure_class=infra, pattern=re.escape(HANG_MARKER),
          explanation="its log did not grow for progress_timeout_s: a hung rank, collective or I/O; "
                      "stopped and requeued on another node (raise progress_timeout_s if the job is "

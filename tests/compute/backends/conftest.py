@@ -148,3 +148,22 @@ def backend_harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
         except KeyError:
             pass
     harness.backend.close()
+
+
+@pytest.fixture(scope="session")
+def netns_cluster() -> Iterator[Any]:
+    """Ray nodes in network namespaces, one also in a mount namespace (netns_cluster.py), for the
+    session: head (2 GPUs), w1 (1 GPU), priv (2 GPUs, sees neither the homes nor the job folders)."""
+    from tests.compute.backends.netns_cluster import NetnsCluster, skip_reason
+
+    why = skip_reason()
+    if why is not None:
+        pytest.skip(f"Ray nodes in namespaces: {why}")
+    cluster = NetnsCluster()
+    try:
+        cluster.add_node("head", gpus=2)
+        cluster.add_node("w1", gpus=1)
+        cluster.add_node("priv", gpus=2, private=True)
+        yield cluster
+    finally:
+        cluster.close()

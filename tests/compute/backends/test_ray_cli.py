@@ -21,11 +21,30 @@ def daemon_pid_of(home):
     (["--address", "auto"], "--address auto is for --backend ray"),
     (["--backend", "ray", "--virtual-nodes", "2"], "with --backend ray the nodes are the Ray cluster's"),
     (["--backend", "slurm"], "backend: Input should be 'local' or 'ray'"),
+    (["--backend", "ray", "--storage", "shared/x"], "--storage 'shared/x': expected an absolute path every node"),
+    (["--backend", "ray", "--storage", "s3://"], "--storage 's3://': expected SCHEME://LOCATION"),
+    (["--storage", "/shared"], "--storage /shared is for --backend ray"),
 ])
 def test_bad_backend_settings_exit_2_with_one_paragraph(cli, args, message):
     result = cli("compute", "up", *args)
     assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
     assert daemon_pid_of(cli.home) is None
+
+
+def test_storage_shorthand_resolution(tmp_path):
+    from compute.storage import Storage, resolve_storage
+
+    assert [resolve_storage(v, tmp_path) for v in (None, "/shared/x", "file:///nfs/x", "s3://bucket/p")] == [
+        Storage(str(tmp_path), shared=True), Storage("/shared/x", shared=True), Storage("file:///nfs/x", shared=False),
+        Storage("s3://bucket/p", shared=False)]
+    store = resolve_storage(f"file://{tmp_path}/store", tmp_path)
+    (tmp_path / "cwd" / "sub").mkdir(parents=True)
+    (tmp_path / "cwd" / "sub" / "a.txt").write_text("a")
+    store.put_dir(str(tmp_path / "cwd"), "work/job-1")
+    assert store.get_dir("work/job-1", str(tmp_path / "there")) and (tmp_path / "there/sub/a.txt").read_text() == "a"
+    assert not store.get_dir("work/job-2", str(tmp_path / "none")) and not (tmp_path / "none").exists()
+    with pytest.raises(ComputeError, match="storage nope://x: "):
+        resolve_storage("nope://x", tmp_path).read_text("sentinel")
 
 
 def test_address_shorthand_resolution():
