@@ -221,3 +221,25 @@ def test_the_rules_catch_a_cycle_and_an_upward_import():
         MODULES.update(saved)
     assert _layer("skills.cluster") < _layer("autoresearch.cli") and _layer("compute.x") < _layer("tracking.y")
     assert _layer("prompts") == _layer("autoresearch")
+
+
+NO_PACKAGE_IMPORTS = ["compute", "tracking", "skills"]
+"""Layers whose modules import every name from the module that defines it (issue 34, item 9)."""
+
+
+def test_modules_do_not_import_through_an_ancestor_package():
+    """`from compute import container_ops` inside `compute.backends.local` runs `compute/__init__`,
+    which names `compute.backends.local`: a package-level cycle. Import from the defining module
+    (`from compute.container_ops import ...`, `import compute.container_ops as container_ops`);
+    no relative imports either."""
+    found = []
+    for module, path in MODULES.items():
+        if module.split(".")[0] not in NO_PACKAGE_IMPORTS:
+            continue
+        parts = module.split(".")
+        ancestors = {".".join(parts[:i]) for i in range(1, len(parts))}
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.level or node.module in ancestors):
+                names = ", ".join(a.name for a in node.names)
+                found.append(f"  {_path(module)}:{node.lineno}: from {'.' * node.level}{node.module or ''} import {names}")
+    assert not found, "modules importing through their own package's __init__:\n" + "\n".join(found)
