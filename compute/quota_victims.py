@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic
 
-from compute.quota_view import A, _Job, _Attempt, demand
+from compute.quota_view import A, _Attempt, _Job, demand
 
 
 def lost_progress(a: _Attempt, now: float) -> float:
