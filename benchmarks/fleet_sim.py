@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compute.latency import pct  # noqa: E402
-from compute.quota import ProjectView, VictimOrder  # noqa: E402
+from compute.quota_view import ProjectView, VictimOrder  # noqa: E402
 from compute.scheduler import NodeView, SchedulerConfig  # noqa: E402
 from compute.testing.fleet import FleetSim, SimJob  # noqa: E402
 

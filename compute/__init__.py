@@ -27,7 +27,7 @@ if _typing.TYPE_CHECKING:
     from compute.nodes import NodeStatus, UncordonFailed, slot_usage
     from compute.paths import ComputePaths, resolve_home
     from compute.projects import Project, ProjectStatus
-    from compute.quota import ProjectView, VictimOrder
+    from compute.quota_view import ProjectView, VictimOrder
     from compute.records import Attempt, AttemptMember, Event, Job, Node
     from compute.states import AttemptOutcome, FailureClass, HealthStatus, JobState, NodeState
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
@@ -81,8 +81,8 @@ _WHERE = {
     "resolve_home": "compute.paths",
     "Project": "compute.projects",
     "ProjectStatus": "compute.projects",
-    "ProjectView": "compute.quota",
-    "VictimOrder": "compute.quota",
+    "ProjectView": "compute.quota_view",
+    "VictimOrder": "compute.quota_view",
     "DEFAULT_PROJECT": "compute.spec",
     "Attempt": "compute.records",
     "AttemptOutcome": "compute.states",

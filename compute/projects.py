@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compute.errors import ComputeError
-from compute.quota import ProjectView, borrowed_attempts, decayed
+from compute.quota_usage import decayed
+from compute.quota_view import ProjectView, borrowed_attempts
 from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
 
 if TYPE_CHECKING:

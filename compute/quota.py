@@ -23,154 +23,25 @@ Pure, like compute/scheduler.py, which calls it at three points when projects ar
 
 An attempt is *borrowed* when it is `borrowed_only`, or when its project's attempts, taken by
 priority then oldest first, already fill the quota without it (`borrowed_attempts`).
+
+Here `QuotaPass`: the order and the idle GPUs (points 1 and 2). What the rules read, and which
+attempts are borrowed: compute/quota_view.py; the victim searches (point 3):
+compute/quota_victims.py; the decayed usage fair share weighs: compute/quota_usage.py.
 """
 
 from __future__ import annotations
 
-import enum
 import math
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections import defaultdict
+from collections.abc import Sequence
 from operator import attrgetter
-from typing import Generic, Protocol, TypeVar
 
+from compute.quota_victims import VictimSearch, lost_progress
+from compute.quota_view import A, J, ProjectView, VictimOrder, _Config, _Job, _unknown, borrowed_attempts, demand
 from compute.waiting import KIND, WaitEntry, WaitKind
 
 
-class _Job(Protocol):
-    """What the rules read of a pending job (compute.scheduler.PendingJob)."""
-
-    @property
-    def job_id(self) -> str: ...
-    @property
-    def gpus(self) -> int: ...
-    @property
-    def project(self) -> str: ...
-    @property
-    def preemptible(self) -> bool: ...
-    @property
-    def borrowed_only(self) -> bool: ...
-    @property
-    def priority(self) -> int: ...
-    @property
-    def excluded_nodes(self) -> frozenset[str]: ...
-    @property
-    def nodes(self) -> int: ...
-
-
-def demand(job: _Job) -> int:
-    """The GPUs a job holds in all: `gpus` on each of its `nodes` (a gang counts whole)."""
-    return job.gpus * job.nodes
-
-
-class _Attempt(Protocol):
-    """What the rules read of a running attempt (compute.scheduler.RunningAttempt)."""
-
-    @property
-    def job_id(self) -> str: ...
-    @property
-    def attempt(self) -> int: ...
-    @property
-    def node(self) -> str: ...
-    @property
-    def gpus(self) -> tuple[int, ...]: ...
-    @property
-    def priority(self) -> int: ...
-    @property
-    def preemptible(self) -> bool: ...
-    @property
-    def started_at(self) -> float: ...
-    @property
-    def stopping(self) -> bool: ...
-    @property
-    def project(self) -> str: ...
-    @property
-    def borrowed_only(self) -> bool: ...
-    @property
-    def checkpoint_at(self) -> float | None: ...
-
-
-class _Config(Protocol):
-    """What the rules read of compute.scheduler.SchedulerConfig."""
-
-    @property
-    def min_runtime_s(self) -> float: ...
-    @property
-    def usage_half_life_s(self) -> float: ...
-    @property
-    def reclaim_order(self) -> VictimOrder: ...
-    @property
-    def preempt_scan(self) -> int: ...
-    @property
-    def preempt_candidates(self) -> int: ...
-
-
-A = TypeVar("A", bound=_Attempt)
-J = TypeVar("J", bound=_Job)
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectView:
-    """A project as the scheduler sees it."""
-
-    name: str
-    quota_gpus: int
-    """GPUs guaranteed to its jobs."""
-    weight: float = 1.0
-    """Its share of idle capacity relative to other borrowing projects."""
-    borrow: bool = True
-    """Its jobs may run beyond the quota on idle GPUs (preemptible there)."""
-    lend: bool = True
-    """Other projects may borrow its unused quota (and give it back when it needs it)."""
-    usage: float = 0.0
-    """Borrowed GPU-seconds, decayed with the half-life (fair share)."""
-
-
-class VictimOrder(str, enum.Enum):
-    """Which borrowed attempts a reclaim stops first."""
-
-    checkpoint = "checkpoint"
-    """Least progress lost: the most recent checkpoint (else the most recent start) first."""
-    newest = "newest"
-    """The most recently started first (ignores checkpoints; a baseline for benchmarks/fleet_sim.py)."""
-
-
-def _unknown(name: str) -> ProjectView:
-    return ProjectView(name, 0)
-
-
-def borrowed_attempts(running: Iterable[_Attempt], projects: dict[str, ProjectView]) -> set[tuple[str, int]]:
-    """(job id, attempt) of every borrowed attempt (see the module doc)."""
-    by_project: dict[str, list[_Attempt]] = defaultdict(list)
-    borrowed: set[tuple[str, int]] = set()
-    for a in running:
-        if a.borrowed_only:
-            borrowed.add((a.job_id, a.attempt))
-        else:
-            by_project[a.project].append(a)
-    for name, attempts in by_project.items():
-        left = projects.get(name, _unknown(name)).quota_gpus
-        if sum(map(len, map(attrgetter("gpus"), attempts))) <= left:
-            continue  # all of it fits in the quota
-        # by priority (highest first), then started, then job id: two stable sorts on C keys
-        attempts.sort(key=attrgetter("started_at", "job_id"))
-        attempts.sort(key=attrgetter("priority"), reverse=True)
-        for a in attempts:
-            if len(a.gpus) <= left:
-                left -= len(a.gpus)
-            else:
-                borrowed.add((a.job_id, a.attempt))
-    return borrowed
-
-
-def lost_progress(a: _Attempt, now: float) -> float:
-    """GPU-seconds of work a stop now throws away: since its last checkpoint in this attempt, else its start."""
-    since = a.started_at if a.checkpoint_at is None else max(a.started_at, a.checkpoint_at)
-    return max(1, len(a.gpus)) * max(0.0, now - since)
-
-
-class QuotaPass(Generic[A]):
+class QuotaPass(VictimSearch[A]):
     """Quota bookkeeping of one scheduling pass (the three points of the module doc)."""
 
     def __init__(
@@ -312,123 +183,3 @@ class QuotaPass(Generic[A]):
             self.known.clear()
             self.took_from_pool.add(job.project)
         return True
-
-    def may_preempt(self, job: _Job) -> bool:
-        """Whether a reclaim or a priority plan might make room for the job (a bound from the pass's start)."""
-        if job.job_id in self.guaranteed and demand(job) and self.reclaimable:
-            return True
-        return self._lowest_own.get(job.project, 101) < job.priority
-
-    def reclaim_plan(
-        self, job: _Job, spare: Callable[[str], int], size: Callable[[str], int]
-    ) -> tuple[str, list[A]] | None:
-        """For a guaranteed job that does not fit: the node and borrowed attempts to stop there
-        (least progress lost over the node, then fewest victims, then name), or None."""
-        if job.job_id not in self.guaranteed or not demand(job) or demand(job) >= self._reclaim_failed:
-            return None
-        plan = self._plan(job, self.reclaimable, spare, size, self._newest_cost if self.newest else self._lost_cost)
-        if plan is None and not job.excluded_nodes:
-            self._reclaim_failed = job.gpus
-        return plan
-
-    def _lost_cost(self, victims: list[A]) -> tuple[float, float]:
-        return sum(lost_progress(v, self.now) for v in victims), len(victims)
-
-    def _newest_cost(self, victims: list[A]) -> tuple[float, float]:
-        return len(victims), -min(v.started_at for v in victims)
-
-    def priority_plan(
-        self, job: _Job, spare: Callable[[str], int], size: Callable[[str], int]
-    ) -> tuple[str, list[A]] | None:
-        """The scheduler's rule 5 within the job's own project: lower-priority attempts of its project
-        (fewest victims, then lowest priority, then name), or None."""
-        own = self.own.get(job.project)
-        if not own or self._lowest_own[job.project] >= job.priority:  # victims only go within a pass
-            return None
-        failed = self._priority_failed[job.project]
-        if any(q >= job.priority for g, q in failed.items() if g <= job.gpus):
-            return None
-        # victims go by priority on each node, so the last one taken has the highest
-        plan = self._plan(job, own, spare, size, lambda vs: (len(vs), vs[-1].priority), below=job.priority)
-        if plan is None and not job.excluded_nodes:
-            failed[job.gpus] = max(failed.get(job.gpus, -1), job.priority)
-        return plan
-
-    def _plan(
-        self,
-        job: _Job,
-        by_node: dict[str, list[A]],
-        spare: Callable[[str], int],
-        size: Callable[[str], int],
-        cost: Callable[[list[A]], tuple[float, float]],
-        below: int = 101,
-    ) -> tuple[str, list[A]] | None:
-        """The cheapest node's victims (`by_node`'s order on each node) that free room for `job`, or None.
-        Bounded like the priority preemption search: `preempt_scan` nodes, `preempt_candidates` plans."""
-        best: tuple[float, float, str] | None = None
-        plans: dict[str, list[A]] = {}
-        scanned = workable = 0
-        gone, gpus, excluded = self.taken, job.gpus, job.excluded_nodes
-        for node, victims in by_node.items():
-            while victims and id(victims[0]) in gone:
-                victims.pop(0)  # taken by an earlier plan of this pass
-            if not victims or victims[0].priority >= below or node in excluded or size(node) < gpus:
-                continue
-            scanned += 1
-            if scanned > self.scan or workable >= self.candidates:
-                break
-            need, taken = gpus - spare(node), []
-            for v in victims:
-                if need <= 0 or v.priority >= below:
-                    break
-                if id(v) in gone:
-                    continue
-                taken.append(v)
-                need -= len(v.gpus)
-            if need > 0 or not taken:
-                continue
-            workable += 1
-            key = (*cost(taken), node)
-            if best is None or key < best:
-                best, plans[node] = key, taken
-        if best is None:
-            return None
-        node = best[2]
-        gone.update(map(id, plans[node]))
-        return node, plans[node]
-
-
-def decayed(usage: float, since: float, now: float, half_life_s: float) -> float:
-    """`usage` as of `since`, decayed to `now`."""
-    return usage * math.pow(0.5, max(0.0, now - since) / half_life_s)
-
-
-class UsageMeter:
-    """Each project's borrowed GPU-seconds, decayed with a half-life, accumulated tick by tick: the
-    `ProjectView.usage` fair share weighs. The daemon (compute/usage.py) and compute/testing/fleet.py
-    call `account` once per pass."""
-
-    def __init__(self, half_life_s: float, usage: dict[str, float] | None = None) -> None:
-        self.half_life_s = half_life_s
-        self.usage: dict[str, float] = dict(usage or {})
-        self._borrowing: Counter[str] = Counter()
-        self._at: float | None = None
-
-    def account(self, running: Sequence[_Attempt], projects: Sequence[ProjectView], now: float) -> None:
-        """Add the borrowed GPUs held since the last call (decaying what was before), then note what is borrowed now."""
-        if self._at is not None:
-            dt = max(0.0, now - self._at)
-            for name in set(self.usage) | set(self._borrowing):
-                self.usage[name] = (
-                    decayed(self.usage.get(name, 0.0), self._at, now, self.half_life_s) + self._borrowing[name] * dt
-                )
-        self._at = now
-        borrowed = borrowed_attempts(running, {p.name: p for p in projects})
-        self._borrowing = Counter()
-        for a in running:
-            if (a.job_id, a.attempt) in borrowed:
-                self._borrowing[a.project] += len(a.gpus)
-
-    def views(self, projects: Sequence[ProjectView]) -> list[ProjectView]:
-        """The projects with their usage now."""
-        return [replace(p, usage=self.usage.get(p.name, 0.0)) for p in projects]

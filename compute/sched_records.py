@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compute.quota import VictimOrder
+from compute.quota_view import VictimOrder
 from compute.spec import DEFAULT_PROJECT
 from compute.waiting import WaitEntry
 

@@ -49,7 +49,8 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from compute.gangs import gang_pass, reserve_gang
-from compute.quota import ProjectView, QuotaPass
+from compute.quota import QuotaPass
+from compute.quota_view import ProjectView
 from compute.sched_records import (
     Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, effective_priority,
 )

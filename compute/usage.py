@@ -1,6 +1,6 @@
 """What the daemon measures for projects each tick: decayed borrowed usage, and checkpoint times.
 
-`ProjectUsage` keeps each project's borrowed GPU-seconds in a `UsageMeter` (compute/quota.py),
+`ProjectUsage` keeps each project's borrowed GPU-seconds in a `UsageMeter` (compute/quota_usage.py),
 decayed with `DaemonConfig.fair_share_half_life_s`; it starts from the values stored in
 `projects` and writes them back every `SAVE_EVERY_S`. `checkpoint_time` is when a job last
 touched its checkpoint dir ($AR_CHECKPOINT_DIR), which a reclaim uses to stop the borrowed
@@ -14,7 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from compute.projects import ProjectStatus, load_projects, project_status, project_views, save_usage
-from compute.quota import ProjectView, UsageMeter, decayed
+from compute.quota_usage import UsageMeter, decayed
+from compute.quota_view import ProjectView
 from compute.records import NodeState
 from compute.scheduler import RunningAttempt
 from compute.spec import DEFAULT_PROJECT

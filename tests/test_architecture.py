@@ -223,20 +223,24 @@ def test_the_rules_catch_a_cycle_and_an_upward_import():
     assert _layer("prompts") == _layer("autoresearch")
 
 
-UNTIED_PACKAGES = ["autoresearch.llm", "autoresearch.report", "autoresearch.ui"]
-"""Packages whose submodules import names from the module that defines them (issue 34, item 9)."""
+NO_PACKAGE_IMPORTS = ["compute", "tracking", "skills", "autoresearch.llm", "autoresearch.report", "autoresearch.ui"]
+"""Packages (with everything under them) whose modules import every name from the module that defines
+it (issue 34, item 9)."""
 
 
-def test_submodules_do_not_import_from_their_own_package():
-    """`from autoresearch.ui import fleet` inside `autoresearch.ui.app` runs the package's `__init__`,
-    which imports `app`: a package-level cycle. Import from the module that defines the name."""
+def test_modules_do_not_import_through_an_ancestor_package():
+    """`from compute import container_ops` inside `compute.backends.local` runs `compute/__init__`,
+    which names `compute.backends.local`: a package-level cycle. Import from the defining module
+    (`from compute.container_ops import ...`, `import compute.container_ops as container_ops`);
+    no relative imports either."""
     found = []
     for module, path in MODULES.items():
-        package = module.rpartition(".")[0]
-        if package not in UNTIED_PACKAGES or path.name == "__init__.py":
+        if not any(module == p or module.startswith(p + ".") for p in NO_PACKAGE_IMPORTS):
             continue
+        parts = module.split(".")
+        ancestors = {".".join(parts[:i]) for i in range(1, len(parts))}
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.ImportFrom) and node.module == package and not node.level:
+            if isinstance(node, ast.ImportFrom) and (node.level or node.module in ancestors):
                 names = ", ".join(a.name for a in node.names)
-                found.append(f"  {_path(module)}:{node.lineno}: from {package} import {names}")
-    assert not found, "submodules importing from their own package's __init__:\n" + "\n".join(found)
+                found.append(f"  {_path(module)}:{node.lineno}: from {'.' * node.level}{node.module or ''} import {names}")
+    assert not found, "modules importing through their own package's __init__:\n" + "\n".join(found)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compute import container_ops
+import compute.container_ops as container_ops
 from compute.backends.attempt_procs import Tracking, cgroup_base, new_cgroup, reap
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.container import ContainerRun, ContainerRuntime

@@ -185,7 +185,7 @@ class HealthMonitor:
 
     # the daemon's seams ----------------------------------------------------------------
     def check(self, nodes: Sequence[Node], now: float) -> list[Node]:
-        """One non-blocking health step per daemon tick (fits `compute.daemon.HealthCheck`).
+        """One non-blocking health step per daemon tick (the daemon's `_check_health`, compute/daemon_stops.py).
 
         `nodes`: the store's node records, read fresh this tick. New nodes are tracked; a
         node a person cordoned in the store is cordoned here; a cordoned node set back to
@@ -236,7 +236,7 @@ class HealthMonitor:
         return self.classifier.classify(exit_code, log_tail, signal)
 
     def classify_failure(self, exit_code: int, signal: int | None, log_tail: str) -> FailureClass:
-        """`classify` reduced to the class (fits `compute.daemon.Classifier`)."""
+        """`classify` reduced to the class."""
         return self.classifier.classify(exit_code, log_tail, signal).failure_class
 
     # fault drills ----------------------------------------------------------------------

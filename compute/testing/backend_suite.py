@@ -27,9 +27,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from compute import AttemptOutcome, DaemonConfig, FailureClass, JobSpec, JobState, start_daemon, stop_daemon
 from compute.backends.base import AttemptExit, Backend, LaunchRequest
-from compute.control import daemon_info
+from compute.control import daemon_info, start_daemon, stop_daemon
+from compute.daemon_config import DaemonConfig
+from compute.spec import JobSpec
+from compute.states import AttemptOutcome, FailureClass, JobState
 from compute.testing.fake import FakeBackend, FakeRun
 from compute.testing.jobs import (
     alive_job, counter_job, env_job, escaping_job, gate_job, live_pids, log_text, quick_job, wait_state, wait_until,

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from compute.quota import ProjectView, UsageMeter, borrowed_attempts
+from compute.quota_usage import UsageMeter
+from compute.quota_view import ProjectView, borrowed_attempts
 from compute.scheduler import Decision, NodeView, PendingJob, RunningAttempt, SchedulerConfig, schedule
 from compute.spec import DEFAULT_PROJECT
 

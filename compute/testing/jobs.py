@@ -13,7 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from compute import Client, Job, JobSpec, JobState
+from compute.client import Client
+from compute.records import Job
+from compute.spec import JobSpec
+from compute.states import JobState
 
 T = TypeVar("T")
 COUNTER = Path(__file__).parent / "_counter_job.py"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compute.quota import ProjectView, VictimOrder
+from compute.quota_view import ProjectView, VictimOrder
 from compute.scheduler import NodeView, PendingJob, RunningAttempt, SchedulerConfig, schedule
 from compute.waiting import WaitKind, describe
 

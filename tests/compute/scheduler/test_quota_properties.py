@@ -12,7 +12,8 @@ from collections import Counter
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from compute.quota import ProjectView, QuotaPass, borrowed_attempts
+from compute.quota import QuotaPass
+from compute.quota_view import ProjectView, borrowed_attempts
 from compute.scheduler import NodeView, SchedulerConfig, effective_priority
 from compute.testing.fleet import FleetSim, SimJob
 
