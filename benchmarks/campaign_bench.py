@@ -65,7 +65,7 @@ from benchmarks.campaign_peers import ArmRun, RaySession, optuna_loop, ray_tune 
 from benchmarks.campaign_timing import Span, overhead_ms, paired_test, refill_gaps  # noqa: E402
 from compute import Client, DaemonConfig, start_daemon, stop_daemon  # noqa: E402
 from examples.synthetic.functions import regret  # noqa: E402
-from tracking import mlflow_client, resolve_tracking, wait_drained, writer_pid  # noqa: E402
+from tracking import CAMPAIGN_LABEL, mlflow_client, resolve_tracking, wait_drained, writer_pid  # noqa: E402
 
 CONFIG = ROOT / "examples" / "synthetic" / "hartmann6.yaml"
 OURS = "autoresearch"
@@ -108,7 +108,7 @@ def full_stack(campaign: Campaign, home: Path, settings: RunnerSettings, profile
     assert best is not None and best.value is not None, outcome.reason
     done = sum(t.state.value == "complete" for t in outcome.status.trials)
     with Client(home, autostart=False) as client:
-        jobs = client.list(labels={"campaign": campaign.name}, limit=10 * campaign.budget.max_trials)
+        jobs = client.list(labels={CAMPAIGN_LABEL: campaign.name}, limit=10 * campaign.budget.max_trials)
     spans = tuple(Span(a.started_at, a.ended_at, job.created_at) for job in jobs for a in job.attempts
                   if a.ended_at is not None)  # fmt: skip
     return ArmRun(OURS, campaign.policy.seed or 0, wall, best.value, done, spans, drained, began)

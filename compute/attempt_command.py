@@ -10,7 +10,7 @@ from compute.container import (
     container_name,
 )
 from compute.data import data_env
-from compute.jobenv import secret_values
+from compute.jobenv import AR_ATTEMPT, AR_CHECKPOINT_DIR, AR_JOB_ID, AR_NODE, CUDA_VISIBLE_DEVICES, secret_values
 from compute.spec import JobSpec
 
 
@@ -26,11 +26,11 @@ def attempt_env(spec: JobSpec, job_id: str, number: int, gpus: tuple[int, ...], 
     env = {
         **secrets,
         **spec.env,
-        "CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in gpus),
-        "AR_JOB_ID": job_id,
-        "AR_ATTEMPT": str(number),
-        "AR_CHECKPOINT_DIR": checkpoint_dir,
-        **({"AR_NODE": node} if node else {}),
+        CUDA_VISIBLE_DEVICES.name: ",".join(str(g) for g in gpus),
+        AR_JOB_ID.name: job_id,
+        AR_ATTEMPT.name: str(number),
+        AR_CHECKPOINT_DIR.name: checkpoint_dir,
+        **({AR_NODE.name: node} if node else {}),
         **data_env(spec.data, in_container=spec.image is not None),
     }
     return env, missing

@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from compute.jobenv import CUDA_VISIBLE_DEVICES
+
 _IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
 _USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?")
 DATA_MOUNT_ROOT = "/data"
@@ -114,6 +116,6 @@ def container_argv(
     for data_name, path in mounts.data.items():
         out += ["-v", f"{path}:{DATA_MOUNT_ROOT}/{data_name}:ro"]
     for key in env_keys:
-        if not (gpus and key == "CUDA_VISIBLE_DEVICES"):
+        if not (gpus and key == CUDA_VISIBLE_DEVICES.name):
             out += ["-e", key]
     return [*out, image, *argv]

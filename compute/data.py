@@ -20,8 +20,9 @@ from pathlib import Path
 
 from compute.container import DATA_MOUNT_ROOT
 from compute.errors import ComputeError
+from compute.jobenv import AR_DATA_
 
-DATA_ENV_PREFIX = "AR_DATA_"
+DATA_ENV_PREFIX = AR_DATA_.name
 DIGEST_CONTENT_LIMIT = 64 * 1024 * 1024
 """Datasets up to this many bytes (all files together) are digested by content."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")

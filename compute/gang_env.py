@@ -15,17 +15,18 @@ import shutil
 from pathlib import Path
 
 from compute.backends.base import LaunchError
+from compute.jobenv import AR_GPUS_PER_NODE, AR_NNODES, AR_NODE_RANK, MASTER_ADDR, MASTER_PORT
 from compute.spec import JobSpec, Launcher
 
 
 def gang_env(nnodes: int, rank: int, gpus_per_node: int, master: tuple[str, int]) -> dict[str, str]:
     """The variables that wire one member to its gang."""
     return {
-        "AR_NNODES": str(nnodes),
-        "AR_NODE_RANK": str(rank),
-        "AR_GPUS_PER_NODE": str(gpus_per_node),
-        "MASTER_ADDR": master[0],
-        "MASTER_PORT": str(master[1]),
+        AR_NNODES.name: str(nnodes),
+        AR_NODE_RANK.name: str(rank),
+        AR_GPUS_PER_NODE.name: str(gpus_per_node),
+        MASTER_ADDR.name: master[0],
+        MASTER_PORT.name: str(master[1]),
     }
 
 

@@ -27,6 +27,7 @@ from evals.env import EvalEnv
 from evals.records import FaultKind
 from evals.stack import RUNNER
 from evals.tasks import REPO, Task, synthetic
+from tracking import CAMPAIGN_LABEL, TRIAL_LABEL
 
 FAULT_ARGS = {
     FaultKind.crash: ("--fail-prob", "0.1"),
@@ -112,8 +113,8 @@ def snapshot(env: EvalEnv, campaign: Campaign) -> CampaignSnapshot:
     status = campaign_status(ledger)
     trials = [TrialEnd(number=t.number, state=t.state.value, value=t.value, job_id=t.job_id) for t in ledger.trials()]
     jobs = []
-    for job in env.client.list(labels={"campaign": campaign.name}, limit=10_000):
-        label = job.spec.labels.get("trial")
+    for job in env.client.list(labels={CAMPAIGN_LABEL: campaign.name}, limit=10_000):
+        label = job.spec.labels.get(TRIAL_LABEL)
         jobs.append(JobEnd(job_id=job.id, trial=int(label) if label else None, state=job.state.value,
                            last_value=_last_value(env.client.log_path(job.id), campaign.objective.metric)))  # fmt: skip
     return CampaignSnapshot(
@@ -143,7 +144,7 @@ def _kill_workers(home: Path, name: str, stop: threading.Event) -> None:
     killed: set[str] = set()
     try:
         while not stop.is_set():
-            for job in client.list(states=[JobState.running], labels={"campaign": name}):
+            for job in client.list(states=[JobState.running], labels={CAMPAIGN_LABEL: name}):
                 if job.id not in order:
                     order.append(job.id)
                 attempt = job.attempts[-1] if job.attempts else None
@@ -174,7 +175,7 @@ def _sigkill(pid: int) -> None:
 def _ended(client: Client, name: str) -> int:
     """Jobs of campaign `name` that ended. Asked of compute, so the drill never opens the ledger
     the child runner is creating (that raced on the Optuna schema before commit 1f12182)."""
-    return sum(job.state.final for job in client.list(labels={"campaign": name}, limit=10_000))
+    return sum(job.state.final for job in client.list(labels={CAMPAIGN_LABEL: name}, limit=10_000))
 
 
 def _kill_runner_then_resume(env: EvalEnv, data: dict, campaign: Campaign, rng: random.Random) -> None:

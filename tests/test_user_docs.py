@@ -70,3 +70,13 @@ def test_user_facing_files_speak_of_the_product_not_of_our_issues() -> None:
     texts.update({f"skills export-agent: {name}": text for name, text in FILES.items()})
     found = [f"{name}: {m.group(0)!r}" for name, text in texts.items() for m in _ISSUE.finditer(text)]
     assert not found, "\n".join(found)
+
+
+def test_the_readme_is_a_front_door_that_links_the_docs() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200, "README.md grew past 200 lines: move the detail to docs/ and link it"
+    links = set(_LINK.findall(_prose(readme)))
+    for page in ("docs/index.md", "docs/architecture.md", "docs/config.md", "docs/chat.md", "docs/benchmarks.md"):
+        assert page in links, f"README.md does not link {page}"
+    for heading in ("## Quick start", "## Main concepts", "## CLI"):
+        assert f"\n{heading}\n" in readme, f"README.md lacks its {heading!r} section"

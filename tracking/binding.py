@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from compute.jobenv import MLFLOW_EXPERIMENT_ID, MLFLOW_RUN_ID, MLFLOW_TRACKING_URI
 from tracking.base import RunStatus, Tracker
 from tracking.tags import EXPERIMENT_LABEL, JOB_TAG, RUN_LABEL
 
@@ -31,9 +32,9 @@ class RunBinding(BaseModel):
 def run_env(tracker: Tracker, experiment_id: str, run_id: str) -> dict[str, str]:
     """The env that makes `mlflow.start_run()` in a job's script log into `run_id`."""
     return {
-        "MLFLOW_TRACKING_URI": tracker.config.tracking_uri,
-        "MLFLOW_EXPERIMENT_ID": experiment_id,
-        "MLFLOW_RUN_ID": run_id,
+        MLFLOW_TRACKING_URI.name: tracker.config.tracking_uri,
+        MLFLOW_EXPERIMENT_ID.name: experiment_id,
+        MLFLOW_RUN_ID.name: run_id,
     }
 
 

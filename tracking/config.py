@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from compute.jobenv import MLFLOW_TRACKING_URI
 from compute.paths import resolve_home
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -45,7 +46,7 @@ def resolve_tracking(uri: str | None = None, home: str | os.PathLike[str] | None
 
     Anything else is a ValueError saying what to give instead.
     """
-    uri = (uri or "").strip() or os.environ.get("MLFLOW_TRACKING_URI", "").strip()
+    uri = (uri or "").strip() or os.environ.get(MLFLOW_TRACKING_URI.name, "").strip()
     if not uri:
         root = resolve_home(home)
         return _sqlite(root / "mlflow.db", root / "mlartifacts")

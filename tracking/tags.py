@@ -1,7 +1,7 @@
 """Every MLflow tag and job label name autoresearch writes or reads, in one place.
 
 Run tags are set on MLflow runs; job labels are set on compute jobs (their spec) so that a job
-names the run it logs into. Nothing else spells these strings.
+names the run it logs into and the campaign and trial it runs for. Nothing else spells these strings.
 """
 
 from __future__ import annotations
@@ -10,6 +10,12 @@ RUN_LABEL = "mlflow_run_id"
 """Job label holding the id of the MLflow run the job logs into."""
 EXPERIMENT_LABEL = "mlflow_experiment_id"
 """Job label holding the experiment id of that run."""
+CAMPAIGN_LABEL = "campaign"
+"""Job label holding the name of the campaign a trial's (or holdout's) job belongs to."""
+TRIAL_LABEL = "trial"
+"""Job label holding the trial number (a string) of a trial's job."""
+HOLDOUT_OF_LABEL = "holdout_of"
+"""Job label holding the trial number (a string) whose hidden holdout a holdout job evaluates."""
 RULES_LABEL = "metric_rules"
 """Job label holding the `MetricRules` (JSON) its campaign reads the job's log with: the read tools
 read it with the same."""

@@ -28,6 +28,7 @@ from autoresearch.campaign import Campaign, CampaignPaths, CampaignState, Config
 from autoresearch.runner import PolicyFactory, RunnerBusy, RunnerSettings, Start, run_campaign
 from autoresearch.steering import NIGHTLY_PAUSE, Command, Resume, WindowEnd, post
 from compute import Client, ComputeError, parse_priority
+from tracking import CAMPAIGN_LABEL
 
 Home = str | os.PathLike[str] | None
 
@@ -239,7 +240,7 @@ class Night:
         except ComputeError:
             return 0
         try:
-            active = [j.id for n in names for j in client.list(states=("pending", "running"), labels={"campaign": n})]
+            active = [j.id for n in names for j in client.list(states=("pending", "running"), labels={CAMPAIGN_LABEL: n})]
             return sum(not j.state.final for j in client.wait(active, timeout=120)) if active else 0
         except ComputeError as exc:
             self.say(f"could not check the campaigns' jobs: {exc}")

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from plotly.graph_objects import Figure
 
 PLOTLY_PIN = "plotly==7.1.0"
-"""The version the project is tested with (pyproject.toml pins the same)."""
+"""The version the project is tested with (constraints.txt pins the same; pyproject.toml declares the range)."""
 
 
 def plotly_missing() -> str | None:

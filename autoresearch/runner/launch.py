@@ -27,9 +27,10 @@ from autoresearch.runner.run_pool import RunPool
 from autoresearch.workspace import Workspaces, log_lineage
 from compute import Client, Job, JobSpec, Resources
 from compute import Launcher as MemberLauncher
+from compute.jobenv import AR_CAMPAIGN, AR_SEED, AR_TRIAL, AR_TRIAL_DIR
 from tracking import (
-    CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RULES_LABEL, RUN_NAME_TAG, SPARE_TAG, TRIAL_TAG, QueuedTracker, Tracker,
-    describe_datasets, run_env, run_labels,
+    CAMPAIGN_LABEL, CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RULES_LABEL, RUN_NAME_TAG, SPARE_TAG, TRIAL_LABEL, TRIAL_TAG,
+    QueuedTracker, Tracker, describe_datasets, run_env, run_labels,
 )  # fmt: skip
 
 
@@ -44,8 +45,8 @@ def job_argv(argv: list[str], image: str | None = None) -> list[str]:
 
 def trial_env(campaign: Campaign, trial: int, seed_of: int, trial_dir: Path) -> dict[str, str]:
     """The variables every job of a trial sees (its own and its holdout's), over the config's `env`."""
-    return {**campaign.env, "AR_CAMPAIGN": campaign.name, "AR_TRIAL": str(trial),
-            "AR_SEED": str(campaign.trial_seed(seed_of)), "AR_TRIAL_DIR": str(trial_dir)}  # fmt: skip
+    return {**campaign.env, AR_CAMPAIGN.name: campaign.name, AR_TRIAL.name: str(trial),
+            AR_SEED.name: str(campaign.trial_seed(seed_of)), AR_TRIAL_DIR.name: str(trial_dir)}  # fmt: skip
 
 
 def campaign_job(campaign: Campaign, *, name: str, argv: list[str], env: dict[str, str], cwd: str,
@@ -182,7 +183,7 @@ class Launcher:
         trial_dir.mkdir(parents=True, exist_ok=True)
         env = {**trial_env(campaign, trial.number, origin.number, trial_dir),
                **run_env(self.tracker, self.experiment_id, run_id)}  # fmt: skip
-        labels = {"campaign": campaign.name, "trial": str(trial.number), **run_labels(self.experiment_id, run_id),
+        labels = {CAMPAIGN_LABEL: campaign.name, TRIAL_LABEL: str(trial.number), **run_labels(self.experiment_id, run_id),
                   RULES_LABEL: campaign.metric_rules.model_dump_json()}  # fmt: skip
         return campaign_job(
             campaign, name=f"{campaign.name}/trial-{trial.number}",

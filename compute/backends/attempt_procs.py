@@ -27,7 +27,9 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-MARKER_NAMES = ("AR_JOB_ID", "AR_ATTEMPT", "AR_NODE_RANK")
+from compute.jobenv import AR_ATTEMPT, AR_JOB_ID, AR_NODE_RANK
+
+MARKER_NAMES = (AR_JOB_ID.name, AR_ATTEMPT.name, AR_NODE_RANK.name)
 """The variables of an attempt's environment that name it (the last only in gang members)."""
 _PR_SET_CHILD_SUBREAPER = 36
 

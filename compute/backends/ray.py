@@ -54,6 +54,7 @@ from compute.backends.ray_address import resolve_ray_address
 from compute.backends.ray_health import on_ray_nodes
 from compute.backends.ray_staging import PUMP_S, LogPump, Staging, resolves_here
 from compute.errors import ComputeError
+from compute.jobenv import AR_CHECKPOINT_DIR
 from compute.health.report import HealthProbe
 from compute.health.rules import NODE_UNFIT_MARKER
 from compute.records import Node
@@ -222,7 +223,7 @@ class RayBackend:
         if self._staging is not None:
             try:
                 stage = self._staging.stage(request.key.split(".", 1)[0], request.cwd,
-                                            request.env.get("AR_CHECKPOINT_DIR"))
+                                            request.env.get(AR_CHECKPOINT_DIR.name))
             except ComputeError as err:
                 raise LaunchError(f"could not upload its working directory: {err}") from err
         agent = self._agent(node_id, request.node)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from compute.health._proc import run_command, tail
 from compute.health.report import Check, HealthReport, NodeTarget
+from compute.jobenv import AR_NODE, AR_NODE_VIRTUAL, CUDA_VISIBLE_DEVICES
 from compute.records import HealthStatus
 
 
@@ -32,9 +33,9 @@ class CommandProbe:
         started = time.time()
         env = {
             **os.environ,
-            "AR_NODE": node.name,
-            "AR_NODE_VIRTUAL": "1" if node.virtual else "0",
-            "CUDA_VISIBLE_DEVICES": ",".join(map(str, node.gpus)),
+            AR_NODE.name: node.name,
+            AR_NODE_VIRTUAL.name: "1" if node.virtual else "0",
+            CUDA_VISIBLE_DEVICES.name: ",".join(map(str, node.gpus)),
         }
         proc = run_command(self.argv, self.timeout_s, env=env, cwd=self.cwd)
         shown = " ".join(self.argv)

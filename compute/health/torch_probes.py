@@ -20,6 +20,7 @@ from typing import Any
 
 from compute.health._proc import ProcResult, run_command, tail
 from compute.health.report import Check, HealthReport, NodeTarget, skipped
+from compute.jobenv import CUDA_VISIBLE_DEVICES
 from compute.records import HealthStatus
 
 SCRIPT = Path(__file__).with_name("_torch_check.py")
@@ -138,7 +139,7 @@ class _TorchProbe(abc.ABC):
             return [skipped("no nvidia-smi", "not on PATH: no NVIDIA GPU or driver here")]
         if self.python == sys.executable and importlib.util.find_spec("torch") is None:
             return [skipped("torch is not installed")]
-        env = {**os.environ, **self.env, "CUDA_VISIBLE_DEVICES": ",".join(map(str, node.gpus))}
+        env = {**os.environ, **self.env, CUDA_VISIBLE_DEVICES.name: ",".join(map(str, node.gpus))}
         proc = run_command([self.python, str(SCRIPT), self.name, *self._args()], self.timeout_s, env=env)
         bad = _process_checks(self.name, proc, self.timeout_s)
         return bad if bad is not None else self._judge(_last_json(proc.output) or {}, node)

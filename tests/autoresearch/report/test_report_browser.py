@@ -18,7 +18,7 @@ from autoresearch.report import write_report
 from tests.autoresearch.report.test_views import loss_ledger
 from tests.browser import chrome, require_browser, screenshots
 
-pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+pytest.importorskip("plotly", reason="report.html needs plotly (a dependency in pyproject.toml): pip install -c constraints.txt -e .")
 require_browser()
 
 from selenium.webdriver.common.by import By  # noqa: E402

@@ -128,7 +128,7 @@ def test_without_plotly_the_markdown_says_why_there_is_no_html(
 
 
 def test_the_report_command_names_both_files(home: Path, tmp_path: Path) -> None:
-    pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+    pytest.importorskip("plotly", reason="report.html needs plotly (a dependency in pyproject.toml): pip install -c constraints.txt -e .")
     loss_ledger(tmp_path, [1.0, 0.5])
 
     shown = CliRunner().invoke(app, ["report", "toy", "--out", str(tmp_path / "out")])
@@ -139,7 +139,7 @@ def test_the_report_command_names_both_files(home: Path, tmp_path: Path) -> None
 
 
 def test_a_view_optuna_cannot_draw_says_why_and_the_page_keeps_the_others(home: Path, tmp_path: Path) -> None:
-    pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+    pytest.importorskip("plotly", reason="report.html needs plotly (a dependency in pyproject.toml): pip install -c constraints.txt -e .")
     ledger = loss_ledger(tmp_path, [1e308, -1e308, 0.5, 1.7976931348623157e308, -5e307, 3.0], steps=1)
 
     page = (write_report(ledger, tmp_path / "report").parent / "report.html").read_text()
@@ -149,7 +149,7 @@ def test_a_view_optuna_cannot_draw_says_why_and_the_page_keeps_the_others(home: 
 
 
 def test_the_top_trials_show_suspect_results_and_the_holdout_the_campaign_recorded(home: Path, tmp_path: Path) -> None:
-    pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+    pytest.importorskip("plotly", reason="report.html needs plotly (a dependency in pyproject.toml): pip install -c constraints.txt -e .")
     from autoresearch.campaign import campaign_status
     from autoresearch.campaign.holdout import HoldoutRow, HoldoutSummary
     from autoresearch.report.html_page import write_html
@@ -173,7 +173,7 @@ def test_the_top_trials_show_suspect_results_and_the_holdout_the_campaign_record
 
 def test_the_top_trials_show_the_mean_sd_n_over_confirmations_and_whether_the_winner_is_separable(
         home: Path, tmp_path: Path) -> None:
-    pytest.importorskip("plotly", reason="report.html needs plotly (pyproject.toml pins it): pip install -e .")
+    pytest.importorskip("plotly", reason="report.html needs plotly (a dependency in pyproject.toml): pip install -c constraints.txt -e .")
     from autoresearch.campaign import campaign_status
     from autoresearch.report.html_page import write_html
 

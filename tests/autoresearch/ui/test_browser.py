@@ -148,7 +148,7 @@ def test_every_page_loads(browser: Any, url: str, client: Client, fleet_home: tu
 def test_the_campaign_page_sorts_its_trials_and_draws_their_learning_curves(
     browser: Any, url: str, fleet_home: tuple[Path, str]
 ) -> None:
-    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (pyproject.toml pins it): pip install -e .")
+    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (a dependency in pyproject.toml): pip install -c constraints.txt -e .")
     name = fleet_home[1]
     _open(browser, f"{url}/campaigns/{name}")
     browser.get_log("browser")  # what earlier pages logged

@@ -176,7 +176,7 @@ def test_the_trial_table_sorts_by_any_column_across_pages(tmp_path: Path) -> Non
 
 
 def test_the_campaign_page_draws_learning_curves_with_plotly_from_the_installed_package(tmp_path: Path) -> None:
-    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (pyproject.toml pins it): pip install -e .")
+    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (a dependency in pyproject.toml): pip install -c constraints.txt -e .")
     from autoresearch.campaign import Ledger, Proposal
     from autoresearch.testing._checks import suite_campaign
 
