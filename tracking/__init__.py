@@ -83,6 +83,7 @@ from tracking.sources import (
     source_of,
 )
 from tracking.tags import (
+    HOLDOUT_LABEL,
     HOLDOUT_METRIC_PREFIX,
     CAMPAIGN_STARTED_TAG,
     CAMPAIGN_TAG,
@@ -158,6 +159,7 @@ __all__ = [
     "LogSource",
     "LogSync",
     "LoggedMetric",
+    "HOLDOUT_LABEL",
     "HOLDOUT_METRIC_PREFIX",
     "MetricPoint",
     "MetricReader",

@@ -50,6 +50,10 @@ VALUE_TAG = "autoresearch.value"
 """Run tag: a completed trial's value, its objective's points read by `objective.aggregate` (the
 metric's own latest value in MLflow is its last point)."""
 
+HOLDOUT_LABEL = "holdout_of"
+"""Job label of a hidden-holdout evaluation (the number of the trial it evaluates). The compute skills
+(`list_jobs`, `read_logs`, `job_status` ...) withhold such a job: an agent must not read the
+evaluation it is judged on, over MCP or anywhere else; people read it with `autoresearch jobs`."""
 HOLDOUT_METRIC_PREFIX = "holdout/"
 """Metric name prefix of a hidden-holdout value on a trial's run (`holdout/<metric>`): MLflow shows it
 to people; `fetch_metrics` never returns it (an agent must not see the holdout it is judged on)."""

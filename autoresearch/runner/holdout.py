@@ -20,7 +20,7 @@ from autoresearch.runner.crash import crash_point
 from autoresearch.runner.launch import campaign_job, trial_env
 from autoresearch.workspace import Workspaces
 from compute import Client, Job, JobSpec, JobState
-from tracking import HOLDOUT_METRIC_PREFIX, MetricPoint, Tracker, read_log_points
+from tracking import HOLDOUT_LABEL, HOLDOUT_METRIC_PREFIX, MetricPoint, Tracker, read_log_points
 
 
 class HoldoutJobs:
@@ -98,7 +98,7 @@ class HoldoutJobs:
         return campaign_job(
             campaign, name=f"{campaign.name}/holdout-{trial.number}", argv=argv,
             env=trial_env(campaign, trial.number, origin.number, trial_dir), cwd=str(cwd),
-            labels={"campaign": campaign.name, "holdout_of": str(trial.number)},
+            labels={"campaign": campaign.name, HOLDOUT_LABEL: str(trial.number)},
             idempotency_key=f"{self.ledger.idempotency_key(trial.number)}/holdout", checkpoint_dir=str(checkpoint_dir),
         )  # fmt: skip
 
