@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from compute.records import JobState
+from compute.records import Job, JobState
 from compute.spec import JobSpec, Launcher, Resources
 from skills.context import SkillContext
 from skills.models import Index, SkillFailure, SkillInput, SkillOutput
-from skills.views import AttemptView, JobSummary, compute_errors, tracking_errors
+from skills.views import AttemptView, JobSummary, compute_errors, tracking_errors, visible_job, withheld
 from tracking import EXPERIMENT_LABEL, RUN_LABEL, create_job_run, tag_run_with_job
 
 JobId = Annotated[str, Field(min_length=1, max_length=100)]
@@ -162,8 +162,7 @@ class JobStatusOutput(SkillOutput):
 
 def job_status(ctx: SkillContext, args: JobIdInput) -> JobStatusOutput:
     """Show one job: state, attempts (node, GPUs, outcome, exit code), why it failed."""
-    with compute_errors():
-        job = ctx.client.get(args.job_id)
+    job = visible_job(ctx, args.job_id)
     last = job.last_attempt
     return JobStatusOutput(
         job=JobSummary.of(job),
@@ -196,20 +195,28 @@ class ListJobsOutput(SkillOutput):
 
 def list_jobs(ctx: SkillContext, args: ListJobsInput) -> ListJobsOutput:
     """List jobs, newest first, filtered by state, labels and priority; paginated by offset/limit."""
+    shown: list[Job] = []
+    position, next_offset = args.offset, None  # offsets count the daemon's jobs, withheld ones included
     with compute_errors():
-        jobs = ctx.client.list(
-            states=args.states,
-            labels=args.labels,
-            min_priority=args.min_priority,
-            max_priority=args.max_priority,
-            limit=args.limit + 1,
-            offset=args.offset,
-        )
-    more = len(jobs) > args.limit
-    return ListJobsOutput(
-        jobs=[JobSummary.of(job) for job in jobs[: args.limit]],
-        next_offset=args.offset + args.limit if more else None,
-    )
+        while next_offset is None:
+            page = ctx.client.list(
+                states=args.states,
+                labels=args.labels,
+                min_priority=args.min_priority,
+                max_priority=args.max_priority,
+                limit=args.limit + 1,
+                offset=position,
+            )
+            for job in page:
+                if not withheld(job):
+                    if len(shown) == args.limit:
+                        next_offset = position
+                        break
+                    shown.append(job)
+                position += 1
+            if len(page) <= args.limit:
+                break
+    return ListJobsOutput(jobs=[JobSummary.of(job) for job in shown], next_offset=next_offset)
 
 
 class CancelJobInput(JobIdInput):
@@ -225,8 +232,8 @@ class CancelJobOutput(SkillOutput):
 
 def cancel_job(ctx: SkillContext, args: CancelJobInput) -> CancelJobOutput:
     """Cancel a job: a pending one at once, a running one by SIGTERM, grace period, SIGKILL."""
+    before = visible_job(ctx, args.job_id)
     with compute_errors():
-        before = ctx.client.get(args.job_id)
         job = before if before.state.final else ctx.client.cancel(args.job_id, reason=args.reason)
     return CancelJobOutput(job=JobSummary.of(job), already_final=before.state.final)
 
@@ -252,9 +259,10 @@ class WaitForJobsOutput(SkillOutput):
 
 def wait_for_jobs(ctx: SkillContext, args: WaitForJobsInput) -> WaitForJobsOutput:
     """Block until any of the listed jobs changes state, or until timeout_s passes."""
+    watched = [visible_job(ctx, i, field="job_ids") for i in args.job_ids]
     with compute_errors(field="job_ids"):
         if args.since is None:
-            since = {job.id: job.state.value for job in (ctx.client.get(i) for i in args.job_ids)}
+            since = {job.id: job.state.value for job in watched}
         else:
             since = {job_id: state.value for job_id, state in args.since.items()}
         changed = ctx.client.wait_for_change(args.job_ids, since=since, timeout=args.timeout_s)

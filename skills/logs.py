@@ -19,7 +19,7 @@ from skills.bounds import cut_marker, cut_middle
 from skills.context import SkillContext
 from skills.jobs import JobId
 from skills.models import MAX_INDEX, ErrorCode, Index, SkillFailure, SkillInput, SkillOutput
-from skills.views import compute_errors
+from skills.views import compute_errors, visible_job
 
 MAX_LINE_CHARS = 2000
 """Longer lines are cut in the middle with a `[... N chars cut ...]` marker."""
@@ -132,8 +132,8 @@ def read_logs(ctx: SkillContext, args: ReadLogsInput) -> ReadLogsOutput:
 
 def _log_file(ctx: SkillContext, args: ReadLogsInput) -> tuple[Path, int, list[str]]:
     """The log's path, its attempt number, and the names of the job's credentials (redacted from it)."""
+    job = visible_job(ctx, args.job_id)
     with compute_errors():
-        job = ctx.client.get(args.job_id)
         if not job.attempts:
             raise SkillFailure(
                 ErrorCode.not_found,

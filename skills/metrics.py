@@ -22,7 +22,7 @@ from compute.records import Job
 from skills.context import SkillContext
 from skills.jobs import JobId
 from skills.models import ErrorCode, SkillFailure, SkillInput, SkillOutput
-from skills.views import compute_errors, tracking_errors
+from skills.views import tracking_errors, visible_job
 from tracking import HOLDOUT_METRIC_PREFIX, RULES_LABEL, RUN_LABEL, LoggedMetric, MetricRules, read_log_points
 
 _LOWER_IS_BETTER = ("loss", "err", "bpb", "bpc", "perplexity", "ppl", "mse", "mae", "rmse", "nll", "regret",
@@ -133,8 +133,7 @@ def fetch_metrics(ctx: SkillContext, args: MetricsInput) -> FetchMetricsOutput:
 
 def run_of_job(ctx: SkillContext, job_id: str) -> Job:
     """The job, checked to be tied to a run (its `mlflow_run_id` label)."""
-    with compute_errors():
-        job = ctx.client.get(job_id)
+    job = visible_job(ctx, job_id)
     if RUN_LABEL not in job.spec.labels:
         raise SkillFailure(
             ErrorCode.not_found,

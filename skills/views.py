@@ -11,7 +11,7 @@ from compute.records import AttemptOutcome, FailureClass, Job, JobState
 from compute.spec import priority_name
 from skills.context import SkillContext
 from skills.models import ErrorCode, SkillFailure
-from tracking import RUN_LABEL, RunNotFound, TrackingError
+from tracking import CAMPAIGN_LABEL, HOLDOUT_OF_LABEL, RUN_LABEL, RunNotFound, TrackingError
 
 JOB_ID_HINT = "Job ids look like job-3f9a2c1b7d; list_jobs shows them"
 
@@ -97,6 +97,29 @@ class AttemptView(_View):
     failure_class: FailureClass | None = None
     stop_reason: str | None = None
     """Why it was asked to stop (preempt, cancel, timeout, shutdown, quarantine, hang), if it was."""
+
+
+def withheld(job: Job) -> bool:
+    """A hidden holdout's evaluation job (`HOLDOUT_OF_LABEL`): no skill shows it, so no agent reads the
+    evaluation it is judged on (docs/results.md, "A hidden holdout")."""
+    return HOLDOUT_OF_LABEL in job.spec.labels
+
+
+def visible_job(ctx: SkillContext, job_id: str, field: str = "job_id") -> Job:
+    """The job `job_id`; a withheld one (`withheld`) is refused, saying why and where people see it."""
+    with compute_errors(field):
+        job = ctx.client.get(job_id)
+    if withheld(job):
+        campaign = job.spec.labels.get(CAMPAIGN_LABEL, "its campaign")
+        raise SkillFailure(
+            ErrorCode.failed,
+            f"job {job_id} is the hidden holdout evaluation of trial {job.spec.labels[HOLDOUT_OF_LABEL]} of {campaign}: "
+            "its command, state and log are withheld from every tool, so the policy cannot fit the holdout; "
+            f"people see its result in `autoresearch status {campaign}` or the report (its log: "
+            f"`autoresearch jobs logs {job_id}`)",
+            field=field,
+        )
+    return job
 
 
 @contextmanager

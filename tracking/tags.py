@@ -15,7 +15,9 @@ CAMPAIGN_LABEL = "campaign"
 TRIAL_LABEL = "trial"
 """Job label holding the trial number (a string) of a trial's job."""
 HOLDOUT_OF_LABEL = "holdout_of"
-"""Job label holding the trial number (a string) whose hidden holdout a holdout job evaluates."""
+"""Job label holding the trial number (a string) whose hidden holdout a holdout job evaluates. The compute
+skills (`list_jobs`, `read_logs`, `job_status` ...) withhold such a job: an agent must not read the
+evaluation it is judged on, over MCP or anywhere else; people read it with `autoresearch jobs`."""
 RULES_LABEL = "metric_rules"
 """Job label holding the `MetricRules` (JSON) its campaign reads the job's log with: the read tools
 read it with the same."""

@@ -168,3 +168,55 @@ def test_a_runner_killed_while_the_holdout_runs_resumes_with_the_same_holdout_jo
     assert all(results[t.number].value == t.params["x2"] for t in leaders)
     holdout_jobs = [j for j in campaign_jobs(compute_client, data["name"]) if "holdout_of" in j.spec.labels]
     assert sorted(j.id for j in holdout_jobs) == sorted(r.job_id for r in results.values())  # none twice
+
+
+def test_the_compute_skills_withhold_the_holdout_job_from_agents_and_mcp(compute_home: Path, tracking) -> None:
+    holdout = _holdout(f"print('holdout_objective: {MARK}')", top_k=2)
+    campaign = campaign_of(synthetic_config(tracking, budget={"max_trials": 3, "max_parallel": 3},
+                                            objective={"holdout": holdout}))  # fmt: skip
+    assert run_campaign(campaign, home=compute_home, settings=FAST).state is CampaignState.completed
+    ledger = Ledger.load(campaign.name, compute_home)
+    hidden_ids = {r.job_id for r in ledger.facts().holdouts}
+    trial_ids = {t.job_id for t in ledger.trials()}
+    assert len(hidden_ids) == 2 and len(trial_ids) == 3
+    assert all(j.state.value == "succeeded" for j in Client(compute_home).list(labels={"holdout_of": "0"}) + [
+        Client(compute_home).get(i) for i in hidden_ids])  # the holdout jobs ran and wrote their logs
+
+    mcp = cli_context(compute_home, None, 1_000_000, campaign.name)  # what `mcp --campaign` and `skills` serve
+    registry = campaign_registry()
+    listed = [registry.call("list_jobs", args, mcp) for args in
+              ({}, {"labels": {"campaign": campaign.name}}, {"labels": {"holdout_of": "0"}}, {"states": ["succeeded"]})]
+    assert {j.id for j in listed[0].jobs} == {j.id for j in listed[1].jobs} == trial_ids  # trials: all there
+    assert listed[2].jobs == [] and {j.id for j in listed[3].jobs} == trial_ids
+    pages, offset = [], 0  # one job a page: every visible job once, no hidden one, and an end
+    while offset is not None:
+        page = registry.call("list_jobs", {"limit": 1, "offset": offset}, mcp)
+        pages += [j.id for j in page.jobs]
+        offset = page.next_offset
+    assert sorted(pages) == sorted(trial_ids)
+    for job_id in hidden_ids:
+        for name, args in (("read_logs", {"job_id": job_id, "tail": 100}), ("read_logs", {"job_id": job_id, "grep": "."}),
+                           ("job_status", {"job_id": job_id}), ("fetch_metrics", {"job_id": job_id}),
+                           ("wait_for_jobs", {"job_ids": [job_id], "timeout_s": 0}),
+                           ("cancel_job", {"job_id": job_id})):  # fmt: skip
+            out = registry.call(name, args, mcp)
+            assert isinstance(out, SkillError), (name, out)
+            assert "hidden holdout" in out.message and _hidden(out.message), out.message
+    outputs = [json.dumps(o.model_dump(mode="json")) for o in listed]
+    assert all(_hidden(text) and not any(i in text for i in hidden_ids) for text in outputs)
+
+    from mcp import Client as McpClient
+    from tests.skills.test_mcp import mcp_server
+
+    async def over_mcp() -> list[tuple[bool, str]]:
+        async with McpClient(mcp_server(compute_home, tracking, "--campaign", campaign.name),
+                             read_timeout_seconds=120) as client:  # fmt: skip
+            return [(r.is_error, r.content[0].text) for r in [
+                await client.call_tool("list_jobs", {}),
+                *[await client.call_tool("read_logs", {"job_id": i}) for i in sorted(hidden_ids)]]]
+
+    import asyncio
+
+    (listed_err, listed_text), *logs = asyncio.run(over_mcp())
+    assert not listed_err and all(i in listed_text for i in trial_ids) and not any(i in listed_text for i in hidden_ids)
+    assert all(err and "hidden holdout" in text and _hidden(text) for err, text in logs), logs
