@@ -116,7 +116,7 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
     if args.mlflow is not None:
         request = args.mlflow
         with tracking_errors(ctx):
-            binding = create_job_run(ctx.tracker, request.experiment, request.run_name or args.name)
+            binding = create_job_run(ctx.tracker, request.experiment, request.run_name or args.name, home=ctx.home)
         env.update(binding.env)
         labels.update(binding.labels)
     submitted_at = time.time()

@@ -27,6 +27,7 @@ from tracking.binding import (
     run_labels,
     tag_run_with_job,
 )
+from tracking.served import node_tracking_uri, stop_tracking_server
 from tracking.config import LOCAL_MLFLOW_UI, TrackingConfig, mlflow_ui_base, mlflow_ui_url, resolve_tracking
 from tracking.datasets import CONTEXT_TAG, DatasetInput, describe_datasets
 from tracking.logparse import (
@@ -212,6 +213,8 @@ __all__ = [
     "mlflow_ui_base",
     "LOCAL_MLFLOW_UI",
     "run_env",
+    "node_tracking_uri",
+    "stop_tracking_server",
     "run_labels",
     "source_of",
     "tag_run_with_job",

@@ -5,12 +5,14 @@ The run gets a `JOB_TAG` tag once the job exists, so the MLflow UI links back to
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
 from compute.jobenv import MLFLOW_EXPERIMENT_ID, MLFLOW_RUN_ID, MLFLOW_TRACKING_URI
 from tracking.base import RunStatus, Tracker
+from tracking.served import node_tracking_uri
 from tracking.tags import EXPERIMENT_LABEL, JOB_TAG, RUN_LABEL
 
 
@@ -29,10 +31,13 @@ class RunBinding(BaseModel):
     """`mlflow_run_id` and `mlflow_experiment_id` labels for the job."""
 
 
-def run_env(tracker: Tracker, experiment_id: str, run_id: str) -> dict[str, str]:
-    """The env that makes `mlflow.start_run()` in a job's script log into `run_id`."""
+def run_env(tracker: Tracker, experiment_id: str, run_id: str,
+            home: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """The env that makes `mlflow.start_run()` in a job's script log into `run_id`, for a job of
+    `home`'s daemon (default $AUTORESEARCH_HOME): a local SQLite store is served over HTTP when
+    that daemon may run the job on another host (tracking.served)."""
     return {
-        MLFLOW_TRACKING_URI.name: tracker.config.tracking_uri,
+        MLFLOW_TRACKING_URI.name: node_tracking_uri(tracker.config, home),
         MLFLOW_EXPERIMENT_ID.name: experiment_id,
         MLFLOW_RUN_ID.name: run_id,
     }
@@ -44,15 +49,17 @@ def run_labels(experiment_id: str, run_id: str) -> dict[str, str]:
 
 
 def create_job_run(
-    tracker: Tracker, experiment: str, run_name: str | None = None, tags: Mapping[str, str] | None = None
+    tracker: Tracker, experiment: str, run_name: str | None = None, tags: Mapping[str, str] | None = None,
+    home: str | os.PathLike[str] | None = None,
 ) -> RunBinding:
-    """Create a run in `experiment` (by name; created if absent) for a job about to be submitted."""
+    """Create a run in `experiment` (by name; created if absent) for a job about to be submitted to
+    `home`'s daemon."""
     experiment_id = tracker.experiment(experiment)
     run_id = tracker.create_run(experiment_id, name=run_name, tags=tags)
     return RunBinding(
         run_id=run_id,
         experiment_id=experiment_id,
-        env=run_env(tracker, experiment_id, run_id),
+        env=run_env(tracker, experiment_id, run_id, home),
         labels=run_labels(experiment_id, run_id),
     )
 

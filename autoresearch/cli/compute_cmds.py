@@ -99,6 +99,10 @@ def down(
         pid = stop_daemon(paths.home, stop_jobs=stop_jobs)
     except ComputeError as err:
         fail(str(err), code=1)
+    from tracking.served import stop_tracking_server  # not at import: the CLI's other commands need no tracking
+
+    if stop_tracking_server(paths.home):
+        console.print(f"the `mlflow server` serving {paths.home}'s tracking store to Ray nodes stopped", highlight=False)
     if pid is None:
         console.print(f"no compute daemon runs for {paths.home}", highlight=False)
     else:

@@ -182,7 +182,7 @@ class Launcher:
         trial_dir = self.ledger.trial_dir(trial.number)
         trial_dir.mkdir(parents=True, exist_ok=True)
         env = {**trial_env(campaign, trial.number, origin.number, trial_dir),
-               **run_env(self.tracker, self.experiment_id, run_id)}  # fmt: skip
+               **run_env(self.tracker, self.experiment_id, run_id, self.client.home)}  # fmt: skip
         labels = {CAMPAIGN_LABEL: campaign.name, TRIAL_LABEL: str(trial.number), **run_labels(self.experiment_id, run_id),
                   RULES_LABEL: campaign.metric_rules.model_dump_json()}  # fmt: skip
         return campaign_job(

@@ -15,6 +15,7 @@ import pytest
 
 from compute import AttemptOutcome, Client, ComputeError, FailureClass, JobSpec, JobState, NodeState, stop_daemon
 from tests.compute.backends.netns_cluster import NetnsCluster, compute_up
+from tracking import MlflowTracker, create_job_run, resolve_tracking, stop_tracking_server
 from tests.compute.helpers import log_text, wait_state, wait_until
 
 pytestmark = pytest.mark.ray
@@ -36,6 +37,7 @@ def up(netns_cluster: NetnsCluster, request: pytest.FixtureRequest) -> Iterator[
     yield start
     for home in homes:
         stop_daemon(home, stop_jobs=True, wait_s=60)
+        stop_tracking_server(home)
 
 
 def node_named(client: Client, host: str) -> str:
@@ -170,3 +172,29 @@ def test_a_campaign_reading_log_metrics_completes_on_a_private_node(up, netns_cl
     for trial in outcome.status.trials:
         assert trial.state is TrialState.complete and trial.value == last_val_loss(trial.params["x"], 4)
         assert client.get(trial.job_id).attempts[-1].node.startswith("priv-")
+
+
+LOG_TO_MLFLOW = """import os, mlflow
+try:
+    with mlflow.start_run():  # MLFLOW_RUN_ID: the run the submitter made
+        mlflow.log_metric("loss", 0.25, step=1)
+finally:
+    print("stray store:", os.path.exists(os.path.join(os.environ["AR_HOME_SEEN"], "mlflow.db")))
+"""
+
+
+def test_a_job_on_a_private_node_logs_to_the_daemon_hosts_mlflow_store(up, netns_cluster):
+    client = up("--storage", f"file://{netns_cluster.store}")
+    only_on(client, "priv")
+    tracker = MlflowTracker(resolve_tracking(home=client.home))  # the home's default SQLite store
+    binding = create_job_run(tracker, "remote-logging", "on-priv", home=client.home)
+    assert binding.env["MLFLOW_TRACKING_URI"].startswith("http://")  # served to the nodes
+    work = netns_cluster.hidden / "mlflow-job"
+    work.mkdir()
+    (work / "log.py").write_text(LOG_TO_MLFLOW)
+    job = client.submit(JobSpec(argv=[sys.executable, "log.py"], cwd=str(work), max_retries=0,
+                                env={**binding.env, "AR_HOME_SEEN": str(client.home)}))
+    done = wait_state(client, job.id, JobState.succeeded)
+    assert done.attempts[0].node.startswith("priv-")
+    assert "stray store: False" in _log(client, job.id)
+    assert [(m.step, m.value) for m in tracker.metric_history(binding.run_id, "loss")] == [(1, 0.25)]
