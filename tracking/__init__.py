@@ -27,7 +27,7 @@ from tracking.binding import (
     run_labels,
     tag_run_with_job,
 )
-from tracking.served import node_tracking_uri, stop_tracking_server
+from tracking.served import SERVER_FILE, node_tracking_uri, serve_store, stop_tracking_server
 from tracking.config import LOCAL_MLFLOW_UI, TrackingConfig, mlflow_ui_base, mlflow_ui_url, resolve_tracking
 from tracking.datasets import CONTEXT_TAG, DatasetInput, describe_datasets
 from tracking.logparse import (
@@ -214,6 +214,8 @@ __all__ = [
     "LOCAL_MLFLOW_UI",
     "run_env",
     "node_tracking_uri",
+    "serve_store",
+    "SERVER_FILE",
     "stop_tracking_server",
     "run_labels",
     "source_of",

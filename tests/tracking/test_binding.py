@@ -76,7 +76,7 @@ def test_finish_run_ends_the_run_when_its_job_ended_not_when_synced(tracking: Tr
 
 def test_public_names_are_exported() -> None:
     modules = [getattr(tracking_pkg, name) for name in ("base", "binding", "config", "logparse", "logsync", "memory",
-                                                         "mlflow_tracker", "outbox", "queued", "sources", "tags", "usage")]  # fmt: skip
+                                                         "mlflow_tracker", "outbox", "queued", "served", "sources", "tags", "usage")]  # fmt: skip
     public = {
         name
         for module in modules
