@@ -58,7 +58,8 @@ def serve_store(config: TrackingConfig, home: Path, host: str) -> str:
         if record.get("store") == config.tracking_uri and record.get("host") == host and _answers(record["url"]):
             return str(record["url"])
         _stop(record)
-        ports = [record["port"]] if record.get("host") == host else []
+        kept = record.get("port")
+        ports = [kept] if record.get("host") == host and isinstance(kept, int) else []
         for port in [*ports, _free_port(host)]:
             started = _start(config, home, host, port)
             if started is not None:
