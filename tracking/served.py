@@ -99,13 +99,21 @@ def _start(config: TrackingConfig, home: Path, host: str, port: int) -> dict[str
 
 def _stop(record: dict[str, object]) -> bool:
     pid = record.get("pid")
-    if not isinstance(pid, int):
-        return False
+    if not isinstance(pid, int) or not _is_mlflow_server(pid):
+        return False  # gone, or a recycled pid: never signal someone else's processes
     try:
         os.killpg(pid, signal.SIGTERM)  # the server and its workers: started in a session of its own
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def _is_mlflow_server(pid: int) -> bool:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"mlflow" in argv and b"server" in argv
 
 
 def _record(home: Path) -> dict[str, object]:
