@@ -87,7 +87,9 @@ RANK = _variable("RANK", "The process's global rank", _TORCHRUN)
 LOCAL_RANK = _variable("LOCAL_RANK", "The process's rank on its node", _TORCHRUN)
 WORLD_SIZE = _variable("WORLD_SIZE", "How many processes the job runs in all", _TORCHRUN)
 _RUN = "tracking/binding.py `run_env`: jobs tied to an MLflow run (a campaign's trials; `submit_job` with `mlflow`)"
-MLFLOW_TRACKING_URI = _variable("MLFLOW_TRACKING_URI", "The MLflow store the run lives in", _RUN)
+MLFLOW_TRACKING_URI = _variable(
+    "MLFLOW_TRACKING_URI", "The MLflow store the run lives in; for a local SQLite store on a Ray cluster, the "
+    "`http://` address of the `mlflow server` serving it (docs/ray.md)", _RUN)
 MLFLOW_EXPERIMENT_ID = _variable("MLFLOW_EXPERIMENT_ID", "The run's experiment", _RUN)
 MLFLOW_RUN_ID = _variable(
     "MLFLOW_RUN_ID", "The run the job logs into: `mlflow.start_run()` in the script resumes it", _RUN)
