@@ -54,6 +54,7 @@ from tracking.logsync import (
     LogSync,
     Parsed,
     log_size,
+    parse_attempts,
     parse_log,
     read_log_points,
 )
@@ -207,6 +208,7 @@ __all__ = [
     "parse_log",
     "parse_metrics",
     "pattern_problem",
+    "parse_attempts",
     "read_log_points",
     "resolve_tracking",
     "mlflow_ui_url",
