@@ -1,6 +1,6 @@
 """The job request is declared once, in compute/spec.py: every `JobSpec` field can be set from the
-campaign config, from the `submit_job` skill and from `jobs submit`, or is listed below as set by
-that caller itself (with why). A field added to `JobSpec` fails here until each caller reaches it.
+campaign config, from the `submit_job` skill and from `jobs submit` (whose options are derived from
+`JobRequest`), or is listed below as set by that caller itself (with why). A field added to `JobSpec` fails here until each caller reaches it.
 
 The settings a caller chooses about how a job runs (`JobRequest`: resources and `JobOptions`) are
 the same model in each; what differs (how the command, its folder and its environment are given)
@@ -16,7 +16,7 @@ import pytest
 
 from autoresearch.campaign import Campaign, ComputeSettings
 from autoresearch.runner.launch import campaign_job
-from compute import JobSpec, Resources
+from compute import Client, JobSpec, Resources
 from compute.spec import JobRequest
 from skills import SkillContext
 from skills.builtin import builtin_registry
@@ -48,6 +48,22 @@ SKILL: dict[str, str | None] = {
 }
 """JobSpec fields `submit_job` does not take (the others are its input fields, by the same name)."""
 
+CLI: dict[str, str | None] = {
+    "argv": "command",  # jobs submit [OPTIONS] -- COMMAND...
+    "name": "name",
+    "labels": "label",
+    "idempotency_key": "key",
+    "data": "data",
+    "secret_env": "secret_env",
+    "env": None,  # the submitting shell's environment (compute.submitter.Submitter)
+    "cwd": None,  # the submitting shell's folder
+    "shell": None,  # COMMAND is an argv; `-- sh -c '...'` runs a shell line
+    "checkpoint_dir": None,  # the runner's (a resumed trial), as for the skill
+    "avoid_nodes": None,  # the runner's
+    "user": None,  # Client.submit fills in the submitting user
+}
+"""JobSpec field -> the `jobs submit` parameter that sets it (a `JobRequest` field is its own), or None."""
+
 VALUES: dict[str, Any] = {
     "gpus": 2, "nodes": 1, "cpus": 3.0, "memory_gb": 4.0, "launcher": "torchrun", "priority": 75,
     "preemptible": True, "project": "team-a", "borrowed_only": True, "max_retries": 2, "retry_backoff_s": 5.0,
@@ -74,6 +90,34 @@ def test_every_job_field_is_reachable_from_the_campaign_config() -> None:
 def test_every_job_field_is_reachable_from_the_submit_job_skill() -> None:
     assert set(JobRequest.model_fields) <= set(SubmitJobInput.model_fields)
     assert _reached(SKILL, set(SubmitJobInput.model_fields)) == [], "add them to SubmitJobInput, or list them in SKILL"
+
+
+def test_every_job_field_is_reachable_from_jobs_submit() -> None:
+    from autoresearch.cli import load
+
+    params = {p.name for p in load("jobs submit").params if p.name is not None}
+    assert set(JobRequest.model_fields) <= params
+    assert _reached(CLI, params) == [], "add an option to jobs submit, or list the field in CLI"
+
+
+def test_jobs_submit_passes_every_setting_to_its_job(compute_home: Path, tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from autoresearch.cli import app
+    from autoresearch.cli.jobs_submit import flag
+
+    flags = [f"--{'' if value else 'no-'}{flag(n)[2:]}" if isinstance(value, bool) else f"{flag(n)}={value}"
+             for n, value in VALUES.items()]  # fmt: skip
+    with Client(compute_home, autostart=False) as client:
+        client.set_project("team-a", quota_gpus=1)
+    out = CliRunner().invoke(app, ["jobs", "submit", "--dry-run", *flags, "--", "true"],
+                             env={"AUTORESEARCH_HOME": str(compute_home)})
+    assert out.exit_code == 0, out.output
+    spec = JobSpec.model_validate_json(json.dumps({**json.loads(out.stdout)["spec"], "env": {}}))
+    assert JobRequest.model_validate({**spec.resources.model_dump(), **spec.model_dump(include=set(VALUES))}) == (
+        JobRequest.model_validate(VALUES))
 
 
 def test_the_test_values_cover_every_setting_and_differ_from_the_defaults() -> None:
