@@ -61,7 +61,8 @@ class _Fields(BaseModel):
     """Frozen, closed, finite numbers; each field's docstring is its description (in every schema
     derived from it: the campaign config, the skill's tool schema, the CLI's help)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True,
+                              defer_build=True)  # built on first use: a command that only names them pays nothing
 
 
 class _ResourceFields(_Fields):

@@ -87,7 +87,7 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Each command's one-line help: the table's at the top (`autoresearch --help` imports no command
         module), the command's own in a group (`jobs --help` imports the group's modules)."""
-        rows = [(name, COMMANDS[path].help or load(path).get_short_help_str(limit=90))
+        rows = [(name, COMMANDS[path].help or load(path).get_short_help_str(limit=150))
                 for name in self._names() for path in [f"{self.prefix} {name}".strip()]]
         if rows:
             with formatter.section("Commands"):

@@ -24,6 +24,7 @@ from compute.errors import JobNotFound, store_unavailable
 from compute.paths import ComputePaths
 from compute.priority import priority_name
 from compute.reads import job_views, list_job_ids, open_store
+from compute.states import JobState
 
 if TYPE_CHECKING:
     from compute import Client
@@ -121,7 +122,7 @@ def status(job_id: str, as_json: bool) -> None:
         return
     from compute.control import daemon_info, not_responding
 
-    silent = None if job["state"] in ("succeeded", "failed", "cancelled") else not_responding(
+    silent = None if JobState(job["state"]).final else not_responding(
         daemon_info(ComputePaths.of()))
     lines = [f"{job['id']} {job['spec']['name']!r}: {job['state']} ({job['state_reason']})",
              f"priority {job['priority']} ({priority_name(job['priority'])}), retries {job['retries_used']}/"
@@ -203,7 +204,7 @@ def logs(job_id: str, follow: bool, attempt: int | None, tail: int | None, rank:
 @json_option
 def cancel(job_id: str, reason: str, as_json: bool) -> None:
     """Cancel a job: a pending one at once, a running one by SIGTERM, grace, SIGKILL."""
-    from compute import ComputeError, JobState
+    from compute import ComputeError
 
     try:
         with _client() as client:
@@ -243,19 +244,28 @@ def set_priority(job_id: str, priority: str, as_json: bool) -> None:
 @json_option
 def wait(job_ids: tuple[str, ...], timeout: float | None, as_json: bool) -> None:
     """Wait until the jobs end. Exit 0 if all succeeded, 1 if any failed or was cancelled, 124 on timeout."""
-    from compute import ComputeError, JobState
+    jobs = _ended(list(job_ids))
+    if jobs is None:  # some still pending or running (or unknown: Client names it)
+        from compute import ComputeError
 
-    try:
-        with _client() as client:
-            jobs = client.wait(list(job_ids), timeout=timeout)
-    except ComputeError as err:
-        fail(str(err))
+        try:
+            with _client() as client:
+                jobs = [j.model_dump(mode="json") for j in client.wait(list(job_ids), timeout=timeout)]
+        except ComputeError as err:
+            fail(str(err))
     if as_json:
         print_json(jobs)
     else:
         for j in jobs:
-            console.print(f"{j.id}: {j.state.value} ({j.state_reason})", highlight=False)
-    if not all(j.state.final for j in jobs):
+            console.print(f"{j['id']}: {j['state']} ({j['state_reason']})", highlight=False)
+    if not all(JobState(j["state"]).final for j in jobs):
         raise click.exceptions.Exit(124)
-    if any(j.state != JobState.succeeded for j in jobs):
+    if any(j["state"] != "succeeded" for j in jobs):
         raise click.exceptions.Exit(1)
+
+
+def _ended(job_ids: list[str]) -> list[dict[str, Any]] | None:
+    """The views of these jobs when every one has ended (a wait on them answers at once), else None."""
+    with _reading() as conn:
+        views = job_views(conn, job_ids) if conn is not None else []
+    return views if len(views) == len(job_ids) and all(JobState(v["state"]).final for v in views) else None
