@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -40,20 +41,25 @@ OLD_STATUS = ("import sys; from autoresearch.campaign import Ledger, campaign_st
 """What `autoresearch status NAME --json` read before it read the ledger file itself (Optuna's storage)."""
 
 
-def wall_s(argv: list[str], env: dict[str, str]) -> float:
+def wall_s(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process: user + system, which load from others inflates less)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def medians(commands: dict[str, list[str]], env: dict[str, str], runs: int) -> dict[str, float]:
-    """Median wall time per command; rounds go over every command in turn, so that load from
+def medians(commands: dict[str, list[str]], env: dict[str, str], runs: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) time per command; rounds go over every command in turn, so that load from
     other processes on the machine hits all of them (and the baseline) alike."""
-    times: dict[str, list[float]] = {name: [] for name in commands}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, argv in commands.items():
             times[name].append(wall_s(argv, env))
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return {name: (statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts))
+            for name, ts in times.items()}
 
 
 def main() -> None:
@@ -110,15 +116,15 @@ def main() -> None:
             rows = list(times.items())
         finally:
             stop_daemon(home, stop_jobs=True, wait_s=60)
-    print(f"runs per command: {runs}; bare `python -c pass`: {bare * 1000:.0f} ms; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print("| command | median | vs python -c pass | target |")
-    print("| --- | --- | --- | --- |")
-    for name, t in rows:
+    print(f"runs per command: {runs}; bare `python -c pass`: {bare[0] * 1000:.0f} ms ({bare[1] * 1000:.0f} ms CPU); "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print("| command | median | vs python -c pass | CPU | target |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, (wall, cpu) in rows:
         goal = WRITES.get(name) if name in WRITES or name.startswith("(") else READ_TARGET
         target = "" if goal is None else f"<= {goal:.2f} s{'' if name in WRITES else ' (read)'}"
         shown = name if name.startswith("(") else f"autoresearch {name}"
-        print(f"| {shown} | {t * 1000:.0f} ms | {t / bare:.1f}x | {target} |")
+        print(f"| {shown} | {wall * 1000:.0f} ms | {wall / bare[0]:.1f}x | {cpu * 1000:.0f} ms | {target} |")
 
 
 if __name__ == "__main__":

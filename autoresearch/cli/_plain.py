@@ -22,6 +22,7 @@ def write_error(message: str, label: str = "error:", color: str = "1;31") -> Non
     """An error paragraph on stderr, as `fail` prints it (`error:` in bold red on a terminal)."""
     colored = sys.stderr.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
     sys.stderr.write((f"\x1b[{color}m{label}\x1b[0m " if colored else f"{label} ") + message + "\n")
+    sys.stderr.flush()  # before whatever stdout prints next, where both go to one stream
 
 
 def check_states(states: list[str]) -> None:

@@ -71,12 +71,12 @@ def submit(command: tuple[str, ...], name: str | None, label: tuple[str, ...], k
                                list(data), list(secret_env))
     except BadInput as err:
         fail(str(err))
+    if _through_daemon(fields, dry_run, as_json):  # the daemon validates: the same message as below
+        return
     try:
         spec = JobSpec.model_validate(fields)
     except ValidationError as err:
         fail(validation_message("job", err))
-    if _through_daemon(fields, dry_run, as_json):
-        return
     from compute import Client, ComputeError
 
     try:
