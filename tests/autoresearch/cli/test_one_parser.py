@@ -40,6 +40,19 @@ def test_every_module_holds_only_commands_of_the_table() -> None:
             assert len(paths) == 1, f"autoresearch.cli.{module_name} declares {name!r}, which the table does not name"
 
 
+HELPERS = {"__init__", "__main__", "_app", "_common", "_plain", "_logs", "agent_bundle"}
+"""Modules of the package that declare no command: the app and its table, printing and parsing
+helpers, the agent bundle's text. A module that answers command lines itself (as a fast path
+beside the parser once did) would have to be added here: a second parser is a visible decision."""
+
+
+def test_the_package_holds_command_modules_of_the_table_and_helpers_only() -> None:
+    commands = {e.module for e in COMMANDS.values() if e.module is not None}
+    assert {p.stem for p in CLI.glob("*.py")} == commands | HELPERS
+    for helper in HELPERS - {"_app", "_common"}:  # click is the one parser, declared in command modules
+        assert not re.search(r"^(import|from) (click|argparse|typer)\b", (CLI / f"{helper}.py").read_text(), re.M), helper
+
+
 def test_help_lists_the_table_without_importing_a_command_module() -> None:
     import subprocess
     import sys
