@@ -20,7 +20,7 @@ import click
 from autoresearch.cli._common import console, err_console, fail, json_option, print_json
 from autoresearch.cli._logs import check_attempt, not_started, print_file, reason, write_log_json
 from autoresearch.cli._plain import BadInput, check_states, parse_labels
-from compute.errors import JobNotFound, store_unavailable
+from compute.errors import JobNotFound
 from compute.paths import ComputePaths
 from compute.priority import priority_name
 from compute.reads import job_views, list_job_ids, open_store
@@ -41,20 +41,13 @@ def _client(autostart: bool = True) -> Client:
 @contextmanager
 def _reading() -> Iterator[sqlite3.Connection | None]:
     """The store opened for reading (None: not there, or not at the current schema: `Client` then);
-    a locked or lost store ends the command with its message, as `Client` does."""
-    paths = ComputePaths.of()
+    `main` turns a locked or lost store's sqlite3 error into its message, as `Client` does."""
+    conn = open_store(ComputePaths.of())
     try:
-        conn = open_store(paths)
-        try:
-            yield conn
-        finally:
-            if conn is not None:
-                conn.close()
-    except sqlite3.OperationalError as err:
-        unavailable = store_unavailable(err, paths.db)
-        if unavailable is None:
-            raise
-        raise unavailable from err
+        yield conn
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 def _views(job_ids: list[str]) -> list[dict[str, Any]]:
