@@ -31,7 +31,8 @@ if _typing.TYPE_CHECKING:
     from compute.records import Attempt, AttemptMember, Event, Job, Node
     from compute.states import AttemptOutcome, FailureClass, HealthStatus, JobState, NodeState
     from compute.scheduler import Decision, NodeView, PendingJob, Placement, Preemption, RunningAttempt, SchedulerConfig, schedule
-    from compute.spec import DEFAULT_PROJECT, JobSpec, Launcher, Priority, Resources, parse_priority, priority_name
+    from compute.priority import Priority, parse_priority, priority_name
+    from compute.spec import DEFAULT_PROJECT, JobSpec, Launcher, Resources
     from compute.store import Store
     from compute.jobenv import JOB_ENV_VAR, allowed_env, redact_secrets, secret_values
 
@@ -103,10 +104,10 @@ _WHERE = {
     "schedule": "compute.scheduler",
     "JobSpec": "compute.spec",
     "Launcher": "compute.spec",
-    "Priority": "compute.spec",
+    "Priority": "compute.priority",
     "Resources": "compute.spec",
-    "parse_priority": "compute.spec",
-    "priority_name": "compute.spec",
+    "parse_priority": "compute.priority",
+    "priority_name": "compute.priority",
     "Store": "compute.store",
     "JOB_ENV_VAR": "compute.jobenv",
     "allowed_env": "compute.jobenv",

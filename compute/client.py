@@ -21,7 +21,8 @@ from compute.control import daemon_info, daemon_pid, ensure_daemon, notify
 from compute.errors import ComputeError, DaemonNotRunning
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
-from compute.spec import JobSpec, parse_priority
+from compute.priority import parse_priority
+from compute.spec import JobSpec
 from compute.store import Store
 from compute.submitter import Submitter, resolve_spec
 from compute.watchers import Watcher, wake_watchers

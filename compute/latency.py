@@ -15,7 +15,8 @@ from pathlib import Path
 
 from compute.client import Client
 from compute.records import JobState
-from compute.spec import JobSpec, Priority, Resources
+from compute.priority import Priority
+from compute.spec import JobSpec, Resources
 
 PRINT_TIME = [sys.executable, "-c", "import time; print(repr(time.time()), flush=True)"]
 """The probed command: prints the time of its first instruction."""

@@ -1,7 +1,7 @@
 """The store's rows as plain JSON-ready dicts, with nothing but sqlite3 and json (no pydantic).
 
 `job_views` is the one row -> dict mapping of jobs: `compute.rows` builds the typed `Job` records
-from it, and the CLI's fast path (autoresearch/cli/_fast.py) prints it as `jobs status --json`
+from it, and the CLI (autoresearch/cli/jobs_cmds.py) prints it as `jobs status --json`
 and `jobs list --json`, so both print the same fields and values (`Job.model_dump(mode="json")`,
 key for key, in the records' field order). `open_store` opens an existing store for such reads.
 """

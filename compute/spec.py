@@ -1,4 +1,4 @@
-"""What a job asks for: the `JobSpec` record and its named priorities."""
+"""What a job asks for: the `JobSpec` record, and `JobRequest`, the settings a submitter chooses (declared once)."""
 
 from __future__ import annotations
 
@@ -6,52 +6,13 @@ import enum
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from compute.container import ContainerRuntime, validate_image, validate_user
+from compute.priority import Priority, parse_priority
 from compute.data import validate_data
-
-
-class Priority(enum.IntEnum):
-    """Named priority classes. Any integer 0-100 is allowed; these are the names."""
-
-    idle = 0
-    low = 25
-    normal = 50
-    high = 75
-    urgent = 90
-
-
-def parse_priority(value: int | str) -> int:
-    """Resolve a priority given as a name (`high`) or an integer (`60`) to 0-100.
-
-    The one place where priority shorthand is resolved.
-    """
-    if isinstance(value, bool):
-        raise ValueError("priority must be a name or an integer 0-100, not a boolean")
-    if isinstance(value, int):
-        number = value
-    else:
-        text = str(value).strip().lower()
-        if text in Priority.__members__:
-            return int(Priority[text])
-        try:
-            number = int(text)
-        except ValueError:
-            names = ", ".join(f"{p.name}={p.value}" for p in Priority)
-            raise ValueError(f"unknown priority {value!r}: use a name ({names}) or an integer 0-100") from None
-    if not 0 <= number <= 100:
-        raise ValueError(f"priority {number} is out of range: use 0-100 (idle=0 ... urgent=90)")
-    return number
-
-
-def priority_name(value: int) -> str:
-    """The class name of a priority value (`normal` for 50, `50+` style for in-between values)."""
-    named = [p for p in Priority if p.value <= value]
-    best = max(named, key=lambda p: p.value)
-    return best.name if best.value == value else f"{best.name}+{value - best.value}"
 
 
 DEFAULT_PROJECT = "default"
@@ -87,10 +48,29 @@ class Launcher(str, enum.Enum):
     --master-port P -- <argv>` (compute/gang_env.py)."""
 
 
-class Resources(BaseModel):
-    """What one attempt of a job occupies on a node."""
+_PRIORITY_SCHEMA = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": 100},
+        {"enum": [p.name for p in Priority]},
+    ],
+    "description": "0-100 or a name: idle=0, low=25, normal=50, high=75, urgent=90.",
+}
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
+
+class _Fields(BaseModel):
+    """Frozen, closed, finite numbers; each field's docstring is its description (in every schema
+    derived from it: the campaign config, the skill's tool schema, the CLI's help)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True,
+                              defer_build=True)  # built on first use: a command that only names them pays nothing
+
+
+class _ResourceFields(_Fields):
+    """What one attempt of a job occupies on a node: declared once, nested in `JobSpec.resources`
+    and flat in `JobRequest`."""
+
+    field_prefix: ClassVar[str] = ""
+    """How the fields are named in error messages (`resources.` when nested)."""
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 0
     """GPU slots per node, all placed on one node (for a multi-node job: on each of its nodes)."""
@@ -103,42 +83,29 @@ class Resources(BaseModel):
     """Host memory in GiB; recorded and passed to backends that enforce it (Ray)."""
 
     @model_validator(mode="after")
-    def _gang_needs_gpus(self) -> Resources:
+    def _gang_needs_gpus(self) -> Self:
         if self.nodes > 1 and self.gpus < 1:
-            raise ValueError(f"resources.nodes={self.nodes} needs resources.gpus >= 1 (GPUs per node); "
+            p = self.field_prefix
+            raise ValueError(f"{p}nodes={self.nodes} needs {p}gpus >= 1 (GPUs per node); "
                              "a job without GPUs runs on one node: set nodes to 1 or ask for gpus")
         return self
 
 
-class JobSpec(BaseModel):
-    """One unit of compute: a command, its environment, what it needs and how it is treated.
+class Resources(_ResourceFields):
+    """What one attempt of a job occupies on a node."""
 
-    Frozen: a submitted spec never changes; the store keeps it as JSON.
-    """
+    model_config = ConfigDict(strict=True)
+    field_prefix: ClassVar[str] = "resources."
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
-    name: Annotated[str, Field(min_length=1, max_length=200)] = "job"
-    """A human-readable name; need not be unique."""
-    argv: list[str] | str
-    """The command as a list of strings (run without a shell). A single string is
-    allowed only with `shell=True`, and then runs through `sh -c`."""
-    shell: bool = False
-    """Run `argv` (a string) through `sh -c`. Off by default: quoting bugs hide there."""
-    env: dict[str, str] = Field(default_factory=dict)
-    """Extra environment variables, added to the allowlisted part of the daemon's environment
-    (see `compute.jobenv`). Stored and shown as given: put no credentials here, use `secret_env`."""
-    secret_env: list[str] = Field(default_factory=list)
-    """Names of credentials the job needs (`HF_TOKEN`, `WANDB_API_KEY` ...), read from the daemon's
-    environment when an attempt starts. Only the names are stored; the values never reach the
-    store, `jobs show`, MLflow or a container's command line, and `read_logs` redacts them."""
-    cwd: str | None = None
-    """Working directory (absolute). Default: the directory the job was submitted from."""
-    resources: Resources = Field(default_factory=Resources)
-    """Nodes, GPUs per node, CPUs and memory one attempt occupies."""
+class JobOptions(_Fields):
+    """How a job is treated: its launcher, priority, project, retries, limits and container.
+    Declared once here; `JobSpec` and `JobRequest` (the campaign's `compute` section, the
+    `submit_job` skill, `jobs submit`'s options) take these fields from it."""
+
     launcher: Launcher = Launcher.none
     """`none`: every member runs argv as is; `torchrun`: argv runs under torchrun, wired to the gang."""
-    priority: Annotated[int, Field(ge=0, le=100)] = int(Priority.normal)
+    priority: Annotated[int, Field(ge=0, le=100), WithJsonSchema(_PRIORITY_SCHEMA)] = int(Priority.normal)
     """0-100; names: idle=0, low=25, normal=50, high=75, urgent=90. Higher runs first."""
     preemptible: bool = True
     """May be stopped (SIGTERM, grace, SIGKILL) to make room for higher-priority work.
@@ -161,36 +128,19 @@ class JobSpec(BaseModel):
     budget. Default: none, so a job that is silent for long is never stopped for it."""
     grace_s: Annotated[float | None, Field(ge=0, le=3600)] = None
     """Seconds between SIGTERM and SIGKILL for this job. Default: the host's grace."""
-    avoid_nodes: list[str] = Field(default_factory=list)
-    """Nodes the job should not run on (a campaign re-running a suspect result elsewhere): the
-    scheduler places it on other nodes, and here only when no other node could ever host it."""
-    labels: dict[str, str] = Field(default_factory=dict)
-    """Free-form key/value labels (campaign, trial, owner ...); filterable in list_jobs."""
-    idempotency_key: Annotated[str | None, Field(min_length=1, max_length=500)] = None
-    """Submitting again with the same key returns the existing job instead of a new one."""
-    checkpoint_dir: str | None = None
-    """AR_CHECKPOINT_DIR for every attempt (absolute path). Default: a fresh directory per
-    job under the compute home. Set it to hand a job the checkpoint of an earlier one (a
-    stopped run continued by a new job); the caller owns that directory and its lifetime."""
     image: str | None = None
     """Container image. When set, each attempt runs in its own container `ar-<job id>-<attempt>`
     (docker or podman, `--init`) with the cwd and the checkpoint dir mounted at their own paths,
     the datasets read-only at `/data/<name>`, and the GPUs passed only when they are real."""
     container_runtime: str = "docker"
     """`docker` or `podman`: the container CLI used when `image` is set."""
-    user: str | None = None
-    """Who the container runs as (`UID:GID`). Client.submit fills in the submitting user's."""
-    data: dict[str, str] = Field(default_factory=dict)
-    """Datasets: name -> absolute path (a file or a folder; a FUSE mount of a bucket works too).
-    Each is `AR_DATA_<NAME>` in the job's environment and, in a container, mounted read-only at
-    `/data/<name>` (AR_DATA_<NAME> then names that path). Client.submit checks they exist."""
 
     @field_validator("priority", mode="before")
     @classmethod
     def _named_priority(cls, value: Any) -> Any:
         if isinstance(value, bool):
             raise ValueError("priority must be a name or an integer 0-100, not a boolean")
-        if isinstance(value, (str, Priority)):
+        if isinstance(value, (int, str)):  # a Priority is an int
             return parse_priority(value if isinstance(value, str) else int(value))
         return value
 
@@ -202,6 +152,93 @@ class JobSpec(BaseModel):
                 raise ValueError(f"launcher must be 'none' or 'torchrun', not {value!r}")
             return Launcher(value)
         return value
+
+    @field_validator("progress_timeout_s", mode="before")
+    @classmethod
+    def _progress_timeout(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ValueError("progress_timeout_s must be a positive number of seconds (e.g. 600); leave it unset "
+                             "for no hang detection")
+        return float(value)
+
+    @field_validator("container_runtime")
+    @classmethod
+    def _runtime(cls, value: str) -> str:
+        if value not in ContainerRuntime.__members__:
+            raise ValueError(f"container_runtime must be 'docker' or 'podman', not {value!r}")
+        return value
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        return value if value is None else validate_image(value)
+
+    @model_validator(mode="after")
+    def _borrowed_needs_preemptible(self) -> Self:
+        if self.borrowed_only and not self.preemptible:
+            raise ValueError("borrowed_only needs preemptible: borrowed work is stopped when its lender needs "
+                             "the GPUs back; drop borrowed_only or make the job preemptible")
+        return self
+
+
+class JobRequest(JobOptions, _ResourceFields):
+    """What a submitter chooses about how its jobs run, flat: the `Resources` fields and the
+    `JobOptions`. The campaign's `compute` section, the `submit_job` skill's input and the options
+    of `jobs submit` are this model (tests/test_architecture.py checks every `JobSpec` field is
+    reachable from each, or listed there as set by the caller itself)."""
+
+    def spec_fields(self) -> dict[str, Any]:
+        """These settings as `JobSpec` keyword arguments (the resources nested)."""
+        resources = {name: getattr(self, name) for name in Resources.model_fields}
+        options = {name: getattr(self, name) for name in JobOptions.model_fields}
+        return {"resources": Resources(**resources), **options}
+
+
+class JobSpec(JobOptions):
+    """One unit of compute: a command, its environment, what it needs and how it is treated.
+
+    Frozen: a submitted spec never changes; the store keeps it as JSON.
+    """
+
+    model_config = ConfigDict(strict=True)
+
+    name: Annotated[str, Field(min_length=1, max_length=200)] = "job"
+    """A human-readable name; need not be unique."""
+    argv: list[str] | str
+    """The command as a list of strings (run without a shell). A single string is
+    allowed only with `shell=True`, and then runs through `sh -c`."""
+    shell: bool = False
+    """Run `argv` (a string) through `sh -c`. Off by default: quoting bugs hide there."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables, added to the allowlisted part of the daemon's environment
+    (see `compute.jobenv`). Stored and shown as given: put no credentials here, use `secret_env`."""
+    secret_env: list[str] = Field(default_factory=list)
+    """Names of credentials the job needs (`HF_TOKEN`, `WANDB_API_KEY` ...), read from the daemon's
+    environment when an attempt starts. Only the names are stored; the values never reach the
+    store, `jobs show`, MLflow or a container's command line, and `read_logs` redacts them."""
+    cwd: str | None = None
+    """Working directory (absolute). Default: the directory the job was submitted from."""
+    resources: Resources = Field(default_factory=Resources)
+    """Nodes, GPUs per node, CPUs and memory one attempt occupies."""
+    avoid_nodes: list[str] = Field(default_factory=list)
+    """Nodes the job should not run on (a campaign re-running a suspect result elsewhere): the
+    scheduler places it on other nodes, and here only when no other node could ever host it."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Free-form key/value labels (campaign, trial, owner ...); filterable in list_jobs."""
+    idempotency_key: Annotated[str | None, Field(min_length=1, max_length=500)] = None
+    """Submitting again with the same key returns the existing job instead of a new one."""
+    checkpoint_dir: str | None = None
+    """AR_CHECKPOINT_DIR for every attempt (absolute path). Default: a fresh directory per
+    job under the compute home. Set it to hand a job the checkpoint of an earlier one (a
+    stopped run continued by a new job); the caller owns that directory and its lifetime."""
+    user: str | None = None
+    """Who the container runs as (`UID:GID`). Client.submit fills in the submitting user's."""
+    data: dict[str, str] = Field(default_factory=dict)
+    """Datasets: name -> absolute path (a file or a folder; a FUSE mount of a bucket works too).
+    Each is `AR_DATA_<NAME>` in the job's environment and, in a container, mounted read-only at
+    `/data/<name>` (AR_DATA_<NAME> then names that path). Client.submit checks they exist."""
 
     @field_validator("env", "labels")
     @classmethod
@@ -265,28 +302,6 @@ class JobSpec(BaseModel):
                              "directory per job")
         return value
 
-    @field_validator("progress_timeout_s", mode="before")
-    @classmethod
-    def _progress_timeout(cls, value: Any) -> Any:
-        if value is None:
-            return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            raise ValueError("progress_timeout_s must be a positive number of seconds (e.g. 600); leave it unset "
-                             "for no hang detection")
-        return float(value)
-
-    @field_validator("container_runtime")
-    @classmethod
-    def _runtime(cls, value: str) -> str:
-        if value not in ContainerRuntime.__members__:
-            raise ValueError(f"container_runtime must be 'docker' or 'podman', not {value!r}")
-        return value
-
-    @field_validator("image")
-    @classmethod
-    def _image(cls, value: str | None) -> str | None:
-        return value if value is None else validate_image(value)
-
     @field_validator("user")
     @classmethod
     def _user(cls, value: str | None) -> str | None:
@@ -306,9 +321,6 @@ class JobSpec(BaseModel):
 
     @model_validator(mode="after")
     def _argv_matches_shell(self) -> JobSpec:
-        if self.borrowed_only and not self.preemptible:
-            raise ValueError("borrowed_only needs preemptible: borrowed work is stopped when its lender needs "
-                             "the GPUs back; drop borrowed_only or make the job preemptible")
         if isinstance(self.argv, str):
             if not self.shell:
                 raise ValueError(

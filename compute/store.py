@@ -28,7 +28,8 @@ from compute.rows import load_jobs, node_from_row
 from compute.reads import list_job_ids
 from compute.schema import MIGRATIONS, SCHEMA, TABLES
 from compute.project_checks import check_job_project, check_priority
-from compute.spec import DEFAULT_PROJECT, JobSpec, parse_priority
+from compute.priority import parse_priority
+from compute.spec import DEFAULT_PROJECT, JobSpec
 
 def _identity(path: Path) -> tuple[int, int, int] | None:
     """(device, inode, size) of `path`, or None when it is gone."""

@@ -1,5 +1,5 @@
 """Submitting through the daemon: a request row answered by the daemon, for clients that must
-not import pydantic (the CLI's fast path: autoresearch/cli/_fast.py).
+not import pydantic.
 
 The client writes `{"fields": <JobSpec fields as given>, "submitter": <Submitter>, "dry_run": bool}`
 into table `submissions` and wakes the daemon. At the start of its next tick the daemon

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from compute.nodes import slot_usage
 from compute.records import HealthStatus, Job, JobState, NodeState
-from compute.spec import priority_name
+from compute.priority import priority_name
 from skills.context import SkillContext
 from skills.models import SkillInput, SkillOutput
 from skills.views import compute_errors

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from compute.records import Job, JobState
-from compute.spec import JobSpec, Launcher, Resources
+from compute.spec import JobRequest, JobSpec
 from skills.context import SkillContext
 from skills.models import Index, SkillFailure, SkillInput, SkillOutput
 from skills.views import AttemptView, JobSummary, compute_errors, tracking_errors, visible_job, withheld
@@ -27,7 +27,10 @@ class MlflowRunRequest(SkillInput):
     """Run name; default: the job name."""
 
 
-class SubmitJobInput(SkillInput):
+class SubmitJobInput(SkillInput, JobRequest):
+    """The command, and every setting of `compute.JobRequest` (gpus, nodes, cpus, memory_gb,
+    launcher, priority, preemptible, project, borrowed_only, retries, limits, image), declared there once."""
+
     argv: list[str] | str
     """The command, as a list (`["python", "train.py", "--lr", "0.01"]`); a string only with shell=true."""
     shell: bool = False
@@ -41,34 +44,10 @@ class SubmitJobInput(SkillInput):
     secret_env: list[str] = []
     """Names of credentials the job needs (e.g. HF_TOKEN), passed from the compute daemon's
     environment; only the names are stored, and read_logs redacts their values."""
-    gpus: Annotated[int, Field(ge=0, le=64)] = 0
-    """GPU slots per node, all on one node."""
-    nodes: Annotated[int, Field(ge=1, le=1024)] = 1
-    """Distinct nodes the job spans (a gang: `gpus` on each, started and stopped together)."""
-    launcher: Literal["none", "torchrun"] = "none"
-    """`torchrun`: each member runs argv under torchrun --nnodes/--node-rank/--master-addr ..."""
-    cpus: Annotated[float, Field(gt=0, le=1024)] = 1.0
-    memory_gb: Annotated[float, Field(gt=0)] | None = None
-    priority: int | str = "normal"
-    """0-100 or a name: idle=0, low=25, normal=50, high=75, urgent=90."""
-    preemptible: bool = True
-    """May be stopped for higher-priority work; it then requeues and resumes from its checkpoint dir."""
-    project: str = "default"
-    """The compute project whose GPU quota it runs under (`autoresearch compute projects` lists them)."""
-    max_retries: Annotated[int, Field(ge=0, le=100)] = 0
-    """Retries after failures in user code."""
-    time_limit_s: Annotated[float, Field(gt=0)] | None = None
-    """Wall-clock limit per attempt."""
-    progress_timeout_s: Annotated[float, Field(gt=0)] | None = None
-    """Seconds without log output after which an attempt is stopped as hung (infra) and requeued."""
     labels: dict[str, str] = {}
     """Key/value labels, filterable in list_jobs."""
     idempotency_key: str | None = None
     """Submitting again with the same key returns the existing job."""
-    image: str | None = None
-    """Run inside this container image (one container per attempt, named ar-<job id>-<attempt>)."""
-    container_runtime: Literal["docker", "podman"] = "docker"
-    """The container CLI for `image`."""
     data: dict[str, str] = {}
     """Datasets, name -> path (relative paths resolve against the server's directory): each is
     AR_DATA_<NAME> in the job's environment, mounted read-only at /data/<name> in a container."""
@@ -94,21 +73,12 @@ def submit_job(ctx: SkillContext, args: SubmitJobInput) -> SubmitJobOutput:
     env, labels, binding = dict(args.env), dict(args.labels), None
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
     spec_fields: dict[str, Any] = dict(
+        args.spec_fields(),
         name=args.name,
         argv=args.argv,
         shell=args.shell,
         cwd=cwd,
-        resources=Resources(gpus=args.gpus, nodes=args.nodes, cpus=args.cpus, memory_gb=args.memory_gb),
-        launcher=Launcher(args.launcher),
-        priority=args.priority,
-        preemptible=args.preemptible,
-        project=args.project,
-        max_retries=args.max_retries,
-        time_limit_s=args.time_limit_s,
-        progress_timeout_s=args.progress_timeout_s,
         idempotency_key=args.idempotency_key,
-        image=args.image,
-        container_runtime=args.container_runtime,
         data={name: os.path.abspath(path) for name, path in args.data.items()},
         secret_env=args.secret_env,
     )

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pydantic import BaseModel, ConfigDict
 
 from compute.records import AttemptOutcome, FailureClass, Job, JobState
-from compute.spec import priority_name
+from compute.priority import priority_name
 from skills.context import SkillContext
 from skills.models import ErrorCode, SkillFailure
 from tracking import CAMPAIGN_LABEL, HOLDOUT_OF_LABEL, RUN_LABEL, RunNotFound, TrackingError

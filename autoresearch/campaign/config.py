@@ -14,11 +14,9 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from compute.container import validate_image
-from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
-from compute.spec import parse_priority
+from compute.spec import JobRequest
 from compute.suggest import suggest_names
 from tracking import MetricRules, MetricSource, resolve_tracking
 
@@ -138,63 +136,12 @@ class Budget(Section):
         return candidate if candidate > start else candidate + timedelta(days=1)
 
 
-_PRIORITY_SCHEMA = {
-    "anyOf": [
-        {"type": "integer", "minimum": 0, "maximum": 100},
-        {"enum": ["idle", "low", "normal", "high", "urgent"]},
-    ],
-    "description": "0-100 or a name: idle=0, low=25, normal=50, high=75, urgent=90.",
-}
-
-
-class ComputeSettings(Section):
-    """How each trial's job is run by the compute layer."""
+class ComputeSettings(Section, JobRequest):
+    """How each trial's job is run by the compute layer: every setting of `compute.JobRequest`
+    (GPUs, nodes, CPUs, memory, launcher, priority, project, retries, limits, container), declared
+    there once. What differs from trial to trial (argv, labels, checkpoint dir ...) the runner sets."""
 
     named_numbers = frozenset({"priority"})
-
-    gpus: Annotated[int, Field(ge=0, le=64)] = 0
-    """GPUs per trial and node, placed on one node."""
-    nodes: Annotated[int, Field(ge=1, le=1024)] = 1
-    """Distinct nodes each trial spans (a gang, `gpus` on each); more than 1 needs gpus >= 1."""
-    launcher: Literal["none", "torchrun"] = "none"
-    """`torchrun`: each member runs the command under torchrun, wired to the gang (docs/gangs.md)."""
-    priority: Annotated[int, Field(ge=0, le=100), WithJsonSchema(_PRIORITY_SCHEMA)] = 50
-    """0-100 or a name (idle, low, normal, high, urgent); higher runs first."""
-    preemptible: bool = True
-    """Trials may be stopped for higher-priority work; they resume from their checkpoint."""
-    project: Annotated[str, Field(pattern=PROJECT_NAME)] = DEFAULT_PROJECT
-    """The compute project whose GPU quota the trials run under (`autoresearch compute projects`)."""
-    borrowed_only: bool = False
-    """Trials run only on borrowed GPUs, never inside the project's quota, so any project reclaims
-    them first (nightly sweeps set this)."""
-    max_retries: Annotated[int, Field(ge=0, le=100)] = 0
-    """Retries after failures in user code. Infra faults are retried anyway."""
-    time_limit_s: Annotated[float | None, Field(gt=0)] = None
-    """Wall-clock limit per attempt, in seconds."""
-    progress_timeout_s: Annotated[float | None, Field(gt=0)] = None
-    """Hang detection: an attempt whose log has not grown for this many seconds is stopped as hung
-    and requeued (an infra failure: it spends no max_retries). Default: none."""
-    image: str | None = None
-    """Run every trial inside this container image (cwd, checkpoint dir and datasets mounted)."""
-    container_runtime: Literal["docker", "podman"] = "docker"
-    """The container CLI for `image`."""
-
-    @field_validator("priority", mode="before")
-    @classmethod
-    def _named_priority(cls, value: Any) -> Any:
-        return parse_priority(value) if isinstance(value, (int, str)) else value
-
-    @field_validator("image")
-    @classmethod
-    def _image(cls, value: str | None) -> str | None:
-        return value if value is None else validate_image(value)
-
-    @model_validator(mode="after")
-    def _gang_needs_gpus(self) -> ComputeSettings:
-        if self.nodes > 1 and self.gpus < 1:
-            raise ValueError(f"compute.nodes={self.nodes} needs compute.gpus >= 1 (GPUs per node); "
-                             "set compute.nodes to 1 or ask for GPUs")
-        return self
 
 
 class Tracking(Section):

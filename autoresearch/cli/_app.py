@@ -1,10 +1,11 @@
-"""The `autoresearch` typer app. Each command group lives in its own module, imported lazily.
+"""The `autoresearch` command line: one click app, each command declared once, in its own module.
 
-`COMMANDS` is the static table of top-level commands: name -> (module, one-line help). A
-command's module is imported only when that command runs, so `jobs status` never pays for
-the campaign machinery (langgraph, optuna, mlflow, matplotlib, mcp ...), and `--help` lists
-the table without importing any module. Each module defines its own `cli = typer.Typer()`
-holding the names the table points at.
+`COMMANDS` is the static table of commands: path -> (module, one-line help). A command's module
+is imported only when that command runs (or a group's `--help` lists it), so `jobs status` never
+pays for the campaign machinery (langgraph, optuna, mlflow, matplotlib, mcp ...) nor for pydantic,
+and `autoresearch --help` lists the table without importing any module. A group's help is its
+entry here; a command's help is its docstring. Each module holds its commands on a `cli` group
+(a holder, never run itself) under the names the table points at.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from __future__ import annotations
 import importlib
 from typing import Any, NamedTuple
 
-import typer
-from typer import _click
-from typer.core import TyperCommand, TyperGroup
+import click
 
 
 class Entry(NamedTuple):
-    """Where a top-level command lives and what `--help` says about it."""
+    """Where a command lives (None: a group, its commands are the entries below it) and its one-line help."""
 
-    module: str
-    help: str
+    module: str | None
+    help: str = ""
+    """Top-level entries: what `autoresearch --help` lists (without importing the module). A group's
+    command has none here: `GROUP --help` lists its docstring's first line."""
 
 
 COMMANDS: dict[str, Entry] = {
@@ -31,67 +32,91 @@ COMMANDS: dict[str, Entry] = {
     "report": Entry("campaign_cmds", "Write the campaign's Markdown report with plots."),
     "chat": Entry("chat_cmds", "Steer a running or paused campaign (slash commands on stdin)."),
     "nightly": Entry("nightly_cmds", "Run campaigns unattended inside a window; morning report."),
-    "config": Entry("config_cmds", "Campaign config files: JSON Schema and validation."),
-    "jobs": Entry("jobs_cmds", "Submit, inspect, cancel and wait for jobs."),
-    "compute": Entry("compute_cmds", "Start, stop and inspect the per-host compute daemon and its nodes."),
-    "skills": Entry("skills_cmds", "Typed skills (the tools agents use): list, call, export-agent."),
+    "config": Entry(None, "Campaign config files: JSON Schema and validation."),
+    "config schema": Entry("config_cmds"),
+    "config check": Entry("config_cmds"),
+    "jobs": Entry(None, "Submit, inspect, cancel and wait for jobs."),
+    "jobs submit": Entry("jobs_submit"),
+    "jobs list": Entry("jobs_cmds"),
+    "jobs status": Entry("jobs_cmds"),
+    "jobs logs": Entry("jobs_cmds"),
+    "jobs cancel": Entry("jobs_cmds"),
+    "jobs priority": Entry("jobs_cmds"),
+    "jobs wait": Entry("jobs_cmds"),
+    "compute": Entry(None, "Start, stop and inspect the per-host compute daemon and its nodes."),
+    "compute up": Entry("compute_cmds"),
+    "compute down": Entry("compute_cmds"),
+    "compute status": Entry("compute_cmds"),
+    "compute nodes": Entry("nodes_cmds"),
+    "compute cordon": Entry("nodes_cmds"),
+    "compute uncordon": Entry("nodes_cmds"),
+    "compute inject-fault": Entry("nodes_cmds"),
+    "compute project": Entry("projects_cmds"),
+    "compute projects": Entry("projects_cmds"),
+    "skills": Entry(None, "Typed skills (the tools agents use): list, call, export-agent."),
+    "skills list": Entry("skills_cmds"),
+    "skills call": Entry("skills_cmds"),
+    "skills export-agent": Entry("skills_cmds"),
     "mcp": Entry("mcp_cmd", "Serve the skills over MCP (stdio) for coding agents."),
     "ui": Entry("ui_cmd", "Serve the web dashboard: fleet, queue, jobs, campaigns (live, with actions)."),
 }
+"""Every command, by its path; a group's commands follow it. tests/autoresearch/cli/test_one_parser.py
+checks each entry resolves to one command declared once."""
 
 
-class LazyGroup(TyperGroup):
-    """The root group: resolves a command by importing its module on first use."""
+class LazyGroup(click.Group):
+    """A group whose commands are the `COMMANDS` entries below `prefix`, imported when used."""
 
-    _listing = False
+    def __init__(self, prefix: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.prefix = prefix
 
-    def list_commands(self, ctx: _click.Context) -> list[str]:
-        return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
+    def _names(self) -> list[str]:
+        depth = len(self.prefix.split()) + 1
+        return [p.split()[-1] for p in COMMANDS if len(p.split()) == depth and p.startswith(f"{self.prefix} ".lstrip())]
 
-    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
-        entry = COMMANDS.get(cmd_name)
-        if entry is None:  # a command registered on `app` directly (eagerly)
-            return super().get_command(ctx, cmd_name)
-        if self._listing:  # --help: the static table, no import
-            return TyperCommand(cmd_name, help=entry.help, short_help=entry.help)
-        return load(cmd_name)
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return self._names()
 
-    def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
-        self._listing = True
-        try:
-            super().format_help(ctx, formatter)
-        finally:
-            self._listing = False
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        path = f"{self.prefix} {cmd_name}".strip()
+        if path not in COMMANDS:
+            return None
+        return load(path)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command's one-line help: the table's at the top (`autoresearch --help` imports no command
+        module), the command's own in a group (`jobs --help` imports the group's modules)."""
+        rows = [(name, COMMANDS[path].help or load(path).get_short_help_str(limit=150))
+                for name in self._names() for path in [f"{self.prefix} {name}".strip()]]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
-def load(name: str) -> _click.Command:
-    """The click command `name` of the table, importing its module."""
-    module: Any = importlib.import_module(f"autoresearch.cli.{COMMANDS[name].module}")
-    group = typer.main.get_group(module.cli)
-    command = group.commands.get(name)
+def load(path: str) -> click.Command:
+    """The click command at `path` (`jobs status`), importing its module (a group: built from the table)."""
+    entry = COMMANDS[path]
+    if entry.module is None:
+        return LazyGroup(path, name=path.split()[-1], help=entry.help, no_args_is_help=True)
+    module: Any = importlib.import_module(f"autoresearch.cli.{entry.module}")
+    command = module.cli.commands.get(path.split()[-1])
     if command is None:
-        raise LookupError(f"autoresearch.cli.{COMMANDS[name].module} defines no command {name!r}")
+        raise LookupError(f"autoresearch.cli.{entry.module} defines no command {path!r}")
     return command
 
 
-app = typer.Typer(
+app = LazyGroup(
+    "",
     name="autoresearch",
-    cls=LazyGroup,
     no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+    help="An AI agent that runs ML research campaigns on a GPU fleet.\n\n"
+    "Exit codes, for every command: 0 ok, 1 the job or campaign failed, 2 bad input (fix the "
+    "command), 124 a wait timed out. Reading commands take --json (docs/cli.md).",
 )
-
-
-@app.callback()
-def _root() -> None:
-    """An AI agent that runs ML research campaigns on a GPU fleet.
-
-    Exit codes, for every command: 0 ok, 1 the job or campaign failed, 2 bad input (fix the
-    command), 124 a wait timed out. Reading commands take --json (docs/cli.md)."""
 
 
 def _register() -> None:
     """Import every command module now (tests use it to surface import errors at once)."""
-    for name in COMMANDS:
-        load(name)
+    for path in COMMANDS:
+        load(path)

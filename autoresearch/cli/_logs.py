@@ -1,6 +1,5 @@
 """`jobs logs` and the reason column, on a job as its JSON view (`compute.reads.job_views`, or a
-`Job`'s `model_dump(mode="json")`): shared by the typer command and the fast path, without
-typer, rich or pydantic."""
+`Job`'s `model_dump(mode="json")`), without rich or pydantic."""
 
 from __future__ import annotations
 

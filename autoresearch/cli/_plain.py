@@ -1,6 +1,5 @@
-"""What the typer commands and the fast path (autoresearch/cli/_fast.py) share, written once and
-importing neither typer, rich nor pydantic: flag values -> job fields, the JSON and the error
-lines they print."""
+"""What the commands print and parse, importing neither rich nor pydantic: flag values -> job
+fields, the JSON and the error lines."""
 
 from __future__ import annotations
 
@@ -19,10 +18,11 @@ def write_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
-def write_error(message: str) -> None:
+def write_error(message: str, label: str = "error:", color: str = "1;31") -> None:
     """An error paragraph on stderr, as `fail` prints it (`error:` in bold red on a terminal)."""
-    color = sys.stderr.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-    sys.stderr.write(("\x1b[1;31merror:\x1b[0m " if color else "error: ") + message + "\n")
+    colored = sys.stderr.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    sys.stderr.write((f"\x1b[{color}m{label}\x1b[0m " if colored else f"{label} ") + message + "\n")
+    sys.stderr.flush()  # before whatever stdout prints next, where both go to one stream
 
 
 def check_states(states: list[str]) -> None:
@@ -57,20 +57,17 @@ def parse_data(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def submit_fields(command: list[str], name: str, gpus: int, nodes: int, launcher: str, priority: str,
-                  no_preemptible: bool, project: str | None, max_retries: int, time_limit: float | None, grace: float | None,
-                  progress_timeout: float | None, label: list[str], key: str | None,
-                  image: str | None, runtime: str | None, data: list[str]) -> dict[str, Any]:
-    """`jobs submit`'s flags (named as its parameters) as the JobSpec fields to validate."""
-    fields = {
-        "name": name, "argv": command, "resources": {"gpus": gpus, "nodes": nodes}, "launcher": launcher,
-        "priority": priority, "preemptible": not no_preemptible, "max_retries": max_retries, "time_limit_s": time_limit,
-        "grace_s": grace, "progress_timeout_s": progress_timeout, "labels": parse_labels(label), "idempotency_key": key, "image": image,
-        "container_runtime": runtime, "data": parse_data(data), "project": project,
-    }
-    if runtime is not None and image is None:
+def submit_fields(command: list[str], request: dict[str, Any], resources: set[str], name: str | None,
+                  label: list[str], key: str | None, data: list[str], secret_env: list[str]) -> dict[str, Any]:
+    """`jobs submit`'s values as the JobSpec fields to validate: `request` holds the `JobRequest`
+    options given (None: not given), those named in `resources` nested under `resources`."""
+    given = {k: v for k, v in request.items() if v is not None}
+    if given.get("container_runtime") is not None and given.get("image") is None:
         raise BadInput("--runtime needs --image IMG: it picks the CLI that runs the image")
-    return {k: v for k, v in fields.items() if v is not None}
+    fields: dict[str, Any] = {k: v for k, v in given.items() if k not in resources}
+    fields["resources"] = {k: v for k, v in given.items() if k in resources}
+    fields |= {"argv": command, "labels": parse_labels(label), "data": parse_data(data), "secret_env": secret_env}
+    return fields | ({"name": name} if name is not None else {}) | ({"idempotency_key": key} if key is not None else {})
 
 
 def dry_run_view(spec: dict[str, Any]) -> dict[str, Any]:

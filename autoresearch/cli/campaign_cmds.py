@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
-import typer
+import click
 from rich.markup import escape
 
 from autoresearch import api
@@ -20,24 +20,23 @@ from autoresearch.cli._common import console, err_console, fail, print_json, war
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
 from autoresearch.runner.display import tracking_line
 
-QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="No live view or progress lines; only the final summary.")
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="No live view or progress lines; only the final summary.")
 _EXIT = {CampaignState.completed: 0, CampaignState.stopped: 0, CampaignState.paused: 0, CampaignState.failed: 1}
 
 
-cli = typer.Typer()
+cli = click.Group()
 
 
 @cli.command("run")
-def run(
-    config: Path = typer.Argument(..., help="The campaign YAML file."),
-    max_trials: int | None = typer.Option(None, "--max-trials", help="Override budget.max_trials."),
-    quiet: bool = QUIET_OPTION,
-    detach: bool = typer.Option(False, "--detach", help="Run in the background (a new session; output to "
-                                "runner.log in the campaign's folder) and return at once with the campaign name and the "
-                                "runner's pid; follow it with `autoresearch status NAME`."),
-    as_json: bool = typer.Option(False, "--json", help="With --detach: print {campaign, pid, log} as JSON."),
-) -> None:
-    """Run a campaign until its budget or target ends it (continues it if it ran before, with the
+@click.argument("config", type=click.Path(path_type=Path))
+@click.option("--max-trials", type=int, help="Override budget.max_trials.")
+@quiet_option
+@click.option("--detach", is_flag=True, help="Run in the background (a new session; output to runner.log in the "
+              "campaign's folder) and return at once with the campaign name and the runner's pid; follow it with "
+              "`autoresearch status NAME`.")
+@click.option("--json", "as_json", is_flag=True, help="With --detach: print {campaign, pid, log} as JSON.")
+def run(config: Path, max_trials: int | None, quiet: bool, detach: bool, as_json: bool) -> None:
+    """Run a campaign (CONFIG: its YAML file) until its budget or target ends it (continues it if it ran before, with the
     config as the file now says; what changed is shown)."""
     if detach:
         _detach(config, max_trials, as_json)
@@ -74,22 +73,20 @@ def _detach(config: Path, max_trials: int | None, as_json: bool) -> None:
 
 
 @cli.command("resume")
-def resume(
-    name: str = typer.Argument(..., help="The campaign name."),
-    quiet: bool = QUIET_OPTION,
-) -> None:
-    """Continue a campaign (killed, paused or stopped) with the config it last ran with
+@click.argument("name")
+@quiet_option
+def resume(name: str, quiet: bool) -> None:
+    """Continue campaign NAME (killed, paused or stopped) with the config it last ran with
     (`autoresearch run CONFIG` continues it with an edited config file)."""
     _quiet_libraries()
     _run_guarded(lambda display: api.resume(name, display=display), quiet)
 
 
 @cli.command("report")
-def report(
-    name: str = typer.Argument(..., help="The campaign name."),
-    out: Path | None = typer.Option(None, "--out", help="Output folder (default: the campaign dir/report)."),
-) -> None:
-    """Write the campaign's Markdown report with PNG plots and MLflow links, and report.html (interactive views)."""
+@click.argument("name")
+@click.option("--out", type=click.Path(path_type=Path), help="Output folder (default: the campaign dir/report).")
+def report(name: str, out: Path | None) -> None:
+    """Write campaign NAME's Markdown report with PNG plots and MLflow links, and report.html (interactive views)."""
     try:
         path = api.report(name, out)
     except LedgerError as exc:
@@ -122,11 +119,11 @@ def _run_guarded(call: Callable[[Display], RunOutcome], quiet: bool) -> None:
             "Run the same command again (or `autoresearch resume NAME`) to continue.",
             highlight=False, soft_wrap=True,
         )  # fmt: skip
-        raise typer.Exit(130) from None
+        raise click.exceptions.Exit(130) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     _print_outcome(outcome)
-    raise typer.Exit(_EXIT.get(outcome.state, 0))
+    raise click.exceptions.Exit(_EXIT.get(outcome.state, 0))
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:

@@ -15,27 +15,26 @@ import threading
 import time
 from collections.abc import Iterator
 
-import typer
+import click
 
 from autoresearch.chat import ChatError, ChatSession, Conversation, chat_provider
 from autoresearch.cli._common import fail
 
 
-cli = typer.Typer()
+cli = click.Group()
 
 
 @cli.command("chat")
-def chat(
-    name: str = typer.Argument(..., help="The campaign name."),
-    model: str | None = typer.Option(None, "--model", help="provider:model for plain language (default: the "
-                                        "campaign's policy model when its key is set)."),  # fmt: skip
-    base_url: str | None = typer.Option(None, "--base-url", help="Endpoint for --model (OpenAI-compatible)."),
-    no_llm: bool = typer.Option(False, "--no-llm", help="Slash commands only, even when a model is configured."),
-    author: str | None = typer.Option(None, "--author", help="Who is steering (default: your user name)."),
-    wait: float = typer.Option(15.0, "--wait", help="At the end of input, seconds to wait for a live runner to "
-                               "apply the changes posted (and print what it did)."),  # fmt: skip
-) -> None:
-    """Steer a running or paused campaign: questions, search space, budget, pause/resume/stop, approvals."""
+@click.argument("name")
+@click.option("--model", help="provider:model for plain language (default: the campaign's policy model when its key "
+              "is set).")
+@click.option("--base-url", help="Endpoint for --model (OpenAI-compatible).")
+@click.option("--no-llm", is_flag=True, help="Slash commands only, even when a model is configured.")
+@click.option("--author", help="Who is steering (default: your user name).")
+@click.option("--wait", type=float, default=15.0, show_default=True, help="At the end of input, seconds to wait for a "
+              "live runner to apply the changes posted (and print what it did).")
+def chat(name: str, model: str | None, base_url: str | None, no_llm: bool, author: str | None, wait: float) -> None:
+    """Steer a running or paused campaign NAME: questions, search space, budget, pause/resume/stop, approvals."""
     try:
         session = ChatSession(name, author=author or _user())
         provider = None if no_llm else chat_provider(session.campaign(), model, base_url)

@@ -4,46 +4,44 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-from pydantic import ValidationError
-from rich.table import Table
+import click
 
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, validation_message
-from compute import ComputeError, ComputePaths, DaemonAlreadyRunning, DaemonConfig, Store
-from compute.control import daemon_info, not_responding, start_daemon, stop_daemon
-from compute.health import load_health_config
-from autoresearch.cli import nodes_cmds  # noqa: F401 - adds nodes, cordon, uncordon, inject-fault to the group
-from autoresearch.cli import projects_cmds  # noqa: F401 - adds project set/rm and projects to the group
-from autoresearch.cli._compute_group import cli, compute_app
-from compute.nodes import node_status
+from autoresearch.cli._common import console, fail, json_option, print_json
+from compute.paths import ComputePaths
 
-__all__ = ["cli", "compute_app"]
+cli = click.Group()
 
 
-@compute_app.command("up")
-def up(
-    gpus: int | None = typer.Option(None, "--gpus", help="GPU slots of node `local` (default: nvidia-smi, else 4)."),
-    grace: float | None = typer.Option(None, "--grace", help="Seconds from SIGTERM to SIGKILL (default 30)."),
-    virtual_nodes: int | None = typer.Option(None, "--virtual-nodes", help="Split the host into N virtual nodes."),
-    gpus_per_node: int | None = typer.Option(None, "--gpus-per-node", help="GPU slots per virtual node (default 4)."),
-    min_runtime: float | None = typer.Option(None, "--min-runtime", help="Seconds before an attempt may be preempted (default 10)."),
-    half_life: float | None = typer.Option(None, "--fair-share-half-life", help="Seconds: half-life of the borrowed "
-                                           "usage fair share between projects weighs (default 3600, docs/projects.md)."),
-    log_max_bytes: int | None = typer.Option(None, "--log-max-bytes", help="Disk cap of one attempt's log in bytes "
-                                             "(default 256 MiB): past it the middle is cut, head and tail kept."),
-    health_config: str | None = typer.Option(
-        None, "--health-config", help="YAML/JSON file of health settings: probe intervals, quarantine, "
-        "command probe, failure_rules (see docs/health.md)."),
-    backend: str = typer.Option("local", "--backend", help="Where attempts run: `local` (this host) or `ray` "
-                                "(the nodes of a Ray cluster, see docs/ray.md)."),
-    address: str | None = typer.Option(None, "--address", help="With --backend ray: auto | HOST:PORT | "
-                                       "ray://HOST:PORT (default: start a local Ray instance; --gpus sets its GPUs)."),
-    storage: str | None = typer.Option(None, "--storage", help="With --backend ray: where the nodes meet: a path "
-                                       "every node mounts (default: the home), or file:// | s3:// | gs:// URI of a "
-                                       "store every node reaches (docs/ray.md)."),
-    as_json: bool = JSON_OPTION,
-) -> None:
+@cli.command("up")
+@click.option("--gpus", type=int, help="GPU slots of node `local` (default: nvidia-smi, else 4).")
+@click.option("--grace", type=float, help="Seconds from SIGTERM to SIGKILL (default 30).")
+@click.option("--virtual-nodes", type=int, help="Split the host into N virtual nodes.")
+@click.option("--gpus-per-node", type=int, help="GPU slots per virtual node (default 4).")
+@click.option("--min-runtime", type=float, help="Seconds before an attempt may be preempted (default 10).")
+@click.option("--fair-share-half-life", "half_life", type=float, help="Seconds: half-life of the borrowed usage fair "
+              "share between projects weighs (default 3600, docs/projects.md).")
+@click.option("--log-max-bytes", type=int, help="Disk cap of one attempt's log in bytes (default 256 MiB): past it "
+              "the middle is cut, head and tail kept.")
+@click.option("--health-config", help="YAML/JSON file of health settings: probe intervals, quarantine, command probe, "
+              "failure_rules (see docs/health.md).")
+@click.option("--backend", default="local", show_default=True, help="Where attempts run: `local` (this host) or `ray` "
+              "(the nodes of a Ray cluster, see docs/ray.md).")
+@click.option("--address", help="With --backend ray: auto | HOST:PORT | ray://HOST:PORT (default: start a local Ray "
+              "instance; --gpus sets its GPUs).")
+@click.option("--storage", help="With --backend ray: where the nodes meet: a path every node mounts (default: the home), "
+              "or file:// | s3:// | gs:// URI of a store every node reaches (docs/ray.md).")
+@json_option
+def up(gpus: int | None, grace: float | None, virtual_nodes: int | None, gpus_per_node: int | None,
+       min_runtime: float | None, half_life: float | None, log_max_bytes: int | None, health_config: str | None,
+       backend: str, address: str | None, storage: str | None, as_json: bool) -> None:
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
+    from pydantic import ValidationError
+
+    from compute import ComputeError, DaemonAlreadyRunning, DaemonConfig
+    from compute.control import daemon_info, start_daemon
+    from compute.errors import validation_message
+    from compute.health import load_health_config
+
     settings: dict[str, Any] = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
                 "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
                 "storage": storage, "fair_share_half_life_s": half_life, "log_max_bytes": log_max_bytes}
@@ -85,15 +83,15 @@ def up(
                   soft_wrap=True)
 
 
-@compute_app.command("down")
-def down(
-    stop_jobs: bool = typer.Option(
-        False, "--stop-jobs",
-        help="Stop running attempts first (SIGTERM, grace, SIGKILL) and requeue their jobs.",
-    ),
-) -> None:
+@cli.command("down")
+@click.option("--stop-jobs", is_flag=True, help="Stop running attempts first (SIGTERM, grace, SIGKILL) and requeue "
+              "their jobs.")
+def down(stop_jobs: bool) -> None:
     """Stop the daemon. Running attempts keep running and the next `up` adopts them,
     unless --stop-jobs."""
+    from compute import ComputeError
+    from compute.control import stop_daemon
+
     paths = ComputePaths.of()
     try:
         pid = stop_daemon(paths.home, stop_jobs=stop_jobs)
@@ -110,9 +108,14 @@ def down(
         console.print(f"compute daemon (pid {pid}) stopped; {what}", highlight=False)
 
 
-@compute_app.command("status")
-def status(as_json: bool = JSON_OPTION) -> None:
+@cli.command("status")
+@json_option
+def status(as_json: bool) -> None:
     """Whether the daemon runs, its nodes with used GPU slots, and job counts."""
+    from compute import Store
+    from compute.control import daemon_info, not_responding
+    from compute.nodes import node_status
+
     paths = ComputePaths.of()
     store = Store(paths)
     try:
@@ -129,6 +132,8 @@ def status(as_json: bool = JSON_OPTION) -> None:
     if (silent := not_responding(daemon)) is not None:
         line = f"daemon: {silent}"
     console.print(f"home: {paths.home}\n{line}", highlight=False)
+    from rich.table import Table
+
     table = Table("node", "state", "health", "GPU slots", "used", "reason")
     for n in nodes:
         table.add_row(n["name"], n["state"], n["health"], ",".join(map(str, n["gpus"])) or "-", str(n["gpus_used"]),

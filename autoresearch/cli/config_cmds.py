@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-import typer
+import click
 import yaml
 from rich.markup import escape
 
@@ -14,14 +14,12 @@ from autoresearch.campaign import (
     AggregateKind, Campaign, ConfigError, PrunerKind, PrunerSettings, load_campaign, resolve_aggregate,
     resolve_policy_kind,
 )
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json, warn
+from autoresearch.cli._common import console, fail, json_option, print_json, warn
 
-config_app = typer.Typer(help="Campaign config files: JSON Schema and validation.", no_args_is_help=True)
-cli = typer.Typer()
-cli.add_typer(config_app, name="config")
+cli = click.Group()
 
 
-@config_app.command("schema")
+@cli.command("schema")
 def schema() -> None:
     """Print the JSON Schema of campaign.yaml (for editor completion and validation)."""
     sys.stdout.write(json.dumps(Campaign.model_json_schema(), indent=2) + "\n")
@@ -60,12 +58,11 @@ def aggregate_line(campaign: Campaign) -> str:
     )
 
 
-@config_app.command("check")
-def check(
-    file: Path = typer.Argument(..., help="The campaign YAML file."),
-    as_json: bool = JSON_OPTION,
-) -> None:
-    """Validate a campaign file and print it resolved (absolute cwd, numeric priority, defaults)."""
+@cli.command("check")
+@click.argument("file", type=click.Path(path_type=Path))
+@json_option
+def check(file: Path, as_json: bool) -> None:
+    """Validate a campaign file (FILE: its YAML) and print it resolved (absolute cwd, numeric priority, defaults)."""
     try:
         campaign = load_campaign(file)
     except ConfigError as exc:

@@ -4,31 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
+import click
 
-from autoresearch.cli.skills_cmds import (
-    CAMPAIGN_OPTION,
-    HOME_OPTION,
-    MAX_BYTES_OPTION,
-    TRACKING_OPTION,
-    cli_context,
-    cli_registry,
-)
-from skills.mcp_server import build_mcp_server
+from autoresearch.cli.skills_cmds import campaign_option, cli_context, cli_registry, context_options
 
-cli = typer.Typer()
+cli = click.Group()
 
 
 @cli.command("mcp")
-def mcp(
-    home: Path | None = HOME_OPTION,
-    tracking_uri: str | None = TRACKING_OPTION,
-    max_bytes: int = MAX_BYTES_OPTION,
-    campaign: str | None = CAMPAIGN_OPTION,
-) -> None:
+@context_options
+@campaign_option
+def mcp(home: Path | None, tracking_uri: str | None, max_bytes: int, campaign: str | None) -> None:
     """Serve the skills over MCP (stdio). Add to a coding agent as: autoresearch mcp
     (with --campaign NAME, also that campaign's read-only trial skills and its steering:
     pause, resume, stop, note, set_budget, set_space, set_priority, try_trial, cancel_trial, approve, deny)."""
+    from skills.mcp_server import build_mcp_server
+
     ctx = cli_context(home, tracking_uri, max_bytes, campaign)
     try:
         build_mcp_server(cli_registry(campaign), ctx).run("stdio")

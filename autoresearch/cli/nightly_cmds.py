@@ -8,27 +8,28 @@ import signal
 from pathlib import Path
 from types import FrameType
 
-import typer
+import click
 
 from autoresearch.cli._common import console, fail
 from autoresearch.nightly import Night, WindowError, window_end, write_morning_report
 
 
-cli = typer.Typer()
+cli = click.Group()
 
 
 @cli.command("nightly")
-def nightly(
-    configs: list[Path] = typer.Argument(..., help="Campaign YAML files; they run concurrently."),
-    until: str | None = typer.Option(None, "--until", help="When the window ends: HH:MM (the next one) or an "
-                                        "ISO datetime."),  # fmt: skip
-    duration: float | None = typer.Option(None, "--duration", help="Or: the window's length in seconds."),
-    priority: str = typer.Option("low", "--priority", help="Compute priority of the night's jobs (preemptible)."),
-    retry_s: float = typer.Option(30.0, "--retry-s", help="Pause before retrying after a compute or LLM fault."),
-    guaranteed: bool = typer.Option(False, "--guaranteed", help="Let the night's trials use their project's "
-                                    "guaranteed quota (default: borrowed only, so morning work reclaims them)."),
-) -> None:
+@click.argument("configs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--until", help="When the window ends: HH:MM (the next one) or an ISO datetime.")
+@click.option("--duration", type=float, help="Or: the window's length in seconds.")
+@click.option("--priority", default="low", show_default=True, help="Compute priority of the night's jobs (preemptible).")
+@click.option("--retry-s", type=float, default=30.0, show_default=True, help="Pause before retrying after a compute "
+              "or LLM fault.")
+@click.option("--guaranteed", is_flag=True, help="Let the night's trials use their project's guaranteed quota "
+              "(default: borrowed only, so morning work reclaims them).")
+def nightly(configs: tuple[Path, ...], until: str | None, duration: float | None, priority: str, retry_s: float,
+            guaranteed: bool) -> None:
     """Run campaigns unattended until the window ends; resume them next night; write a morning report.
+    CONFIGS: campaign YAML files; they run concurrently.
     SIGTERM or Ctrl-C ends the window early the same way (trials stopped and queued, report written)."""
     try:
         end = window_end(until, duration)
@@ -39,7 +40,7 @@ def nightly(
         fail(f"config file(s) not found: {', '.join(missing)}; pass campaign YAML files")
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    night = Night(configs, end, priority=priority, retry_s=retry_s, borrowed=not guaranteed)
+    night = Night(list(configs), end, priority=priority, retry_s=retry_s, borrowed=not guaranteed)
     night.say(f"nightly: {len(configs)} campaign(s) until {end:%Y-%m-%d %H:%M:%S}, priority {priority}")
 
     def cut_short(signum: int, frame: FrameType | None) -> None:

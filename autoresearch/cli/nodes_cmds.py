@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import time
 
-import typer
-from rich.table import Table
+import click
 
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
-from autoresearch.cli._compute_group import compute_app
+from autoresearch.cli._common import console, fail, json_option, print_json
 from compute import Client, ComputeError, UncordonFailed
 from compute.health import FaultKind
 
 KINDS = "|".join(k.value for k in FaultKind)
+
+cli = click.Group()
 
 
 def _client() -> Client:
@@ -23,8 +23,9 @@ def _ago(ts: float | None) -> str:
     return "never" if ts is None else f"{max(0.0, time.time() - ts):.0f}s ago"
 
 
-@compute_app.command("nodes")
-def nodes(as_json: bool = JSON_OPTION) -> None:
+@cli.command("nodes")
+@json_option
+def nodes(as_json: bool) -> None:
     """Nodes with state, health, GPU slots (used/free) and the reason of their last change."""
     with _client() as client:
         rows = client.node_status()
@@ -34,6 +35,8 @@ def nodes(as_json: bool = JSON_OPTION) -> None:
     if not rows:
         console.print("no nodes yet: start the daemon with `autoresearch compute up`", highlight=False)
         return
+    from rich.table import Table
+
     table = Table("node", "state", "health", "GPUs used", "free", "probed", "reason")
     for n in rows:
         table.add_row(n.name, n.state.value, n.health.value, f"{n.gpus_used}/{len(n.gpus)}", str(n.gpus_free),
@@ -43,13 +46,12 @@ def nodes(as_json: bool = JSON_OPTION) -> None:
         console.print("virtual nodes (fault drills: `autoresearch compute inject-fault NODE KIND`)", highlight=False)
 
 
-@compute_app.command("cordon")
-def cordon(
-    node: str = typer.Argument(..., help="Node name, as `compute nodes` lists it."),
-    reason: str = typer.Option("", "--reason", help="Why (shown in `compute nodes` and the event log)."),
-    as_json: bool = JSON_OPTION,
-) -> None:
-    """Take a node out of service: no new work; its running jobs finish."""
+@cli.command("cordon")
+@click.argument("node")
+@click.option("--reason", default="", help="Why (shown in `compute nodes` and the event log).")
+@json_option
+def cordon(node: str, reason: str, as_json: bool) -> None:
+    """Take a node out of service: no new work; its running jobs finish (NODE: as `compute nodes` lists it)."""
     with _client() as client:
         try:
             done = client.cordon(node, reason)
@@ -62,12 +64,11 @@ def cordon(
                   f"`autoresearch compute uncordon {node}` returns it after a passing probe.", highlight=False)
 
 
-@compute_app.command("uncordon")
-def uncordon(
-    node: str = typer.Argument(..., help="A cordoned node."),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds to wait for its probe."),
-    as_json: bool = JSON_OPTION,
-) -> None:
+@cli.command("uncordon")
+@click.argument("node")
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait for its probe.")
+@json_option
+def uncordon(node: str, timeout: float, as_json: bool) -> None:
     """Return a cordoned node; exits only after it passed a health probe (exit 1 if it failed one)."""
     with _client() as client:
         try:
@@ -82,15 +83,16 @@ def uncordon(
     console.print(f"node {node} is active again: {back.reason}", highlight=False)
 
 
-@compute_app.command("inject-fault")
-def inject_fault(
-    node: str = typer.Argument(..., help="A virtual node (`compute up --virtual-nodes N`)."),
-    kind: str = typer.Argument(..., help=f"What to imitate: {KINDS}."),
-    probes: int = typer.Option(1, "--probes", help="How many probes in a row it turns critical (degraded: throttle)."),
-    as_json: bool = JSON_OPTION,
-) -> None:
+@cli.command("inject-fault")
+@click.argument("node")
+@click.argument("kind")
+@click.option("--probes", type=int, default=1, show_default=True, help="How many probes in a row it turns critical "
+              "(degraded: throttle).")
+@json_option
+def inject_fault(node: str, kind: str, probes: int, as_json: bool) -> None:
     """Fault drill: the node's running jobs fail that way and its next probe turns critical
-    (`throttle`: its probes turn degraded and its jobs keep running; their results turn suspect)."""
+    (`throttle`: its probes turn degraded and its jobs keep running; their results turn suspect).
+    NODE: a virtual node (`compute up --virtual-nodes N`); KIND: thermal, ecc, xid, nccl, down or throttle."""
     with _client() as client:
         try:
             fault = client.inject_fault(node, kind, probes)

@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
-import typer
-from rich.table import Column, Table
+import click
 
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
-from autoresearch.cli._compute_group import compute_app
+from autoresearch.cli._common import console, fail, json_option, print_json
 from compute import Client, ComputeError
 
-project_app = typer.Typer(help="Create, change and remove projects (GPU quotas, fair share).", no_args_is_help=True)
-compute_app.add_typer(project_app, name="project")
+cli = click.Group()
 
 
-@project_app.command("set")
-def set_project(
-    name: str = typer.Argument(..., help="Project name (letters, digits, _ . -)."),
-    quota_gpus: int = typer.Option(..., "--quota-gpus", help="GPUs guaranteed to its jobs."),
-    weight: float | None = typer.Option(None, "--weight", help="Fair-share weight for idle GPUs (default 1)."),
-    max_priority: str | None = typer.Option(
-        None, "--max-priority", help="Highest priority its jobs may ask for (0-100 or a name; default 100)."
-    ),
-    borrow: bool | None = typer.Option(
-        None, "--borrow/--no-borrow", help="Its jobs may run beyond the quota on idle GPUs (default: borrow)."
-    ),
-    lend: bool | None = typer.Option(
-        None, "--lend/--no-lend", help="Others may borrow its unused quota until it needs it (default: lend)."
-    ),
-    as_json: bool = JSON_OPTION,
-) -> None:
-    """Create or change a project; options not given keep their value."""
+@cli.group("project", no_args_is_help=True)
+def project_group() -> None:
+    """Create, change and remove projects (GPU quotas, fair share)."""
+
+
+@project_group.command("set")
+@click.argument("name")
+@click.option("--quota-gpus", type=int, required=True, help="GPUs guaranteed to its jobs.")
+@click.option("--weight", type=float, help="Fair-share weight for idle GPUs (default 1).")
+@click.option("--max-priority", help="Highest priority its jobs may ask for (0-100 or a name; default 100).")
+@click.option("--borrow/--no-borrow", default=None, help="Its jobs may run beyond the quota on idle GPUs (default: borrow).")
+@click.option("--lend/--no-lend", default=None, help="Others may borrow its unused quota until it needs it (default: lend).")
+@json_option
+def set_project(name: str, quota_gpus: int, weight: float | None, max_priority: str | None, borrow: bool | None,
+                lend: bool | None, as_json: bool) -> None:
+    """Create or change a project (NAME: letters, digits, _ . -); options not given keep their value."""
     try:
         with Client(autostart=False) as client:
             project = client.set_project(name, quota_gpus, weight, max_priority, borrow, lend)
@@ -46,8 +42,9 @@ def set_project(
     )
 
 
-@project_app.command("rm")
-def remove_project(name: str = typer.Argument(..., help="Project name.")) -> None:
+@project_group.command("rm")
+@click.argument("name")
+def remove_project(name: str) -> None:
     """Remove a project that has no pending or running job."""
     try:
         with Client(autostart=False) as client:
@@ -57,8 +54,9 @@ def remove_project(name: str = typer.Argument(..., help="Project name.")) -> Non
     console.print(f"project {name} removed", highlight=False)
 
 
-@compute_app.command("projects")
-def projects(as_json: bool = JSON_OPTION) -> None:
+@cli.command("projects")
+@json_option
+def projects(as_json: bool) -> None:
     """Projects with quota, GPUs in use, borrowed and lent, pending jobs and fair-share usage."""
     with Client(autostart=False) as client:
         rows = client.projects()
@@ -72,6 +70,8 @@ def projects(as_json: bool = JSON_OPTION) -> None:
             highlight=False,
         )
         return
+    from rich.table import Column, Table
+
     names = [p.name + ("" if p.configured else " (not set)") for p in rows]
     table = Table(
         Column("project", no_wrap=True, min_width=max(map(len, names))),

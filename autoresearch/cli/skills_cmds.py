@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import typer
+from collections.abc import Callable
+from typing import Any
 
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+import click
+
+from autoresearch.cli._common import console, fail, json_option, print_json
 from skills import (
     DEFAULT_MAX_OUTPUT_BYTES,
     ErrorCode,
@@ -20,22 +23,29 @@ from skills import (
     openai_tools,
 )
 
-skills_app = typer.Typer(help="Typed skills (the tools agents use), listed and called by hand.", no_args_is_help=True)
-cli = typer.Typer()
-cli.add_typer(skills_app, name="skills")
+cli = click.Group()
 
-HOME_OPTION = typer.Option(None, "--home", help="State dir (default $AUTORESEARCH_HOME or ~/.autoresearch).")
-TRACKING_OPTION = typer.Option(
-    None, "--tracking-uri", help="MLflow tracking URI or .db path (default sqlite under the state dir)."
-)
-MAX_BYTES_OPTION = typer.Option(DEFAULT_MAX_OUTPUT_BYTES, "--max-bytes", help="Bound on each skill's output (bytes of JSON).")
+
+def context_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--home`, `--tracking-uri`, `--max-bytes`: where skills run (`skills call`, `mcp`)."""
+    for option in reversed([
+        click.option("--home", type=click.Path(path_type=Path), help="State dir (default $AUTORESEARCH_HOME or "
+                     "~/.autoresearch)."),
+        click.option("--tracking-uri", help="MLflow tracking URI or .db path (default sqlite under the state dir)."),
+        click.option("--max-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True,
+                     help="Bound on each skill's output (bytes of JSON)."),
+    ]):  # fmt: skip
+        func = option(func)
+    return func
+
+
 # Exit code of a failed call: 1 for what went wrong on our side (a service down, a bug), 2 for
 # everything the caller must change (bad JSON or arguments, unknown skill or id, a refused request).
 _OUR_ERRORS = {ErrorCode.unavailable, ErrorCode.internal}
 
 
-CAMPAIGN_OPTION = typer.Option(
-    None, "--campaign", metavar="NAME",
+campaign_option = click.option(
+    "--campaign", metavar="NAME",
     help="Add the campaign's read-only skills (list_trials, best_trials, trial_details, compare_trials, read_trial_logs, "
     "suggest_with_optuna) and its steering (pause, resume, stop, note, set_budget, set_space, set_priority, "
     "try_trial, cancel_trial, approve, deny), for campaign NAME.",
@@ -73,12 +83,11 @@ def cli_context(home: Path | None, tracking_uri: str | None, max_bytes: int, cam
     return AgentContext(home=base.home, tracking=base.tracking, max_output_bytes=base.max_output_bytes, ledger=ledger)
 
 
-@skills_app.command("list")
-def list_skills(
-    as_json: bool = JSON_OPTION,
-    fmt: str = typer.Option("tooldef", "--format", help="With --json: tooldef, openai, anthropic or mcp."),
-    campaign: str | None = CAMPAIGN_OPTION,
-) -> None:
+@cli.command("list")
+@json_option
+@click.option("--format", "fmt", default="tooldef", show_default=True, help="With --json: tooldef, openai, anthropic or mcp.")
+@campaign_option
+def list_skills(as_json: bool, fmt: str, campaign: str | None) -> None:
     """List the skills with their descriptions (--json: full tool definitions)."""
     tools = cli_registry(campaign).tooldefs()
     if as_json:
@@ -93,16 +102,15 @@ def list_skills(
         console.print(f"[bold]{tool.name}[/]  {summary}", highlight=False, soft_wrap=True)
 
 
-@skills_app.command("call")
-def call_skill(
-    name: str = typer.Argument(..., help="Skill name (see `autoresearch skills list`)."),
-    arguments: str = typer.Option("{}", "--json", help="Arguments as one JSON object; '-' reads it from stdin."),
-    home: Path | None = HOME_OPTION,
-    tracking_uri: str | None = TRACKING_OPTION,
-    max_bytes: int = MAX_BYTES_OPTION,
-    campaign: str | None = CAMPAIGN_OPTION,
-) -> None:
-    """Call a skill and print its output as JSON. A failed call prints the typed error and exits 2
+@cli.command("call")
+@click.argument("name")
+@click.option("--json", "arguments", default="{}", show_default=True, help="Arguments as one JSON object; '-' reads "
+              "it from stdin.")
+@context_options
+@campaign_option
+def call_skill(name: str, arguments: str, home: Path | None, tracking_uri: str | None, max_bytes: int,
+               campaign: str | None) -> None:
+    """Call skill NAME (see `autoresearch skills list`) and print its output as JSON. A failed call prints the typed error and exits 2
     (bad JSON or arguments, unknown skill or id, a refused request) or 1 (service unavailable, internal error)."""
     if arguments == "-":
         arguments = sys.stdin.read()
@@ -116,9 +124,10 @@ def call_skill(
         fail(output.message, code=1 if output.error in _OUR_ERRORS else 2)
 
 
-@skills_app.command("export-agent")
-def export_agent(folder: Path = typer.Argument(..., help="Folder to write (created if absent).")) -> None:
-    """Write an Agent Skills folder (SKILL.md + reference files) teaching a coding agent to drive autoresearch."""
+@cli.command("export-agent")
+@click.argument("folder", type=click.Path(path_type=Path))
+def export_agent(folder: Path) -> None:
+    """Write FOLDER (created if absent), an Agent Skills folder (SKILL.md + reference files) teaching a coding agent to drive autoresearch."""
     from autoresearch.cli.agent_bundle import write_bundle
 
     try:

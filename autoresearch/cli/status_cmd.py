@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 
-import typer
+import click
 
 from autoresearch.campaign import (
     Campaign,
@@ -20,9 +20,9 @@ from autoresearch.campaign import (
     read_overviews,
     read_status,
 )
-from autoresearch.cli._common import JSON_OPTION, console, fail, print_json
+from autoresearch.cli._common import console, fail, json_option, print_json
 
-cli = typer.Typer()
+cli = click.Group()
 
 
 class TrialOrder(str, enum.Enum):
@@ -35,18 +35,20 @@ class TrialOrder(str, enum.Enum):
 
 
 @cli.command("status")
-def status(
-    name: str | None = typer.Argument(None, help="A campaign name; without it, list campaigns."),
-    sort: TrialOrder | None = typer.Option(
-        None, "--sort", help="value: the best trials first; number: the latest. Default: value once the campaign "
-        "completed or stopped with a complete trial, else number. With --json, orders `trials` (default: by number)."),
-    top: int | None = typer.Option(
-        None, "--top", min=1, help="Only K trials: with --sort value the K best complete trials, with --sort number "
-        "the K latest (tables and --json alike)."),
-    as_json: bool = JSON_OPTION,
-) -> None:
+@click.argument("name", required=False)
+@click.option("--sort", type=click.Choice([o.value for o in TrialOrder]), help="value: the best trials first; number: "
+              "the latest. Default: value once the campaign completed or stopped with a complete trial, else number. "
+              "With --json, orders `trials` (default: by number).")
+@click.option("--top", type=click.IntRange(min=1), help="Only K trials: with --sort value the K best complete trials, "
+              "with --sort number the K latest (tables and --json alike).")
+@json_option
+def status(name: str | None, sort: str | None, top: int | None, as_json: bool) -> None:
     """Where a campaign stands: state, budget used, best trial, trials with their job and MLflow run.
     No NAME: every campaign."""
+    _status(name, None if sort is None else TrialOrder(sort), top, as_json)
+
+
+def _status(name: str | None, sort: TrialOrder | None, top: int | None, as_json: bool) -> None:
     try:
         if name is None:
             if sort is not None or top is not None:

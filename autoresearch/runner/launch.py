@@ -25,8 +25,7 @@ from autoresearch.runner.crash import crash_point
 from autoresearch.runner.errors import check_runs_kept
 from autoresearch.runner.run_pool import RunPool
 from autoresearch.workspace import Workspaces, log_lineage
-from compute import Client, Job, JobSpec, Resources
-from compute import Launcher as MemberLauncher
+from compute import Client, Job, JobSpec
 from compute.jobenv import AR_CAMPAIGN, AR_SEED, AR_TRIAL, AR_TRIAL_DIR
 from tracking import (
     CAMPAIGN_LABEL, CAMPAIGN_STARTED_TAG, CAMPAIGN_TAG, RULES_LABEL, RUN_NAME_TAG, SPARE_TAG, TRIAL_LABEL, TRIAL_TAG,
@@ -54,28 +53,17 @@ def campaign_job(campaign: Campaign, *, name: str, argv: list[str], env: dict[st
                  avoid_nodes: list[str] | None = None) -> JobSpec:
     """A job of `campaign` (a trial's, or its holdout's): what differs from job to job is given,
     the rest comes from the campaign's `compute` section, `secret_env` and `data`, here only."""
-    settings = campaign.compute
     return JobSpec(
+        **campaign.compute.spec_fields(),
         name=name,
-        argv=job_argv(argv, settings.image),
+        argv=job_argv(argv, campaign.compute.image),
         env=env,
         secret_env=list(campaign.secret_env),
         cwd=cwd,
-        resources=Resources(gpus=settings.gpus, nodes=settings.nodes),
-        launcher=MemberLauncher(settings.launcher),
-        priority=settings.priority,
-        preemptible=settings.preemptible,
-        project=settings.project,
-        borrowed_only=settings.borrowed_only,
-        max_retries=settings.max_retries,
-        time_limit_s=settings.time_limit_s,
-        progress_timeout_s=settings.progress_timeout_s,
         labels=labels,
         avoid_nodes=avoid_nodes or [],
         idempotency_key=idempotency_key,
         checkpoint_dir=checkpoint_dir,
-        image=settings.image,
-        container_runtime=settings.container_runtime,
         data={name: str(dataset.path) for name, dataset in campaign.data.items()},
     )
 

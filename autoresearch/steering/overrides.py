@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from autoresearch.campaign import Budget, Campaign, CampaignPaths, CategoricalParam, FloatParam, IntParam, ParamSpec
 from compute.suggest import suggest_names
-from compute.spec import parse_priority, priority_name
+from compute.priority import parse_priority, priority_name
 
 _BUDGET_KEYS = ("max_trials", "max_parallel", "max_gpu_hours", "deadline", "max_llm_usd")
 

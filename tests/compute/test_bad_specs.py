@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import _register, app
 from compute import JobSpec

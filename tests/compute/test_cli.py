@@ -1,4 +1,4 @@
-"""The `compute` and `jobs` commands, through typer's CliRunner and one real subprocess."""
+"""The `compute` and `jobs` commands, through click's CliRunner and one real subprocess."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import _register, app
 

@@ -54,7 +54,7 @@ def test_a_waiting_client_restarts_the_dead_daemon_with_its_config(compute_clien
 def test_a_stopped_daemon_is_reported_as_not_responding(compute_client: Client) -> None:
     """SIGSTOP: the daemon still holds its lock, so it looked "running" with its jobs "pending
     (submitted)" and no hint; its last tick tells. SIGCONT: it responds again and runs the job."""
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from autoresearch.cli import _register, app
     from compute import JobSpec

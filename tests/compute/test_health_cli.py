@@ -1,4 +1,4 @@
-"""`compute nodes | cordon | uncordon | inject-fault` and `up --health-config`, through typer's CliRunner
+"""`compute nodes | cordon | uncordon | inject-fault` and `up --health-config`, through click's CliRunner
 against a real daemon."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import _register, app
 from compute.health import HealthConfig

@@ -8,7 +8,7 @@ import os
 import sqlite3
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import _register, app
 from compute import AttemptOutcome, Client, ComputeError, ComputePaths, JobSpec, JobState, Store

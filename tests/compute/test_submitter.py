@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import app
 from compute import Client, JobSpec

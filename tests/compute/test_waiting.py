@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import app
 from compute import Client, JobSpec, JobState

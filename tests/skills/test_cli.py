@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import autoresearch.cli.skills_cmds  # noqa: F401 - registers `skills` (only ours: other groups may be mid-edit)
 from autoresearch.cli import app

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import ConfigError, load_campaign
 from autoresearch.cli import _register, app
@@ -93,7 +93,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "preemptible as a string": (_replace("budget:", 'compute: {preemptible: "yes"}\nbudget:'),
                                 "compute.preemptible: must be true or false"),
     "progress_timeout_s zero": (_replace("budget:", "compute: {progress_timeout_s: 0}\nbudget:"),
-                                "compute.progress_timeout_s: Input should be greater than 0"),
+                                "compute.progress_timeout_s: progress_timeout_s must be a positive number of seconds"),
     "progress_timeout_s as a string": (_replace("budget:", 'compute: {progress_timeout_s: "60"}\nbudget:'),
                                        "compute.progress_timeout_s: must be a number, not the string '60'"),
     "target NaN": (_replace("mode: min}", "mode: min, target: .nan}"), "objective.target"),

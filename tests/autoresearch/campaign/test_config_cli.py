@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import Campaign
 from autoresearch.cli import _register, app

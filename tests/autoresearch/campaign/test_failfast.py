@@ -65,12 +65,11 @@ def test_the_same_error_in_each_jobs_own_wrapper_script_is_one_failure() -> None
 
 def test_the_advice_names_commands_that_exist_and_reads_as_sentences() -> None:
     import click
-    from typer.main import get_command
 
     from autoresearch.cli import _register, app
 
     _register()
-    root = get_command(app)
+    root = app
     ctx = click.Context(root)
     for failure in TrialFailure:
         reason = repeated_failure(_campaign(), [_trial(n, failure=failure) for n in range(3)])

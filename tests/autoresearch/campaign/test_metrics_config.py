@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import CampaignPaths, ConfigError, Ledger, Proposal, load_campaign
 from autoresearch.cli import _register, app

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import (
     AggregateKind, ConfigError, Ledger, Proposal, PrunerKind, load_campaign, refused_change, resolve_aggregate,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.chat import SlashError, parse
 from autoresearch.cli import _register, app

@@ -13,8 +13,8 @@ FORBIDDEN = ("langgraph", "mlflow", "optuna", "matplotlib", "ray", "mcp", "opena
              "starlette", "uvicorn", "jinja2", "sse_starlette")
 """Packages the job and compute commands must never import (each costs 0.1-1 s at start-up; the last
 four are the dashboard's web stack, imported by `autoresearch ui` only)."""
-FAST_FORBIDDEN = (*FORBIDDEN, "pydantic", "typer")
-"""What the fast path's commands (autoresearch/cli/_fast.py) must not import either."""
+READ_FORBIDDEN = (*FORBIDDEN, "pydantic", "rich")
+"""What `jobs status|list --json` and `jobs logs` (an agent polls them) must not import either."""
 
 # The CLI's own entry point, plus an atexit hook that writes the names in sys.modules.
 _WRAPPER = (
@@ -23,10 +23,6 @@ _WRAPPER = (
     "from autoresearch.cli import main\n"
     "main()\n"
 )
-TYPER_ONLY = "from autoresearch.cli import app\napp()\n"
-"""The typer app without the fast path in front of it."""
-
-
 def _environ() -> dict[str, str]:
     """This process's environment without a terminal size (as a pipe from a fresh shell would see it)."""
     return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
@@ -40,10 +36,3 @@ def run_cli(home: Path, *args: str, dump: Path, stdin: str | None = None, timeou
                           capture_output=True, text=True, timeout=timeout)
     modules = json.loads(dump.read_text())
     return proc, sorted({m.split(".")[0] for m in modules} & set(forbidden))
-
-
-def run_typer(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """The same command line on the typer app alone (no fast path)."""
-    env = {**_environ(), "AUTORESEARCH_HOME": str(home), "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", TYPER_ONLY, *args], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import app
 from autoresearch.cli.agent_bundle import FILES

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import autoresearch.cli.skills_cmds  # noqa: F401 - registers `skills`
 from autoresearch.campaign import Ledger, Proposal

@@ -1,5 +1,5 @@
-"""The job and compute commands start fast: none of them imports a heavy package, and the fast
-path's commands import neither pydantic nor typer (structural, no timing)."""
+"""The job and compute commands start fast: none of them imports a heavy package, and the job
+reads an agent polls import neither pydantic nor rich (structural, no timing: benchmarks/cli_bench.py times them)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,23 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.autoresearch.cli.climodules import FAST_FORBIDDEN, FORBIDDEN, run_cli
+from tests.autoresearch.cli.climodules import FORBIDDEN, READ_FORBIDDEN, run_cli
 
 
 def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tmp_path: Path) -> None:
     dump = tmp_path / "modules.json"
 
     def run(*args: str, code: int = 0, fast: bool = False) -> subprocess.CompletedProcess[str]:
-        proc, heavy = run_cli(compute_home, *args, dump=dump, forbidden=FAST_FORBIDDEN if fast else FORBIDDEN)
+        proc, heavy = run_cli(compute_home, *args, dump=dump, forbidden=READ_FORBIDDEN if fast else FORBIDDEN)
         assert proc.returncode == code, (args, proc.stdout, proc.stderr)
         assert heavy == [], f"`autoresearch {' '.join(args)}` imported {heavy}"
         return proc
 
     assert "jobs" in run("--help").stdout
-    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello", fast=True).stdout.strip()
-    dry = run("jobs", "submit", "--dry-run", "--", "python", "train.py", fast=True)
+    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello").stdout.strip()
+    dry = run("jobs", "submit", "--dry-run", "--", "python", "train.py")
     assert json.loads(dry.stdout)["dry_run"] is True
-    run("jobs", "submit", "--priority", "hgih", "--", "true", code=2, fast=True)  # refused by the daemon
+    run("jobs", "submit", "--priority", "hgih", "--", "true", code=2)
     run("jobs", "wait", job_id, "--timeout", "60")
     assert json.loads(run("jobs", "status", job_id, "--json", fast=True).stdout)["state"] == "succeeded"
     run("jobs", "status", "job-0000000000", "--json", code=2, fast=True)
@@ -31,8 +31,8 @@ def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tm
     assert job_id in run("jobs", "list").stdout
     assert [j["id"] for j in json.loads(run("jobs", "list", "--json", fast=True).stdout)] == [job_id]
     run("jobs", "list", "--state", "succeeded", "--label", "a=b", "--limit", "3", "--json", fast=True)
-    assert run("jobs", "logs", job_id).stdout == "hello\n"
-    assert json.loads(run("jobs", "logs", job_id, "--json").stdout)["text"] == "hello\n"
+    assert run("jobs", "logs", job_id, fast=True).stdout == "hello\n"
+    assert json.loads(run("jobs", "logs", job_id, "--json", fast=True).stdout)["text"] == "hello\n"
     sleeper = run("jobs", "submit", "--", "sleep", "60").stdout.strip()
     run("jobs", "priority", sleeper, "high")
     run("jobs", "cancel", sleeper)

@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 
 from PIL import Image
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import Ledger, Proposal, TrialFailure
 from autoresearch.cli import _register, app

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 from PIL import Image
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import Ledger, Proposal, TrialFailure
 import autoresearch.cli.campaign_cmds  # noqa: F401 - registers `report`

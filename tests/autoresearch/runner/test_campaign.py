@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, Ledger, TrialFailure, TrialState, campaign_dir

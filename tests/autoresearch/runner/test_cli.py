@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import sys
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import _register, app
 from tests.autoresearch.runner.conftest import REPO, campaign_jobs

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch import api
 from autoresearch.campaign import CampaignState, Ledger, TrialState, standings

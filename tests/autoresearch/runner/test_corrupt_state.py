@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import CampaignPaths, CampaignState, LedgerError
 from autoresearch.cli import _register, app

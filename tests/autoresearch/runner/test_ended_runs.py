@@ -9,7 +9,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch import api
 from autoresearch.campaign import (

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import autoresearch.cli.skills_cmds  # noqa: F401 - registers `skills`
 from starlette.testclient import TestClient

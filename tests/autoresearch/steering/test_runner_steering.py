@@ -10,7 +10,7 @@ import sqlite3
 import time
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import CampaignPaths, CampaignState, Ledger, PolicyKind, TrialState
 from autoresearch.cli import _register, app

@@ -33,7 +33,7 @@ def test_a_non_loopback_host_needs_a_token(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_the_command_refuses_a_public_host_without_a_token(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from autoresearch.cli import app
 

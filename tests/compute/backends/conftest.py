@@ -94,7 +94,7 @@ def start(backend: str, start_compute: Callable[..., Client], request: pytest.Fi
 @pytest.fixture
 def cli(tmp_path: Path) -> Iterator[Any]:
     """`autoresearch ARGS...` in-process on a private home (`.home`); its daemon is stopped after."""
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from autoresearch.cli import _register, app
     from compute import ComputePaths

@@ -9,7 +9,7 @@ does not hold."""
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.campaign import CampaignState, ConfigError, TrialState, load_campaign
 from autoresearch.cli import _register, app

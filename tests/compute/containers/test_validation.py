@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from autoresearch.cli import _register, app
 from compute import JobSpec, validate_image

@@ -1,0 +1,5 @@
+"""`python -m autoresearch.cli ...`: the `autoresearch` command."""
+
+from autoresearch.cli import main
+
+main()
