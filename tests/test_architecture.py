@@ -223,7 +223,7 @@ def test_the_rules_catch_a_cycle_and_an_upward_import():
     assert _layer("prompts") == _layer("autoresearch")
 
 
-NO_PACKAGE_IMPORTS = ["compute", "tracking", "skills", "autoresearch.llm", "autoresearch.report", "autoresearch.ui"]
+NO_PACKAGE_IMPORTS = ["compute", "tracking", "skills", "autoresearch", "evals"]
 """Packages (with everything under them) whose modules import every name from the module that defines
 it (issue 34, item 9)."""
 
@@ -236,6 +236,8 @@ def test_modules_do_not_import_through_an_ancestor_package():
     found = []
     for module, path in MODULES.items():
         if not any(module == p or module.startswith(p + ".") for p in NO_PACKAGE_IMPORTS):
+            continue
+        if module.endswith(".__main__"):  # `python -m PACKAGE` runs it; the package's `__init__` never imports it
             continue
         parts = module.split(".")
         ancestors = {".".join(parts[:i]) for i in range(1, len(parts))}

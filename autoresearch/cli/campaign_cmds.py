@@ -14,7 +14,7 @@ from types import FrameType
 import click
 from rich.markup import escape
 
-from autoresearch import api
+import autoresearch.api as api
 from autoresearch.campaign import CampaignState, ConfigError, LedgerError, load_campaign
 from autoresearch.cli._common import console, err_console, fail, print_json, warn
 from autoresearch.runner import Display, RunnerBusy, RunnerError, RunOutcome, make_display
