@@ -26,8 +26,10 @@ nodes out. This backend maps that onto Ray:
 - Adoption: a restarted daemon connects to the same cluster in the home's namespace,
   finds the agents by name and asks them about each attempt.
 
-`poll` never blocks: a thread waits on the agents' `run` results and wakes the daemon
-through a pipe (`wake_fds`), so exits are seen at once.
+`poll` never blocks: each attempt's `run` result is watched from the moment it is launched
+(a callback on its future, `ObjectRef.future()`), which marks it done and wakes the daemon
+through a pipe (`wake_fds`), so exits are seen when they happen; a background thread
+re-reads the node table and brings staged attempts' output back.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ import re
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import ray
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, RayTaskError
@@ -62,8 +65,6 @@ from compute.storage import Storage, StorageProbe, write_sentinel
 
 log = logging.getLogger("compute.ray")
 _AGENT = ray.remote(NodeAgent)
-_WAIT_S = 0.2
-"""How long the watcher thread's ray.wait blocks before it takes up new attempts."""
 _CALL_TIMEOUT_S = 30.0
 _SUSPECT_S = 30.0
 """A node whose agent died is offered again after this long if Ray still lists it alive."""
@@ -143,10 +144,10 @@ class RayBackend:
         """Key -> the attempt's log path here (for the line a NodeUnfit end leaves there)."""
         self._nodes = cluster_nodes()
         self._lock = threading.Lock()
-        self._runs: dict[str, ray.ObjectRef | None] = {}
-        """Keys of attempts being watched -> the agent's pending `run`/`wait` result (None: never started)."""
+        self._runs: dict[str, Future[Any] | None] = {}
+        """Keys of attempts being watched -> the future of the agent's `run`/`wait` result (None: never started)."""
         self._done: set[str] = set()
-        """Keys whose result is ready but not yet polled."""
+        """Keys whose result is ready but not yet polled (set by `_ended`, in Ray's thread)."""
         self._agent_of: dict[str, tuple[str, Any]] = {}
         """Key -> (Ray node id, agent handle) of each attempt this backend knows."""
         self._suspect: dict[str, float] = {}
@@ -227,27 +228,40 @@ class RayBackend:
             except ComputeError as err:
                 raise LaunchError(f"could not upload its working directory: {err}") from err
         agent = self._agent(node_id, request.node)
-        ref = agent.run.remote(request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path),
-                               stage, resolves_here(request.argv[0], request.cwd, request.env))
         self._log_of[request.key] = str(request.log_path)
         if stage is not None:
             self._pump.add(request.key, agent, str(request.log_path))
-        with self._lock:
-            self._runs[request.key] = ref
         self._agent_of[request.key] = (node_id, agent)
+        self._watch_result(request.key, agent.run.remote(
+            request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path),
+            stage, resolves_here(request.argv[0], request.cwd, request.env)))
         return {"ray_node_id": node_id, "namespace": self.namespace, "log": str(request.log_path),
                 "staged": stage is not None}
 
+    def _watch_result(self, key: str, ref: ray.ObjectRef) -> None:
+        """Watch the agent's answer about `key` from now on: its end marks it done and wakes the daemon."""
+        future = ref.future()
+        with self._lock:
+            self._runs[key] = future
+            self._done.discard(key)
+        future.add_done_callback(lambda f: self._ended(key, f))  # at once if it is done already
+
+    def _ended(self, key: str, future: Future[Any]) -> None:
+        with self._lock:
+            if self._runs.get(key) is future:
+                self._done.add(key)
+                self._wake()
+
     def poll(self, key: str) -> AttemptExit | None:
         with self._lock:
-            ref = self._runs[key]
+            future = self._runs[key]
             done = key in self._done
-        if ref is None:
+        if future is None:
             return AttemptExit(None)
-        if not done and not ray.wait([ref], timeout=0)[0]:
+        if not done:
             return None
         try:
-            code = ray.get(ref, timeout=_CALL_TIMEOUT_S)
+            code = future.result()
         except RayTaskError as err:
             if isinstance(err.cause, NodeUnfit):  # the node lacks what the daemon's host has: infra, say what
                 append_log(self._log_of.get(key, ""), [f"{NODE_UNFIT_MARKER} {err.cause}"])
@@ -258,8 +272,6 @@ class RayBackend:
         except ActorUnavailableError:  # a transient loss of contact: ask again
             self._rewatch(key)
             return None
-        except GetTimeoutError:
-            return None
         except RayError as err:  # the agent died, likely with its node: nobody knows how the attempt ended
             log.warning("attempt %s lost, its Ray agent died: %s", key, err)
             self._suspect_node(self._agent_of[key][0])
@@ -268,9 +280,7 @@ class RayBackend:
         return AttemptExit(code)
 
     def _rewatch(self, key: str) -> None:
-        with self._lock:
-            self._runs[key] = self._agent_of[key][1].wait.remote(key)
-            self._done.discard(key)
+        self._watch_result(key, self._agent_of[key][1].wait.remote(key))
 
     def signal(self, key: str, signum: int) -> None:
         placed = self._agent_of.get(key)
@@ -335,29 +345,18 @@ class RayBackend:
             pass
 
     def _watch(self) -> None:
-        """Thread: wake the daemon when an attempt ends or the cluster's nodes change."""
+        """Thread: pump staged attempts' logs every `PUMP_S` and re-read the node table every
+        `node_poll_s`, waking the daemon when it changes."""
         next_nodes = next_pump = 0.0
-        while not self._stop.is_set():
+        while not self._stop.wait(min(PUMP_S, self._node_poll_s)):
             try:
-                with self._lock:
-                    waiting: dict[ray.ObjectRef, str] = {
-                        ref: key for key, ref in self._runs.items() if ref is not None and key not in self._done}
-                if waiting:
-                    ready, _ = ray.wait(list(waiting), num_returns=1, timeout=_WAIT_S, fetch_local=False)
-                    with self._lock:
-                        for done_ref in cast("list[ray.ObjectRef]", ready):  # ray types it as Optional
-                            if self._runs.get(waiting[done_ref]) is done_ref:
-                                self._done.add(waiting[done_ref])
-                                self._wake()
-                else:
-                    self._stop.wait(_WAIT_S)
                 if time.monotonic() >= next_pump:
                     next_pump = time.monotonic() + PUMP_S
                     self._pump.pump()
                 if time.monotonic() >= next_nodes:
                     next_nodes = time.monotonic() + self._node_poll_s
                     self._refresh_nodes()
-            except Exception:  # never let the thread die: poll still works without it
+            except Exception:  # never let the thread die: attempts are still watched without it
                 if self._stop.is_set():
                     return
                 log.exception("ray watcher")
