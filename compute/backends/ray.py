@@ -22,7 +22,9 @@ nodes out. This backend maps that onto Ray:
   message in its log: infra, retried on another node.
 - An attempt whose agent died (node lost, agent killed) polls as `AttemptExit(None)`:
   the daemon records it lost and requeues the job elsewhere; the agent's watchers kill
-  the orphaned processes.
+  the orphaned processes. The agents' own heartbeat (compute/backends/ray_liveness.py) makes
+  a node suspect (no new work) within a second of silence and settles its attempts as lost
+  within seconds, well before Ray's own heartbeat timeout.
 - Adoption: a restarted daemon connects to the same cluster in the home's namespace,
   finds the agents by name and asks them about each attempt.
 
@@ -38,6 +40,7 @@ import hashlib
 import logging
 import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -55,6 +58,7 @@ from compute.backends._ray_agent import NodeAgent, NodeUnfit
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.backends.ray_address import resolve_ray_address
 from compute.backends.ray_health import on_ray_nodes
+from compute.backends.ray_liveness import BEAT_S, LATE_S, AgentBeats
 from compute.backends.ray_staging import PUMP_S, LogPump, Staging, resolves_here
 from compute.errors import ComputeError
 from compute.jobenv import AR_CHECKPOINT_DIR
@@ -97,11 +101,11 @@ def _connect(target: str, namespace: str) -> None:
     ray.init(address=target, namespace=namespace, log_to_driver=False, configure_logging=False)
 
 
-def cluster_nodes() -> list[Node]:
-    """The alive nodes of the connected cluster, sorted by name."""
+def cluster_nodes(infos: list[dict[str, Any]] | None = None) -> list[Node]:
+    """The alive nodes of the connected cluster (or of `infos`, entries of `ray.nodes()`), sorted by name."""
     nodes = [
         Node(name=node_name(n), gpus=list(range(int(n["Resources"].get("GPU", 0)))), address=n["NodeID"])
-        for n in ray.nodes() if n.get("Alive")
+        for n in (ray.nodes() if infos is None else infos) if n.get("Alive")
     ]
     return sorted(nodes, key=lambda n: n.name)
 
@@ -152,6 +156,13 @@ class RayBackend:
         """Key -> (Ray node id, agent handle) of each attempt this backend knows."""
         self._suspect: dict[str, float] = {}
         """Ray node id -> when its agent was seen dead: kept out of the node table meanwhile."""
+        self._beats = AgentBeats()
+        self._late: set[str] = set()
+        """Ray node ids whose agent is silent (suspect): no new work there until it answers (`suspect_nodes`)."""
+        self._lost: set[str] = set()
+        """Keys of attempts whose node was found lost by the heartbeat: they poll as lost."""
+        self._raylets: dict[str, tuple[str, int]] = {}
+        """Ray node id -> (address, port) of its raylet, from the last read of the node table."""
         self._agents: dict[str, Any] = {}
         self._forgets: list[ray.ObjectRef] = []
         self._changed: list[Node] | None = None
@@ -169,6 +180,12 @@ class RayBackend:
         with self._lock:
             changed, self._changed = self._changed, None
         return changed
+
+    def suspect_nodes(self) -> dict[str, str]:
+        """SuspectsNodes: nodes whose agent fell silent (compute/backends/ray_liveness.py)."""
+        late = self._late
+        return {n.name: f"suspect: its Ray agent has not answered for {LATE_S:g} s or more"
+                for n in self._nodes if n.address in late}
 
     def node_id(self, name: str) -> str | None:
         """The Ray node id of one of our node names (None if it is not in the cluster)."""
@@ -260,6 +277,9 @@ class RayBackend:
             return AttemptExit(None)
         if not done:
             return None
+        if key in self._lost:  # its node fell silent: if its agent lives after all, the attempt must not run on
+            self.signal(key, signal.SIGKILL)
+            return AttemptExit(None)
         try:
             code = future.result()
         except RayTaskError as err:
@@ -317,6 +337,7 @@ class RayBackend:
         with self._lock:
             self._runs.pop(key, None)
             self._done.discard(key)
+            self._lost.discard(key)
         self._pump.drop(key)
         self._log_of.pop(key, None)
         placed = self._agent_of.pop(key, None)
@@ -345,11 +366,20 @@ class RayBackend:
             pass
 
     def _watch(self) -> None:
-        """Thread: pump staged attempts' logs every `PUMP_S` and re-read the node table every
-        `node_poll_s`, waking the daemon when it changes."""
+        """Thread: ping the agents every `BEAT_S` (waking the daemon when a node turns suspect or answers
+        again, settling lost nodes' attempts), pump staged attempts' logs every `PUMP_S` and re-read the
+        node table every `node_poll_s`."""
         next_nodes = next_pump = 0.0
-        while not self._stop.wait(min(PUMP_S, self._node_poll_s)):
+        while not self._stop.wait(BEAT_S):
             try:
+                with self._lock:
+                    agents = dict(self._agents)
+                late, lost = self._beats.beat(agents, self._raylets)
+                if late != self._late:
+                    self._late = late  # before its attempts are settled: their jobs must not go back there
+                    self._wake()
+                for node_id in lost:
+                    self._node_lost(node_id)
                 if time.monotonic() >= next_pump:
                     next_pump = time.monotonic() + PUMP_S
                     self._pump.pump()
@@ -362,17 +392,33 @@ class RayBackend:
                 log.exception("ray watcher")
                 self._stop.wait(1.0)
 
+    def _node_lost(self, node_id: str) -> None:
+        """The heartbeat found the node lost: its attempts poll as lost now, and it gets no more work."""
+        self._suspect_node(node_id)  # out of the node table first: the lost attempts' jobs must go elsewhere
+        keys = [key for key, (on, _) in list(self._agent_of.items()) if on == node_id]
+        log.warning("Ray node %s lost (its agent fell silent): %d attempt(s) there are lost", node_id, len(keys))
+        with self._lock:
+            for key in keys:
+                if key in self._runs:
+                    self._lost.add(key)
+                    self._done.add(key)
+            self._wake()
+
     def _suspect_node(self, node_id: str) -> None:
         """Its agent died: offer the node no more work until Ray says whether it lives (the
         requeued attempt must not go back there), and start a fresh agent if it returns."""
         with self._lock:
             self._suspect.setdefault(node_id, time.monotonic())
             self._agents.pop(node_id, None)
+        self._beats.forget(node_id)
         self._refresh_nodes()
 
     def _refresh_nodes(self) -> None:
-        nodes = cluster_nodes()
+        infos = ray.nodes()
+        nodes = cluster_nodes(infos)
         alive = {n.address for n in nodes}
+        self._raylets = {i["NodeID"]: (str(i.get("NodeManagerAddress")), int(i.get("NodeManagerPort") or 0))
+                         for i in infos if i.get("Alive")}
         with self._lock:
             now = time.monotonic()
             self._suspect = {i: t for i, t in self._suspect.items() if i in alive and now - t < _SUSPECT_S}
