@@ -75,7 +75,8 @@ class SchedulingPass(Starting):
         return [
             RunningAttempt(a.job_id, a.number, node, gpus, a.priority, a.preemptible, a.started_at,
                            stopping=a.key in stopping, project=a.project, borrowed_only=a.borrowed_only,
-                           checkpoint_at=checkpoint_time(a.checkpoint_dir) if projects and a.preemptible else None)
+                           checkpoint_at=checkpoint_time(a.checkpoint_dir) if projects and a.preemptible else None,
+                           cpus=a.cpus)
             for a in running
             for node, gpus in a.placed()
         ]
@@ -86,7 +87,7 @@ class SchedulingPass(Starting):
         node big enough is excluded by its past infra failures (a one-node host) may go back."""
         health = self.health
         suspect = self.backend.suspect_nodes() if isinstance(self.backend, SuspectsNodes) else {}
-        views = [NodeView(n.name, tuple(n.gpus), not why, why) for n in self.nodes
+        views = [NodeView(n.name, tuple(n.gpus), not why, why, n.cpus) for n in self.nodes
                  for why in [suspect.get(n.name) or self._unready(n, now)]]
         no_nccl: frozenset[str] = frozenset()
         if health is not None and any(j.gpus >= 2 for j in pending):

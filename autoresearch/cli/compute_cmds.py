@@ -26,6 +26,8 @@ def up(
     grace: float | None = typer.Option(None, "--grace", help="Seconds from SIGTERM to SIGKILL (default 30)."),
     virtual_nodes: int | None = typer.Option(None, "--virtual-nodes", help="Split the host into N virtual nodes."),
     gpus_per_node: int | None = typer.Option(None, "--gpus-per-node", help="GPU slots per virtual node (default 4)."),
+    cpus_per_node: float | None = typer.Option(None, "--cpus-per-node", help="CPUs per virtual node: jobs without "
+                                               "GPUs are placed by their CPUs and spread (default: not counted)."),
     min_runtime: float | None = typer.Option(None, "--min-runtime", help="Seconds before an attempt may be preempted (default 10)."),
     half_life: float | None = typer.Option(None, "--fair-share-half-life", help="Seconds: half-life of the borrowed "
                                            "usage fair share between projects weighs (default 3600, docs/projects.md)."),
@@ -45,11 +47,12 @@ def up(
 ) -> None:
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
     settings: dict[str, Any] = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
-                "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
+                "cpus_per_node": cpus_per_node, "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
                 "storage": storage, "fair_share_half_life_s": half_life, "log_max_bytes": log_max_bytes}
-    if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None):
-        fail("--virtual-nodes and --gpus-per-node split this host for the local backend; with --backend ray "
-             "the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N`)")
+    if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None or cpus_per_node is not None):
+        fail("--virtual-nodes, --gpus-per-node and --cpus-per-node split this host for the local backend; with "
+             "--backend ray the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N "
+             "--num-cpus C`)")
     if address is not None and backend != "ray":
         fail(f"--address {address} is for --backend ray; add --backend ray, or drop --address to run locally")
     if storage is not None and backend != "ray":

@@ -5,7 +5,7 @@ still picks the node and GPU indices of every attempt, preempts, and keeps quara
 nodes out. This backend maps that onto Ray:
 
 - Nodes are the cluster's alive Ray nodes: name `<hostname>-<first 8 hex of the node
-  id>`, GPU slots 0..N-1 from the node's `GPU` resource (logical GPUs in tests),
+  id>`, GPU slots 0..N-1 from the node's `GPU` resource (logical GPUs in tests), CPUs from its `CPU` resource,
   `Node.address` = the Ray node id. A background thread re-reads the node table and the
   daemon re-syncs its nodes when it changes (`nodes_changed`): a dead node leaves.
 - Each attempt runs through the node agent (`_ray_agent.NodeAgent`): one detached, named
@@ -104,7 +104,8 @@ def _connect(target: str, namespace: str) -> None:
 def cluster_nodes(infos: list[dict[str, Any]] | None = None) -> list[Node]:
     """The alive nodes of the connected cluster (or of `infos`, entries of `ray.nodes()`), sorted by name."""
     nodes = [
-        Node(name=node_name(n), gpus=list(range(int(n["Resources"].get("GPU", 0)))), address=n["NodeID"])
+        Node(name=node_name(n), gpus=list(range(int(n["Resources"].get("GPU", 0)))), address=n["NodeID"],
+             cpus=float(n["Resources"].get("CPU", 0)))
         for n in (ray.nodes() if infos is None else infos) if n.get("Alive")
     ]
     return sorted(nodes, key=lambda n: n.name)
