@@ -15,6 +15,7 @@ import time
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 
 class WaitKind(str, enum.Enum):
@@ -95,7 +96,7 @@ def describe(entry: WaitEntry) -> Waiting:
         if kind is WaitKind.no_fit and not args[1]:
             return Waiting(kind, f"needs {gpus} on one node; no GPU slot is free", position)
         args = (gpus, *args[1:])
-    if kind is WaitKind.no_cpus and args[0] > args[3]:
+    if kind is WaitKind.no_cpus and cast(float, args[0]) > cast(float, args[3]):
         return Waiting(kind, f"needs {args[0]:g} CPU(s) on one node; the largest node taking work has {args[3]:g}",
                        position)
     if kind is WaitKind.no_fit_nodes:
