@@ -8,7 +8,8 @@ worker, 2 logical GPUs and 2 CPUs each, a private RAY_TMPDIR), then measures the
 
 - `true`: the per-attempt overhead (target: ours on Ray within 2x the local backend);
 - `sleep 0.1`: ours on Ray against the same commands as plain Ray tasks (`num_gpus=1`, each a
-  `subprocess.run` of the command on whichever node Ray picks; target: the same makespan).
+  `subprocess.run` of the command on whichever node Ray picks, `max_calls=0` so that Ray reuses
+  its worker processes as it does for CPU tasks; target: the same makespan).
 
 Rows: each case, with ours (ray), the local backend (`--gpus 4`) and plain Ray tasks, and the
 ratios ray/local and ray/plain. Each cell is the median of `--rounds` runs.
@@ -54,7 +55,7 @@ def plain_ray(address: str, argv: list[str], n: int) -> float:
     """Makespan of `n` plain Ray tasks (num_gpus=1) each running `argv` as a subprocess."""
     import ray
 
-    @ray.remote(num_gpus=1, num_cpus=0, max_retries=0)
+    @ray.remote(num_gpus=1, num_cpus=0, max_retries=0, max_calls=0)  # reuse workers (GPU tasks default to 1 call)
     def run(cmd: list[str]) -> float:
         subprocess.run(cmd, check=True)
         return time.time()
