@@ -11,7 +11,10 @@ import typing as _typing
 from compute.lazy_exports import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from compute.backends.base import AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, ProbesOnNodes, WakesDaemon, Warms
+    from compute.backends.base import (
+        AttemptExit, Backend, ChangesNodes, HostsGangs, LaunchError, LaunchRequest, ProbesOnNodes, SuspectsNodes,
+        WakesDaemon, Warms,
+    )
     from compute.backends.local import LocalBackend
     from compute.client import Client
     from compute.attempt_command import attempt_argv
@@ -41,6 +44,7 @@ _WHERE = {
     "AttemptMember": "compute.records",
     "Backend": "compute.backends.base",
     "ChangesNodes": "compute.backends.base",
+    "SuspectsNodes": "compute.backends.base",
     "HostsGangs": "compute.backends.base",
     "LaunchError": "compute.backends.base",
     "LaunchRequest": "compute.backends.base",
@@ -127,6 +131,7 @@ __all__ = [
     "AttemptStopReason",
     "Backend",
     "ChangesNodes",
+    "SuspectsNodes",
     "Client",
     "ComputeError",
     "ComputePaths",

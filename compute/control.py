@@ -28,6 +28,10 @@ if TYPE_CHECKING:  # clients only find, wake and spawn the daemon: they never im
     from compute.daemon_config import DaemonConfig
 
 _LOCK_TRIES_S = 2.0  # a client probing the lock holds it for microseconds
+CLUSTER_ENV = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+"""What a daemon needs from its environment to reach its cluster, recorded when it is ready
+(`paths.daemon_env`) and given to the daemon a client restarts in its place: a runner's shell
+without `RAY_AUTH_MODE=token` must not make a daemon that cannot connect."""
 TAKES_SUBMISSIONS = "takes_submissions"
 """Key of daemon.json, True: this daemon answers submission requests (compute/submissions.py)."""
 
@@ -98,8 +102,11 @@ def daemon_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, 
 
 
 def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfig | None = None,
-                 wait_s: float = 30.0) -> int:
-    """Spawn a detached daemon for `home` and wait until it serves; return its pid."""
+                 wait_s: float = 30.0, cluster_env: dict[str, str] | None = None) -> int:
+    """Spawn a detached daemon for `home` and wait until it serves; return its pid.
+
+    `cluster_env`: the `CLUSTER_ENV` variables to start it with instead of this process's (those
+    absent from it are unset); None: this process's environment as it is."""
     from compute.daemon_config import DaemonConfig
 
     paths = ComputePaths.of(home)
@@ -113,7 +120,7 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
         proc = subprocess.Popen(
             [sys.executable, "-m", "compute", "--home", str(paths.home), "--config", config.model_dump_json()],
             cwd=package_root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, close_fds=True, env=daemon_environment(os.environ),
+            start_new_session=True, close_fds=True, env=daemon_environment(_with_cluster_env(os.environ, cluster_env)),
         )
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
@@ -130,17 +137,64 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
                 f"last lines of {paths.daemon_log}:\n{read_tail(paths.daemon_log, lines=15).text.rstrip() or '(no log)'}"
             )
         time.sleep(0.02)
-    raise ComputeError(f"the compute daemon did not become ready within {wait_s:g}s; see {paths.daemon_log}")
+    # Stuck before serving (e.g. a cluster it cannot reach): it holds the lock, so left alone it would
+    # pass for a running daemon with every client, and their jobs would wait on it with no word why.
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    raise ComputeError(
+        f"the compute daemon did not become ready within {wait_s:g}s and was stopped; last lines of "
+        f"{paths.daemon_log}:\n{read_tail(paths.daemon_log, lines=15).text.rstrip() or '(no log)'}"
+    )
 
 
 def ensure_daemon(paths: ComputePaths) -> None:
-    """Start a daemon if none serves this home: with the config of a daemon that died without
-    cleaning up (killed: its daemon.json is still there), else the default config."""
+    """Start a daemon if none serves this home: with the config and the cluster's variables
+    (`CLUSTER_ENV`) of a daemon that died without cleaning up (killed: its daemon.json and
+    daemon.env are still there), else the default config and this process's environment."""
     if daemon_pid(paths) is None:
+        config = _config_of_dead_daemon(paths)
         try:
-            start_daemon(paths.home, _config_of_dead_daemon(paths))
+            start_daemon(paths.home, config, wait_s=120.0 if config and config.backend == "ray" else 30.0,
+                         cluster_env=None if config is None else recorded_cluster_env(paths))
         except DaemonAlreadyRunning:
             pass
+
+
+def record_cluster_env(paths: ComputePaths) -> None:
+    """Write this (daemon) process's `CLUSTER_ENV` variables to `paths.daemon_env`, readable by its owner only."""
+    values = {k: os.environ[k] for k in CLUSTER_ENV if k in os.environ}
+    fd = os.open(paths.daemon_env, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(values, out)
+
+
+def recorded_cluster_env(paths: ComputePaths) -> dict[str, str] | None:
+    """The `CLUSTER_ENV` variables a dead daemon ran with; None when it recorded none (an older version).
+    Raises ComputeError when the record exists but cannot be read: a restart would guess."""
+    try:
+        values = json.loads(paths.daemon_env.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        raise ComputeError(
+            f"the compute daemon of {paths.home} died and cannot be restarted as it ran: its recorded cluster "
+            f"environment {paths.daemon_env} is unreadable ({err}). Start it yourself with `autoresearch compute up` "
+            f"(and the options it had) from a shell with what the cluster needs ({', '.join(CLUSTER_ENV)})"
+        ) from None
+    if not isinstance(values, dict) or not all(k in CLUSTER_ENV and isinstance(v, str) for k, v in values.items()):
+        raise ComputeError(f"{paths.daemon_env} holds {values!r}, not the daemon's {', '.join(CLUSTER_ENV)}: "
+                           "remove it and start the daemon with `autoresearch compute up`")
+    return values
+
+
+def _with_cluster_env(environ: Any, cluster_env: dict[str, str] | None) -> dict[str, str]:
+    if cluster_env is None:
+        return dict(environ)
+    return {**{k: v for k, v in environ.items() if k not in CLUSTER_ENV}, **cluster_env}
 
 
 def _config_of_dead_daemon(paths: ComputePaths) -> DaemonConfig | None:
@@ -205,6 +259,7 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
             "socket": address.replace("\0", "@"), "nodes": [n.model_dump(mode="json") for n in nodes], "ready": True,
             TAKES_SUBMISSIONS: True}
     def ready() -> None:
+        record_cluster_env(paths)
         paths.daemon_info.write_text(json.dumps(info, indent=2))
 
     try:
@@ -214,4 +269,5 @@ def serve_forever(paths: ComputePaths, config: DaemonConfig) -> None:
         if not address.startswith("\0"):
             Path(address).unlink(missing_ok=True)
         paths.daemon_info.unlink(missing_ok=True)
+        paths.daemon_env.unlink(missing_ok=True)
         os.close(lock_fd)

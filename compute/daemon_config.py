@@ -25,6 +25,9 @@ class DaemonConfig(BaseModel):
     """Split the host into this many virtual nodes `local-0` ... (tests, fault drills)."""
     gpus_per_node: Annotated[int | None, Field(ge=0, le=1024)] = None
     """GPU slots per virtual node (with virtual_nodes; default 4)."""
+    cpus_per_node: Annotated[float | None, Field(gt=0, le=1024)] = None
+    """CPUs per virtual node (with virtual_nodes): jobs without GPUs are placed by their `resources.cpus`
+    and spread over the nodes with the most free. Default: not counted (they all go to the first node)."""
     grace_s: Annotated[float, Field(ge=0, le=3600)] = 30.0
     """Seconds between SIGTERM and SIGKILL when stopping an attempt (a job's grace_s wins)."""
     min_runtime_s: Annotated[float, Field(ge=0)] = 10.0

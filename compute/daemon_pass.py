@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compute.backends.base import ChangesNodes
+from compute.backends.base import ChangesNodes, SuspectsNodes
 from compute.clock import Now
 from compute.daemon_starts import Starting
 from compute.endings import AttemptStopReason
@@ -75,7 +75,8 @@ class SchedulingPass(Starting):
         return [
             RunningAttempt(a.job_id, a.number, node, gpus, a.priority, a.preemptible, a.started_at,
                            stopping=a.key in stopping, project=a.project, borrowed_only=a.borrowed_only,
-                           checkpoint_at=checkpoint_time(a.checkpoint_dir) if projects and a.preemptible else None)
+                           checkpoint_at=checkpoint_time(a.checkpoint_dir) if projects and a.preemptible else None,
+                           cpus=a.cpus)
             for a in running
             for node, gpus in a.placed()
         ]
@@ -85,7 +86,9 @@ class SchedulingPass(Starting):
         exclusions: multi-GPU jobs also skip nodes without a fresh NCCL check. A job whose every
         node big enough is excluded by its past infra failures (a one-node host) may go back."""
         health = self.health
-        views = [NodeView(n.name, tuple(n.gpus), not why, why) for n in self.nodes for why in [self._unready(n, now)]]
+        suspect = self.backend.suspect_nodes() if isinstance(self.backend, SuspectsNodes) else {}
+        views = [NodeView(n.name, tuple(n.gpus), not why, why, n.cpus) for n in self.nodes
+                 for why in [suspect.get(n.name) or self._unready(n, now)]]
         no_nccl: frozenset[str] = frozenset()
         if health is not None and any(j.gpus >= 2 for j in pending):
             no_nccl = frozenset(v.name for v in views if v.schedulable and not health.ready(v.name, now, 2))

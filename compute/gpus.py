@@ -1,7 +1,7 @@
 """GPU slots of this host: real GPUs from nvidia-smi, else virtual slots.
 
-`plan_nodes` is the one place that turns `--gpus`, `--virtual-nodes` and
-`--gpus-per-node` into the nodes the local backend offers.
+`plan_nodes` is the one place that turns `--gpus`, `--virtual-nodes`, `--gpus-per-node`
+and `--cpus-per-node` into the nodes the local backend offers.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def plan_nodes(
     virtual_nodes: int | None = None,
     gpus_per_node: int | None = None,
     detected: list[int] | None = None,
+    cpus_per_node: float | None = None,
 ) -> list[Node]:
     """The nodes of this host.
 
@@ -43,7 +44,8 @@ def plan_nodes(
     - `local` is virtual when a slot of it has no physical GPU behind it (its probes skip those
       slots, `cluster_status` says `virtual: true`, campaigns count slot-hours, not GPU-hours);
     - `virtual_nodes=N, gpus_per_node=K`: nodes `local-0` ... `local-{N-1}`, virtual,
-      owning GPU indices 0..N*K-1 in blocks of K.
+      owning GPU indices 0..N*K-1 in blocks of K; with `cpus_per_node=C`, C CPUs each (counted for
+      jobs without GPUs, compute/scheduler.py).
     """
     if gpus is not None and gpus < 0:
         raise ComputeError(f"--gpus must be 0 or more, not {gpus}")
@@ -59,11 +61,12 @@ def plan_nodes(
                 "give only --virtual-nodes and --gpus-per-node"
             )
         return [
-            Node(name=f"local-{i}", gpus=list(range(i * per, (i + 1) * per)), virtual=True)
+            Node(name=f"local-{i}", gpus=list(range(i * per, (i + 1) * per)), virtual=True, cpus=cpus_per_node)
             for i in range(virtual_nodes)
         ]
-    if gpus_per_node is not None:
-        raise ComputeError("--gpus-per-node needs --virtual-nodes N as well")
+    for flag, value in (("--gpus-per-node", gpus_per_node), ("--cpus-per-node", cpus_per_node)):
+        if value is not None:
+            raise ComputeError(f"{flag} needs --virtual-nodes N as well")
     found = detect_gpus() if detected is None else detected
     if gpus is None:
         slots = found or list(range(DEFAULT_VIRTUAL_SLOTS))

@@ -63,6 +63,8 @@ class LiveAttempt:
     project: str = DEFAULT_PROJECT
     borrowed_only: bool = False
     checkpoint_dir: str = ""
+    cpus: float = 1.0
+    """CPUs it holds on its node (`resources.cpus`; on each member's node for a gang)."""
 
     @property
     def key(self) -> str:
@@ -99,7 +101,8 @@ def live_attempts(store: Store, now: Now | None = None) -> list[LiveAttempt]:
         " json_extract(j.spec, '$.grace_s') AS grace_s,"
         " json_extract(j.spec, '$.progress_timeout_s') AS progress_timeout_s, j.checkpoint_dir,"
         f" COALESCE(json_extract(j.spec, '$.project'), '{DEFAULT_PROJECT}') AS project,"
-        " COALESCE(json_extract(j.spec, '$.borrowed_only'), 0) AS borrowed_only"
+        " COALESCE(json_extract(j.spec, '$.borrowed_only'), 0) AS borrowed_only,"
+        " COALESCE(json_extract(j.spec, '$.resources.cpus'), 1.0) AS cpus"
         " FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE a.outcome IS NULL ORDER BY a.started_at"
     )
     return [
@@ -113,7 +116,7 @@ def live_attempts(store: Store, now: Now | None = None) -> list[LiveAttempt]:
             preemptible=bool(r["preemptible"]), time_limit_s=r["time_limit_s"], grace_s=r["grace_s"],
             cancel_requested=r["cancel_requested"], members=members_of(r["members"]),
             progress_timeout_s=r["progress_timeout_s"], project=r["project"], borrowed_only=bool(r["borrowed_only"]),
-            checkpoint_dir=r["checkpoint_dir"],
+            checkpoint_dir=r["checkpoint_dir"], cpus=r["cpus"],
         )
         for r in rows
     ]
@@ -126,7 +129,8 @@ def pending_jobs(store: Store, now: Now) -> tuple[list[PendingJob], dict[str, fl
         "SELECT id, priority, gpus, seq, queued_at, not_before, not_before_boot, excluded_nodes, preemptible,"
         " COALESCE(json_extract(spec, '$.resources.nodes'), 1) AS nodes,"
         f" COALESCE(json_extract(spec, '$.project'), '{DEFAULT_PROJECT}') AS project,"
-        " COALESCE(json_extract(spec, '$.borrowed_only'), 0) AS borrowed_only FROM jobs WHERE state = 'pending'"
+        " COALESCE(json_extract(spec, '$.borrowed_only'), 0) AS borrowed_only,"
+        " COALESCE(json_extract(spec, '$.resources.cpus'), 1.0) AS cpus FROM jobs WHERE state = 'pending'"
     ):
         not_before = now.rebase(r["not_before"], r["not_before_boot"]) if r["not_before"] else 0.0
         if not_before > now.wall:
@@ -135,7 +139,7 @@ def pending_jobs(store: Store, now: Now) -> tuple[list[PendingJob], dict[str, fl
         excluded = frozenset(json.loads(r["excluded_nodes"]))
         ready.append(PendingJob(r["id"], r["priority"], r["gpus"], r["seq"], r["queued_at"], excluded, nodes=r["nodes"],
                                 project=r["project"], preemptible=bool(r["preemptible"]),
-                                borrowed_only=bool(r["borrowed_only"])))
+                                borrowed_only=bool(r["borrowed_only"]), cpus=r["cpus"]))
     return ready, backing_off
 
 
@@ -253,17 +257,19 @@ def sync_nodes(store: Store, offered: list[Node]) -> list[Node]:
             store.event(conn, "node_removed", "no longer offered by the backend", node=name)
         for node in offered:
             old = known.get(node.name)
-            if old is not None and (old.gpus, old.virtual, old.address) == (node.gpus, node.virtual, node.address):
+            shape = (node.gpus, node.virtual, node.address, node.cpus)
+            if old is not None and (old.gpus, old.virtual, old.address, old.cpus) == shape:
                 continue
             conn.execute(
-                "INSERT INTO nodes (name, gpus, state, health, reason, virtual, address) VALUES (?,?,?,?,?,?,?)"
+                "INSERT INTO nodes (name, gpus, state, health, reason, virtual, address, cpus) VALUES (?,?,?,?,?,?,?,?)"
                 " ON CONFLICT(name) DO UPDATE SET gpus=excluded.gpus, virtual=excluded.virtual,"
-                " address=excluded.address",
+                " address=excluded.address, cpus=excluded.cpus",
                 (node.name, json.dumps(node.gpus), node.state.value, node.health.value, node.reason,
-                 int(node.virtual), node.address),
+                 int(node.virtual), node.address, node.cpus),
             )
+            cpus = "" if node.cpus is None else f", {node.cpus:g} CPUs"
             store.event(conn, "node_added" if old is None else "node_changed",
-                        f"{len(node.gpus)} GPU slots", node=node.name, data={"gpus": node.gpus})
+                        f"{len(node.gpus)} GPU slots{cpus}", node=node.name, data={"gpus": node.gpus, "cpus": node.cpus})
     return store.nodes()
 
 

@@ -63,6 +63,12 @@ class ComputePaths(NamedTuple):  # not a dataclass: the CLI's fast path must not
         return self.root / "daemon.json"
 
     @property
+    def daemon_env(self) -> Path:
+        """JSON, owner-only, written with daemon.json: the variables the daemon needs to reach its cluster
+        (`compute.control.CLUSTER_ENV`), so that a daemon a client restarts gets them, not the client's."""
+        return self.root / "daemon.env"
+
+    @property
     def daemon_tick(self) -> Path:
         """The daemon's last tick: `BOOT WALL` (compute/control.py `record_tick`)."""
         return self.root / "daemon.tick"

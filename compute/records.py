@@ -117,6 +117,9 @@ class Node(_Record):
     last_probe_at: float | None = None
     address: str = ""
     """Backend-specific address (the Ray node id for the ray backend)."""
+    cpus: float | None = None
+    """CPUs its jobs may use (Ray's `CPU` resource, or `--cpus-per-node`): jobs without GPUs are placed by
+    their `resources.cpus` against it, spread over the nodes with the most free; None: not counted."""
 
 
 class Event(_Record):

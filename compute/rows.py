@@ -28,4 +28,5 @@ def node_from_row(row: sqlite3.Row) -> Node:
         virtual=bool(row["virtual"]),
         last_probe_at=row["last_probe_at"],
         address=row["address"],
+        cpus=row["cpus"],
     )

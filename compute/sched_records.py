@@ -34,6 +34,8 @@ class PendingJob:
     """Only preemptible jobs may borrow beyond their project's quota."""
     borrowed_only: bool = False
     """It always runs borrowed, never inside its project's quota."""
+    cpus: float = 1.0
+    """CPUs it needs on its node (`resources.cpus`): counted where nodes count CPUs, for jobs without GPUs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,8 @@ class RunningAttempt:
     borrowed_only: bool = False
     checkpoint_at: float | None = None
     """When it last touched its checkpoint dir ($AR_CHECKPOINT_DIR); None: never (reclaim victim choice)."""
+    cpus: float = 0.0
+    """CPUs it holds on its node (`resources.cpus`), which jobs without GPUs cannot use meanwhile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,8 @@ class NodeView:
     """False for quarantined or cordoned nodes: no new work goes there."""
     unavailable: str = ""
     """Why it is not schedulable (`cordoned`, `quarantined` ...), for waiting reasons."""
+    cpus: float | None = None
+    """CPUs of the node (`Node.cpus`); None: not counted, jobs without GPUs are not limited there."""
 
 
 @dataclass(slots=True)

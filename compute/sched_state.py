@@ -48,6 +48,10 @@ class PassState:
         self.stops_left = config.preempt_max_victims or 1 << 62
         """Attempts this pass may still plan to stop (`config.preempt_max_victims`)."""
         self.nodes = {n.name: n for n in nodes if n.schedulable}
+        self.cpus_free = {name: n.cpus for name, n in self.nodes.items() if n.cpus is not None}
+        """Schedulable nodes that count CPUs -> CPUs not held by running or just placed attempts."""
+        self._cpu_heap: list[tuple[float, str]] | None = None
+        cpus_free = self.cpus_free
         held: dict[str, list[int]] = {}
         self.soon: dict[str, list[int]] = {}
         self.victims: dict[str, list[RunningAttempt]] = {}
@@ -61,6 +65,8 @@ class PassState:
                 mine.extend(a.gpus)
             if node not in schedulable:
                 continue
+            if node in cpus_free:
+                cpus_free[node] -= a.cpus
             if a.stopping:
                 self.soon.setdefault(node, []).extend(a.gpus)
             elif a.preemptible and now - a.started_at >= min_runtime:
@@ -157,6 +163,39 @@ class PassState:
             if heap:
                 return self.names[heap[0]]
         return None
+
+    def cpu_fit(self, job: PendingJob) -> str | None:
+        """For a job without GPUs: the first node by name that does not count CPUs, else the node with
+        the most free CPUs (then name) when they cover `job.cpus` (spread); None when none does."""
+        excluded = job.excluded_nodes
+        uncounted = [n for n in self.nodes if n not in self.cpus_free and n not in excluded]
+        if uncounted:
+            return min(uncounted)
+        if excluded:
+            fits = [(-free, n) for n, free in self.cpus_free.items() if free >= job.cpus and n not in excluded]
+            return min(fits)[1] if fits else None
+        heap = self._cpu_heap
+        if heap is None:
+            heap = self._cpu_heap = [(-free, n) for n, free in self.cpus_free.items()]
+            heapq.heapify(heap)
+        while heap and -heap[0][0] != self.cpus_free[heap[0][1]]:
+            heapq.heappop(heap)  # stale: the node's free CPUs changed since
+        return heap[0][1] if heap and -heap[0][0] >= job.cpus else None
+
+    def take_cpus(self, node: str, cpus: float) -> None:
+        """A job placed on `node` holds `cpus` of its CPUs (where it counts them)."""
+        free = self.cpus_free.get(node)
+        if free is not None:
+            self.cpus_free[node] = free - cpus
+            if self._cpu_heap is not None:
+                heapq.heappush(self._cpu_heap, (cpus - free, node))
+
+    def most_free_cpus(self, job: PendingJob) -> tuple[float, str, float]:
+        """(the most free CPUs on a node the job may use, that node, the most CPUs of any such node)."""
+        mine = [(free, n) for n, free in self.cpus_free.items() if n not in job.excluded_nodes]
+        free, name = max(mine, default=(0.0, "none"))
+        largest = max((self.nodes[n].cpus or 0.0 for _, n in mine), default=0.0)
+        return max(0.0, free), name, largest
 
     def claim(self, node: str, n: int, reindex: bool = True) -> tuple[int, ...]:
         """Take `n` (or what is left of them) free slots on `node`; the GPU indices taken."""

@@ -14,6 +14,10 @@ Rules, in order:
    aged job never preempts work of a higher class.
 2. Gang placement. All GPUs of a job come from one node. Among nodes that fit, the
    one with the fewest free slots left after placement wins (best fit), then name.
+   A job without GPUs goes where its CPUs (`PendingJob.cpus`) fit: on nodes that count
+   CPUs (`NodeView.cpus`; every running or placed attempt holds its CPUs there), the one
+   with the most free CPUs, so CPU jobs spread; a node that does not count them takes any
+   number (the first by name).
 3. Reservation (anti-starvation for big jobs). When the first job in order cannot
    start, the node it is waiting for is reserved: no job of lower order starts there
    (other nodes still backfill). Each blocked job reserves at most one node, and
@@ -146,11 +150,15 @@ def schedule(
             continue
         jid, gpus, excluded, prio = job.job_id, job.gpus, job.excluded_nodes, job.priority
         if gpus == 0:
-            node = min((n for n in p.nodes if n not in excluded), default=None)
+            node = p.cpu_fit(job)
             if node is not None:
+                p.take_cpus(node, job.cpus)
                 decision.start.append(Placement(jid, node, ()))
+                continue
+            ahead += 1
+            if any(n not in excluded for n in p.nodes):
+                waiting[jid] = (KIND.no_cpus, ahead, (job.cpus, *p.most_free_cpus(job)))
             else:
-                ahead += 1
                 waiting[jid] = _unhostable(job, nodes, p.largest, ahead)
             continue
         if gpus > p.largest:  # no schedulable node can ever host it
@@ -171,6 +179,7 @@ def schedule(
             if node is not None:
                 borrowed = quota is not None and quota.took(job)
                 decision.start.append(Placement(jid, node, p.claim(node, gpus), (), borrowed))
+                p.take_cpus(node, job.cpus)
                 continue
         ahead += 1
         if p.soon:

@@ -64,7 +64,8 @@ CREATE TABLE IF NOT EXISTS nodes (
     reason TEXT NOT NULL DEFAULT '',
     virtual INTEGER NOT NULL DEFAULT 0,
     last_probe_at REAL,
-    address TEXT NOT NULL DEFAULT ''
+    address TEXT NOT NULL DEFAULT '',
+    cpus REAL
 );
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -122,6 +123,7 @@ MIGRATIONS = {
     ("attempts", "kill_at_boot"): "ALTER TABLE attempts ADD COLUMN kill_at_boot REAL",
     ("jobs", "not_before_boot"): "ALTER TABLE jobs ADD COLUMN not_before_boot REAL",
     ("attempts", "failure_rule"): "ALTER TABLE attempts ADD COLUMN failure_rule TEXT",
+    ("nodes", "cpus"): "ALTER TABLE nodes ADD COLUMN cpus REAL",
 }
 """Columns added after a store's tables were made: (table, column) -> the statement that adds it.
 The `*_boot` columns: CLOCK_BOOTTIME readings of the wall-clock instant beside them (compute/clock.py)."""

@@ -15,6 +15,7 @@ import time
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 
 class WaitKind(str, enum.Enum):
@@ -22,6 +23,8 @@ class WaitKind(str, enum.Enum):
 
     no_fit = "no_fit"
     """No node has enough free GPU slots in one block right now."""
+    no_cpus = "no_cpus"
+    """A job without GPUs: no node that takes work has that many free CPUs right now (nodes that count CPUs)."""
     too_big = "too_big"
     """No node that takes work has that many GPU slots at all."""
     node_unavailable = "node_unavailable"
@@ -64,6 +67,7 @@ WaitEntry = tuple[WaitKind, int, tuple[object, ...]]
 _TEXT = {
     WaitKind.no_fit: "needs {0} on one node; the largest free block is {1} ({2})",
     WaitKind.too_big: "needs {0} on one node; the largest node taking work has {1}",
+    WaitKind.no_cpus: "needs {0:g} CPU(s) on one node; the most free on a node taking work is {1:g} ({2})",
     WaitKind.excluded: "excluded from {0} (a recent infra failure there, or no fresh NCCL check yet)",
     WaitKind.node_unavailable: "node {0} is {1}",
     WaitKind.behind: "behind {0} higher-priority job(s)",
@@ -92,6 +96,9 @@ def describe(entry: WaitEntry) -> Waiting:
         if kind is WaitKind.no_fit and not args[1]:
             return Waiting(kind, f"needs {gpus} on one node; no GPU slot is free", position)
         args = (gpus, *args[1:])
+    if kind is WaitKind.no_cpus and cast(float, args[0]) > cast(float, args[3]):
+        return Waiting(kind, f"needs {args[0]:g} CPU(s) on one node; the largest node taking work has {args[3]:g}",
+                       position)
     if kind is WaitKind.no_fit_nodes:
         has = "has them" if args[2] == 1 else "have them"
         args = (*args[:3], has + (f" ({args[3]})" if args[3] else ""))

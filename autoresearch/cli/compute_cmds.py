@@ -17,6 +17,8 @@ cli = click.Group()
 @click.option("--grace", type=float, help="Seconds from SIGTERM to SIGKILL (default 30).")
 @click.option("--virtual-nodes", type=int, help="Split the host into N virtual nodes.")
 @click.option("--gpus-per-node", type=int, help="GPU slots per virtual node (default 4).")
+@click.option("--cpus-per-node", type=float, help="CPUs per virtual node: jobs without GPUs are placed by their CPUs "
+              "and spread (default: not counted).")
 @click.option("--min-runtime", type=float, help="Seconds before an attempt may be preempted (default 10).")
 @click.option("--fair-share-half-life", "half_life", type=float, help="Seconds: half-life of the borrowed usage fair "
               "share between projects weighs (default 3600, docs/projects.md).")
@@ -32,7 +34,7 @@ cli = click.Group()
               "or file:// | s3:// | gs:// URI of a store every node reaches (docs/ray.md).")
 @json_option
 def up(gpus: int | None, grace: float | None, virtual_nodes: int | None, gpus_per_node: int | None,
-       min_runtime: float | None, half_life: float | None, log_max_bytes: int | None, health_config: str | None,
+       cpus_per_node: float | None, min_runtime: float | None, half_life: float | None, log_max_bytes: int | None, health_config: str | None,
        backend: str, address: str | None, storage: str | None, as_json: bool) -> None:
     """Start the daemon in the background (one per AUTORESEARCH_HOME)."""
     from pydantic import ValidationError
@@ -43,11 +45,12 @@ def up(gpus: int | None, grace: float | None, virtual_nodes: int | None, gpus_pe
     from compute.health import load_health_config
 
     settings: dict[str, Any] = {"gpus": gpus, "grace_s": grace, "virtual_nodes": virtual_nodes, "gpus_per_node": gpus_per_node,
-                "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
+                "cpus_per_node": cpus_per_node, "min_runtime_s": min_runtime, "backend": backend, "ray_address": address,
                 "storage": storage, "fair_share_half_life_s": half_life, "log_max_bytes": log_max_bytes}
-    if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None):
-        fail("--virtual-nodes and --gpus-per-node split this host for the local backend; with --backend ray "
-             "the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N`)")
+    if backend == "ray" and (virtual_nodes is not None or gpus_per_node is not None or cpus_per_node is not None):
+        fail("--virtual-nodes, --gpus-per-node and --cpus-per-node split this host for the local backend; with "
+             "--backend ray the nodes are the Ray cluster's (start worker nodes with `ray start --num-gpus N "
+             "--num-cpus C`)")
     if address is not None and backend != "ray":
         fail(f"--address {address} is for --backend ray; add --backend ray, or drop --address to run locally")
     if storage is not None and backend != "ray":

@@ -7,13 +7,13 @@ import RayBackend` works, `import compute` stays light.
 from typing import Any
 
 from compute.backends.base import (
-    AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, ProbesOnNodes, WakesDaemon, Warms,
+    AttemptExit, Backend, ChangesNodes, LaunchError, LaunchRequest, ProbesOnNodes, SuspectsNodes, WakesDaemon, Warms,
 )
 from compute.backends.local import LocalBackend
 from compute.backends.ray_address import resolve_ray_address
 
 __all__ = [
-    "AttemptExit", "Backend", "ChangesNodes", "LaunchError", "LaunchRequest", "LocalBackend", "ProbesOnNodes", "RayBackend",
+    "AttemptExit", "Backend", "ChangesNodes", "LaunchError", "LaunchRequest", "LocalBackend", "ProbesOnNodes", "RayBackend", "SuspectsNodes",
     "WakesDaemon", "Warms", "resolve_ray_address",
 ]
 

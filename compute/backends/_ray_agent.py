@@ -252,6 +252,9 @@ class NodeAgent:
         self._runs.pop(key, None)
         self.spool(key).unlink(missing_ok=True)
 
+    def ping(self) -> None:
+        """The backend's heartbeat (compute/backends/ray_liveness.py): an answer says the agent lives."""
+
     def free_port(self) -> int:
         """A TCP port free on this node now (MASTER_PORT of a gang whose rank 0 runs here)."""
         return free_port("0.0.0.0")

@@ -136,6 +136,17 @@ class ChangesNodes(Protocol):
 
 
 @runtime_checkable
+class SuspectsNodes(Protocol):
+    """Optional: nodes that may be dead before the cluster says so (their agent fell silent). The
+    daemon gives them no new work while suspect; they keep their row, state and running attempts
+    (which the backend settles as lost if the node turns out dead)."""
+
+    def suspect_nodes(self) -> dict[str, str]:
+        """Node name -> why it is suspect, for the nodes suspect now (cheap)."""
+        ...
+
+
+@runtime_checkable
 class HostsGangs(Protocol):
     """Optional: the backend can run multi-node jobs (gangs): it names the address and a free
     port on a node where rank 0 of a gang will listen (MASTER_ADDR, MASTER_PORT)."""

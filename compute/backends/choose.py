@@ -23,7 +23,8 @@ def make_backend(paths: ComputePaths, config: DaemonConfig) -> Backend:
 
         return RayBackend(paths.home, config.ray_address, local_gpus=config.gpus,
                           storage=resolve_storage(config.storage, paths.home))
-    local = LocalBackend(plan_nodes(config.gpus, config.virtual_nodes, config.gpus_per_node), paths.run_dir)
+    nodes = plan_nodes(config.gpus, config.virtual_nodes, config.gpus_per_node, cpus_per_node=config.cpus_per_node)
+    local = LocalBackend(nodes, paths.run_dir)
     if local.cgroups is None:  # no cgroups: daemonized orphans of attempts come back to the daemon, not init
         become_subreaper()
     return local

@@ -5,7 +5,7 @@ still picks the node and GPU indices of every attempt, preempts, and keeps quara
 nodes out. This backend maps that onto Ray:
 
 - Nodes are the cluster's alive Ray nodes: name `<hostname>-<first 8 hex of the node
-  id>`, GPU slots 0..N-1 from the node's `GPU` resource (logical GPUs in tests),
+  id>`, GPU slots 0..N-1 from the node's `GPU` resource (logical GPUs in tests), CPUs from its `CPU` resource,
   `Node.address` = the Ray node id. A background thread re-reads the node table and the
   daemon re-syncs its nodes when it changes (`nodes_changed`): a dead node leaves.
 - Each attempt runs through the node agent (`_ray_agent.NodeAgent`): one detached, named
@@ -22,12 +22,16 @@ nodes out. This backend maps that onto Ray:
   message in its log: infra, retried on another node.
 - An attempt whose agent died (node lost, agent killed) polls as `AttemptExit(None)`:
   the daemon records it lost and requeues the job elsewhere; the agent's watchers kill
-  the orphaned processes.
+  the orphaned processes. The agents' own heartbeat (compute/backends/ray_liveness.py) makes
+  a node suspect (no new work) within a second of silence and settles its attempts as lost
+  within seconds, well before Ray's own heartbeat timeout.
 - Adoption: a restarted daemon connects to the same cluster in the home's namespace,
   finds the agents by name and asks them about each attempt.
 
-`poll` never blocks: a thread waits on the agents' `run` results and wakes the daemon
-through a pipe (`wake_fds`), so exits are seen at once.
+`poll` never blocks: each attempt's `run` result is watched from the moment it is launched
+(a callback on its future, `ObjectRef.future()`), which marks it done and wakes the daemon
+through a pipe (`wake_fds`), so exits are seen when they happen; a background thread
+re-reads the node table and brings staged attempts' output back.
 """
 
 from __future__ import annotations
@@ -36,11 +40,13 @@ import hashlib
 import logging
 import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import ray
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayError, RayTaskError
@@ -52,6 +58,7 @@ from compute.backends._ray_agent import NodeAgent, NodeUnfit
 from compute.backends.base import AttemptExit, LaunchError, LaunchRequest
 from compute.backends.ray_address import resolve_ray_address
 from compute.backends.ray_health import on_ray_nodes
+from compute.backends.ray_liveness import BEAT_S, LATE_S, AgentBeats
 from compute.backends.ray_staging import PUMP_S, LogPump, Staging, resolves_here
 from compute.errors import ComputeError
 from compute.jobenv import AR_CHECKPOINT_DIR
@@ -62,8 +69,6 @@ from compute.storage import Storage, StorageProbe, write_sentinel
 
 log = logging.getLogger("compute.ray")
 _AGENT = ray.remote(NodeAgent)
-_WAIT_S = 0.2
-"""How long the watcher thread's ray.wait blocks before it takes up new attempts."""
 _CALL_TIMEOUT_S = 30.0
 _SUSPECT_S = 30.0
 """A node whose agent died is offered again after this long if Ray still lists it alive."""
@@ -96,11 +101,12 @@ def _connect(target: str, namespace: str) -> None:
     ray.init(address=target, namespace=namespace, log_to_driver=False, configure_logging=False)
 
 
-def cluster_nodes() -> list[Node]:
-    """The alive nodes of the connected cluster, sorted by name."""
+def cluster_nodes(infos: list[dict[str, Any]] | None = None) -> list[Node]:
+    """The alive nodes of the connected cluster (or of `infos`, entries of `ray.nodes()`), sorted by name."""
     nodes = [
-        Node(name=node_name(n), gpus=list(range(int(n["Resources"].get("GPU", 0)))), address=n["NodeID"])
-        for n in ray.nodes() if n.get("Alive")
+        Node(name=node_name(n), gpus=list(range(int(n["Resources"].get("GPU", 0)))), address=n["NodeID"],
+             cpus=float(n["Resources"].get("CPU", 0)))
+        for n in (ray.nodes() if infos is None else infos) if n.get("Alive")
     ]
     return sorted(nodes, key=lambda n: n.name)
 
@@ -143,14 +149,21 @@ class RayBackend:
         """Key -> the attempt's log path here (for the line a NodeUnfit end leaves there)."""
         self._nodes = cluster_nodes()
         self._lock = threading.Lock()
-        self._runs: dict[str, ray.ObjectRef | None] = {}
-        """Keys of attempts being watched -> the agent's pending `run`/`wait` result (None: never started)."""
+        self._runs: dict[str, Future[Any] | None] = {}
+        """Keys of attempts being watched -> the future of the agent's `run`/`wait` result (None: never started)."""
         self._done: set[str] = set()
-        """Keys whose result is ready but not yet polled."""
+        """Keys whose result is ready but not yet polled (set by `_ended`, in Ray's thread)."""
         self._agent_of: dict[str, tuple[str, Any]] = {}
         """Key -> (Ray node id, agent handle) of each attempt this backend knows."""
         self._suspect: dict[str, float] = {}
         """Ray node id -> when its agent was seen dead: kept out of the node table meanwhile."""
+        self._beats = AgentBeats()
+        self._late: set[str] = set()
+        """Ray node ids whose agent is silent (suspect): no new work there until it answers (`suspect_nodes`)."""
+        self._lost: set[str] = set()
+        """Keys of attempts whose node was found lost by the heartbeat: they poll as lost."""
+        self._raylets: dict[str, tuple[str, int]] = {}
+        """Ray node id -> (address, port) of its raylet, from the last read of the node table."""
         self._agents: dict[str, Any] = {}
         self._forgets: list[ray.ObjectRef] = []
         self._changed: list[Node] | None = None
@@ -168,6 +181,12 @@ class RayBackend:
         with self._lock:
             changed, self._changed = self._changed, None
         return changed
+
+    def suspect_nodes(self) -> dict[str, str]:
+        """SuspectsNodes: nodes whose agent fell silent (compute/backends/ray_liveness.py)."""
+        late = self._late
+        return {n.name: f"suspect: its Ray agent has not answered for {LATE_S:g} s or more"
+                for n in self._nodes if n.address in late}
 
     def node_id(self, name: str) -> str | None:
         """The Ray node id of one of our node names (None if it is not in the cluster)."""
@@ -227,27 +246,43 @@ class RayBackend:
             except ComputeError as err:
                 raise LaunchError(f"could not upload its working directory: {err}") from err
         agent = self._agent(node_id, request.node)
-        ref = agent.run.remote(request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path),
-                               stage, resolves_here(request.argv[0], request.cwd, request.env))
         self._log_of[request.key] = str(request.log_path)
         if stage is not None:
             self._pump.add(request.key, agent, str(request.log_path))
-        with self._lock:
-            self._runs[request.key] = ref
         self._agent_of[request.key] = (node_id, agent)
+        self._watch_result(request.key, agent.run.remote(
+            request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path),
+            stage, resolves_here(request.argv[0], request.cwd, request.env)))
         return {"ray_node_id": node_id, "namespace": self.namespace, "log": str(request.log_path),
                 "staged": stage is not None}
 
+    def _watch_result(self, key: str, ref: ray.ObjectRef) -> None:
+        """Watch the agent's answer about `key` from now on: its end marks it done and wakes the daemon."""
+        future = ref.future()
+        with self._lock:
+            self._runs[key] = future
+            self._done.discard(key)
+        future.add_done_callback(lambda f: self._ended(key, f))  # at once if it is done already
+
+    def _ended(self, key: str, future: Future[Any]) -> None:
+        with self._lock:
+            if self._runs.get(key) is future:
+                self._done.add(key)
+                self._wake()
+
     def poll(self, key: str) -> AttemptExit | None:
         with self._lock:
-            ref = self._runs[key]
+            future = self._runs[key]
             done = key in self._done
-        if ref is None:
+        if future is None:
             return AttemptExit(None)
-        if not done and not ray.wait([ref], timeout=0)[0]:
+        if not done:
             return None
+        if key in self._lost:  # its node fell silent: if its agent lives after all, the attempt must not run on
+            self.signal(key, signal.SIGKILL)
+            return AttemptExit(None)
         try:
-            code = ray.get(ref, timeout=_CALL_TIMEOUT_S)
+            code = future.result()
         except RayTaskError as err:
             if isinstance(err.cause, NodeUnfit):  # the node lacks what the daemon's host has: infra, say what
                 append_log(self._log_of.get(key, ""), [f"{NODE_UNFIT_MARKER} {err.cause}"])
@@ -258,8 +293,6 @@ class RayBackend:
         except ActorUnavailableError:  # a transient loss of contact: ask again
             self._rewatch(key)
             return None
-        except GetTimeoutError:
-            return None
         except RayError as err:  # the agent died, likely with its node: nobody knows how the attempt ended
             log.warning("attempt %s lost, its Ray agent died: %s", key, err)
             self._suspect_node(self._agent_of[key][0])
@@ -268,9 +301,7 @@ class RayBackend:
         return AttemptExit(code)
 
     def _rewatch(self, key: str) -> None:
-        with self._lock:
-            self._runs[key] = self._agent_of[key][1].wait.remote(key)
-            self._done.discard(key)
+        self._watch_result(key, self._agent_of[key][1].wait.remote(key))
 
     def signal(self, key: str, signum: int) -> None:
         placed = self._agent_of.get(key)
@@ -307,6 +338,7 @@ class RayBackend:
         with self._lock:
             self._runs.pop(key, None)
             self._done.discard(key)
+            self._lost.discard(key)
         self._pump.drop(key)
         self._log_of.pop(key, None)
         placed = self._agent_of.pop(key, None)
@@ -335,33 +367,43 @@ class RayBackend:
             pass
 
     def _watch(self) -> None:
-        """Thread: wake the daemon when an attempt ends or the cluster's nodes change."""
+        """Thread: ping the agents every `BEAT_S` (waking the daemon when a node turns suspect or answers
+        again, settling lost nodes' attempts), pump staged attempts' logs every `PUMP_S` and re-read the
+        node table every `node_poll_s`."""
         next_nodes = next_pump = 0.0
-        while not self._stop.is_set():
+        while not self._stop.wait(BEAT_S):
             try:
                 with self._lock:
-                    waiting: dict[ray.ObjectRef, str] = {
-                        ref: key for key, ref in self._runs.items() if ref is not None and key not in self._done}
-                if waiting:
-                    ready, _ = ray.wait(list(waiting), num_returns=1, timeout=_WAIT_S, fetch_local=False)
-                    with self._lock:
-                        for done_ref in cast("list[ray.ObjectRef]", ready):  # ray types it as Optional
-                            if self._runs.get(waiting[done_ref]) is done_ref:
-                                self._done.add(waiting[done_ref])
-                                self._wake()
-                else:
-                    self._stop.wait(_WAIT_S)
+                    agents = dict(self._agents)
+                late, lost = self._beats.beat(agents, self._raylets)
+                if late != self._late:
+                    self._late = late  # before its attempts are settled: their jobs must not go back there
+                    self._wake()
+                for node_id in lost:
+                    self._node_lost(node_id)
                 if time.monotonic() >= next_pump:
                     next_pump = time.monotonic() + PUMP_S
                     self._pump.pump()
                 if time.monotonic() >= next_nodes:
                     next_nodes = time.monotonic() + self._node_poll_s
                     self._refresh_nodes()
-            except Exception:  # never let the thread die: poll still works without it
+            except Exception:  # never let the thread die: attempts are still watched without it
                 if self._stop.is_set():
                     return
                 log.exception("ray watcher")
                 self._stop.wait(1.0)
+
+    def _node_lost(self, node_id: str) -> None:
+        """The heartbeat found the node lost: its attempts poll as lost now, and it gets no more work."""
+        self._suspect_node(node_id)  # out of the node table first: the lost attempts' jobs must go elsewhere
+        keys = [key for key, (on, _) in list(self._agent_of.items()) if on == node_id]
+        log.warning("Ray node %s lost (its agent fell silent): %d attempt(s) there are lost", node_id, len(keys))
+        with self._lock:
+            for key in keys:
+                if key in self._runs:
+                    self._lost.add(key)
+                    self._done.add(key)
+            self._wake()
 
     def _suspect_node(self, node_id: str) -> None:
         """Its agent died: offer the node no more work until Ray says whether it lives (the
@@ -369,11 +411,15 @@ class RayBackend:
         with self._lock:
             self._suspect.setdefault(node_id, time.monotonic())
             self._agents.pop(node_id, None)
+        self._beats.forget(node_id)
         self._refresh_nodes()
 
     def _refresh_nodes(self) -> None:
-        nodes = cluster_nodes()
+        infos = ray.nodes()
+        nodes = cluster_nodes(infos)
         alive = {n.address for n in nodes}
+        self._raylets = {i["NodeID"]: (str(i.get("NodeManagerAddress")), int(i.get("NodeManagerPort") or 0))
+                         for i in infos if i.get("Alive")}
         with self._lock:
             now = time.monotonic()
             self._suspect = {i: t for i, t in self._suspect.items() if i in alive and now - t < _SUSPECT_S}
