@@ -29,7 +29,7 @@ from autoresearch.campaign import Objective, TrialRecord, TrialState
 from autoresearch.campaign.ranking import running_best
 from autoresearch.report.scale import ValueScale, integer_step, value_scale
 
-NO_CURVES = "No trial reported intermediate values (a campaign with `policy.pruner: none` records none)."
+NO_CURVES = "No trial has reported an intermediate value yet (a step of its objective metric)."
 """Said where the learning curves would be (Markdown, report.html, the dashboard)."""
 
 if TYPE_CHECKING:
