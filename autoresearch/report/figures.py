@@ -140,7 +140,8 @@ def trial_parallel(trials: list[TrialRecord], campaign: Campaign) -> Figure:
     fig = _go().Figure(_go().Parcoords(dimensions=dims, line=line) if done else [])
     if not done:
         fig.add_annotation(text="No trial has completed yet.", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
-    return _styled(fig, f"Parallel coordinates ({len(done)} complete trials)")
+    fig = _styled(fig, f"Parallel coordinates ({len(done)} complete trials)")
+    return fig.update_layout(margin={"t": 110})  # the axes' labels sit above the plot, under the title
 
 
 def trial_slice(trials: list[TrialRecord], campaign: Campaign) -> Figure:
