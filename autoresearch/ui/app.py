@@ -189,15 +189,17 @@ class Dashboard:
         missing = figures.plotly_missing()
         if missing is not None:
             return JSONResponse({"ok": False, "error": f"no charts: {missing}"}, 501)
+        from plotly.io import to_json
+
         ledger, trials = campaigns.chart_trials(self.ledgers, name, request.query_params)
         key = (name, kind, str(request.query_params))
         with self._figures_lock:
             kept = self._figures.get(key)
         if kept is None or kept[0] is not ledger:
-            fig = (figures.trial_curves(trials) if kind == "curves"
+            fig: Any = (figures.trial_curves(trials) if kind == "curves"
                    else figures.trial_parallel(trials, ledger.campaign) if kind == "parallel"
                    else figures.trial_slice(trials, ledger.campaign))  # fmt: skip
-            kept = (ledger, fig.to_json().encode())
+            kept = (ledger, to_json(fig, validate=False).encode())
             with self._figures_lock:
                 if len(self._figures) >= KEPT_FIGURES:
                     self._figures.pop(next(iter(self._figures)))
