@@ -20,7 +20,8 @@ the compare page of three trials):
 Two more campaign rows: its **first read** on a server that already imported the campaign
 machinery (it served the small campaign first), and the page **right after a ledger write** (a
 trial entered, launched and completed by a writer in this process before each request), beside
-the old path read after a write. Start-up: process start to the first 200 answer of `/fleet`
+the old path read after a write, and each chart drawn afresh right after a write (a chart is kept
+until its ledger changes, so its warm rows above are the kept one). Start-up: process start to the first 200 answer of `/fleet`
 (wall and CPU seconds, beside `autoresearch jobs list --json`, a fast CLI command), and which heavy modules the process
 had imported by then (`python -X importtime`). Target: every page under 300 ms; start-up
 under 1 s.
@@ -169,6 +170,8 @@ class Server:
         os.unlink(self.log.name)
 
 
+CHARTS = ("curves", "parallel", "slice")
+"""The charts a campaign page fetches after its table."""
 HEAVY = ("optuna", "mlflow", "langgraph", "sqlalchemy", "matplotlib")
 
 
@@ -227,8 +230,7 @@ def main() -> None:
                     (f"/campaigns/{CAMPAIGN}?page=20", "(same)", old_status),
                     (f"/campaigns/{CAMPAIGN}?min.x=0&max.x=1.5&in.kind=a&state=complete&sort=value", "(same)", old_status),
                     (f"/campaigns/{CAMPAIGN}/compare?t=3&t=500&t=999", "(same)", old_status),
-                    *[(f"/api/campaigns/{CAMPAIGN}/charts/{chart}", "(same)", old_status)
-                      for chart in ("curves", "parallel", "slice")],
+                    *[(f"/api/campaigns/{CAMPAIGN}/charts/{chart}", "(same)", old_status) for chart in CHARTS],
                 ]  # fmt: skip
                 rows: list[tuple[str, float | None, float | None, float | None, str, float]] = []
                 for path, baseline, call in cases:
@@ -253,9 +255,13 @@ def main() -> None:
                         time.sleep(SETTLE_S)
                         first = timed(lambda: _ok(web, page))
                         after, old_after = [], []
+                        drawn: dict[str, list[float]] = {chart: [] for chart in CHARTS}
                         for _ in range(args.runs):
                             add_trial(writer)
                             after.append(timed(lambda: _ok(web, page)))
+                            for chart, times in drawn.items():  # each drawn afresh: the ledger changed
+                                add_trial(writer)
+                                times.append(timed(partial(_ok, web, f"/api/campaigns/{CAMPAIGN}/charts/{chart}")))
                             add_trial(writer)
                             old_after.append(timed(old_status))
                 finally:
@@ -264,6 +270,10 @@ def main() -> None:
                              "old path: status NAME --json", base_of(rows, page)))  # fmt: skip
                 rows.append((f"`{page}` right after a ledger write", None, statistics.median(after), max(after),
                              "old path, after a write", statistics.median(old_after)))  # fmt: skip
+                for chart, times in drawn.items():
+                    rows.append((f"`/api/campaigns/{CAMPAIGN}/charts/{chart}` right after a ledger write", None,
+                                 statistics.median(times), max(times), "old path, after a write",
+                                 statistics.median(old_after)))  # fmt: skip
 
                 starts = []
                 for _ in range(3):
