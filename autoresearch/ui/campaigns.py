@@ -143,7 +143,7 @@ def campaign(
     from autoresearch.ui.trial_filter import parse_filter
 
     ledger, status = ledgers.get(name)
-    wanted = parse_filter(query or {}, ledger.campaign.search_space) if query else TrialFilter()
+    wanted = parse_filter(query, ledger.campaign.search_space) if query else TrialFilter()
     params = list(ledger.campaign.search_space)
     if sort not in TRIAL_COLUMNS and sort not in params:
         raise ValueError(f"sort {sort!r}: use one of {', '.join([*TRIAL_COLUMNS, *params])}")

@@ -203,9 +203,9 @@ def rdb_write(
         if steps:
             rows = []
             for step, value in steps:
-                stored, kind = models.TrialIntermediateValueModel.intermediate_value_to_stored_repr(value)
-                rows.append(sql.upsert_steps.args({"trial_id": trial_id, "step": step, "intermediate_value": stored,
-                                                   "intermediate_value_type": kind}))  # fmt: skip
+                reading, reading_type = models.TrialIntermediateValueModel.intermediate_value_to_stored_repr(value)
+                rows.append(sql.upsert_steps.args({"trial_id": trial_id, "step": step, "intermediate_value": reading,
+                                                   "intermediate_value_type": reading_type}))  # fmt: skip
             cursor.executemany(sql.upsert_steps.text, rows)
         if state is None:
             return None
