@@ -170,14 +170,14 @@ def test_the_campaign_page_sorts_its_trials_and_draws_their_learning_curves(
 
 
 def _traces(browser: Any, element_id: str) -> list[str]:
-    """The traces (names, else types) plotly drew in the element, once it drew them."""
-    drawn = f"const b = document.getElementById({element_id!r}); return b && b._fullLayout ? b.data.length : 0;"
+    """The traces (names, else types) plotly drew in the element, once it drew them (read in one
+    step: a live refresh may replace the element, and it is drawn again)."""
+    drawn = (f"const b = document.getElementById({element_id!r});"
+             "return b && b._fullLayout && b.data && b.data.length ? b.data.map(t => t.name || t.type) : null;")  # fmt: skip
     try:
-        WebDriverWait(browser, 60).until(lambda d: d.execute_script(drawn))
+        return list(WebDriverWait(browser, 60).until(lambda d: d.execute_script(drawn)))
     except TimeoutException:
         raise AssertionError(f"no chart in #{element_id}: {_text(browser, element_id)!r}, {_severe(browser)}") from None
-    script = f"return document.getElementById({element_id!r}).data.map(t => t.name || t.type);"
-    return list(browser.execute_script(script))
 
 
 def _severe(browser: Any) -> list[str]:
