@@ -97,9 +97,9 @@ def learning_curves(study: optuna.Study, trials: list[TrialRecord]) -> Figure:
 
 def trial_curves(trials: list[TrialRecord]) -> dict[str, Any]:
     """The same view drawn from the trial records, for pages that do not load Optuna (the dashboard
-    reads the ledger with sqlite3): one line per trial that reported a value, cuts marked. A figure
-    as a plain dict (write it with `plotly.io.to_json(..., validate=False)`): plotly's checks of
-    1k trials' traces took a second, the rest of the figure milliseconds."""
+    reads the ledger with sqlite3): one line per trial that reported a value, cuts marked. Like
+    `trial_parallel` and `trial_slice`, a figure as a plain dict (`_with_traces`; written with
+    `plotly.io.to_json(..., validate=False)`)."""
     curves = [{"type": "scatter", "x": sorted(t.intermediate_values),
                "y": [t.intermediate_values[s] for s in sorted(t.intermediate_values)], "mode": "lines+markers",
                "name": f"Trial{t.number}", "marker": {"size": 4}}
@@ -109,8 +109,7 @@ def trial_curves(trials: list[TrialRecord]) -> dict[str, Any]:
     fig.update_yaxes(title="Intermediate Value")
     if not curves:
         fig.add_annotation(text=NO_CURVES, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
-    drawn = _curve_marks(fig, trials).to_plotly_json()
-    return {**drawn, "data": [*curves, *drawn["data"]]}
+    return _with_traces(_curve_marks(fig, trials), curves)
 
 
 def _axis(name: str, spec: Any, values: list[Any]) -> dict[str, Any]:
@@ -128,7 +127,14 @@ def _axis(name: str, spec: Any, values: list[Any]) -> dict[str, Any]:
     return {"label": name, "values": values, "range": [spec.low, spec.high]}
 
 
-def trial_parallel(trials: list[TrialRecord], campaign: Campaign) -> Figure:
+def _with_traces(fig: Figure, traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """`fig` (axes, titles, notes) with `traces` added as plain dicts: plotly's checks of traces of
+    1k trials took most of a second; the rest of a figure, milliseconds."""
+    drawn = fig.to_plotly_json()
+    return {**drawn, "data": [*traces, *drawn["data"]]}
+
+
+def trial_parallel(trials: list[TrialRecord], campaign: Campaign) -> dict[str, Any]:
     """Parallel coordinates of the complete trials: the objective, then each parameter."""
     done = [t for t in trials if t.state is TrialState.complete and t.value is not None]
     space = campaign.search_space
@@ -139,14 +145,15 @@ def trial_parallel(trials: list[TrialRecord], campaign: Campaign) -> Figure:
     reverse = campaign.objective.direction == "minimize"  # the better trials drawn in the darker colour
     line = {"color": values, "colorscale": "Blues", "reversescale": reverse, "showscale": True,
             "colorbar": {"title": {"text": metric}}}  # fmt: skip
-    fig = _go().Figure(_go().Parcoords(dimensions=dims, line=line) if done else [])
+    fig = _go().Figure()
     if not done:
         fig.add_annotation(text="No trial has completed yet.", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
     fig = _styled(fig, f"Parallel coordinates ({len(done)} complete trials)")
-    return fig.update_layout(margin={"t": 110})  # the axes' labels sit above the plot, under the title
+    fig.update_layout(margin={"t": 110})  # the axes' labels sit above the plot, under the title
+    return _with_traces(fig, [{"type": "parcoords", "dimensions": dims, "line": line}] if done else [])
 
 
-def trial_slice(trials: list[TrialRecord], campaign: Campaign) -> Figure:
+def trial_slice(trials: list[TrialRecord], campaign: Campaign) -> dict[str, Any]:
     """The objective against each parameter, one panel per parameter (complete trials)."""
     from plotly.subplots import make_subplots
 
@@ -154,19 +161,22 @@ def trial_slice(trials: list[TrialRecord], campaign: Campaign) -> Figure:
     space = campaign.search_space
     fig = make_subplots(rows=1, cols=max(1, len(space)), shared_yaxes=True, horizontal_spacing=0.03)
     numbers = [t.number for t in done]
+    traces = []
     for col, (name, spec) in enumerate(space.items(), start=1):
         shown = [t for t in done if name in t.params]
-        fig.add_trace(_go().Scatter(
-            x=[t.params[name] for t in shown], y=[t.value for t in shown], mode="markers", name=name, showlegend=False,
-            text=[f"trial {t.number}" for t in shown], marker={"color": [t.number for t in shown], "colorscale": "Blues",
+        axis = "" if col == 1 else str(col)  # make_subplots names the panels' axes x, x2, x3 ...
+        traces.append({
+            "type": "scatter", "x": [t.params[name] for t in shown], "y": [t.value for t in shown], "mode": "markers",
+            "name": name, "showlegend": False, "text": [f"trial {t.number}" for t in shown], "xaxis": f"x{axis}",
+            "yaxis": f"y{axis}", "marker": {"color": [t.number for t in shown], "colorscale": "Blues",
             "cmin": min(numbers, default=0), "cmax": max(numbers, default=1), "showscale": col == 1,
             "colorbar": {"title": {"text": "trial"}}, "line": {"width": 0.5, "color": "grey"}},
-        ), row=1, col=col)  # fmt: skip
+        })  # fmt: skip
         kind = "category" if spec.type == "categorical" else "log" if spec.log else "linear"
         fig.update_xaxes(title=name, type=kind, row=1, col=col)
     fig.update_yaxes(title=campaign.objective.metric, row=1, col=1)
     scale = value_scale([t.value for t in done if t.value is not None])
-    return _styled(fig, "Slice: the objective against each parameter", scale)
+    return _with_traces(_styled(fig, "Slice: the objective against each parameter", scale), traces)
 
 
 def _curve_marks(fig: Figure, trials: list[TrialRecord]) -> Figure:
