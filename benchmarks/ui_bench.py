@@ -4,8 +4,10 @@
 
 Builds a temporary home: `--jobs` jobs submitted through `compute.Client` (`sleep`, 1 GPU each),
 a daemon with 4 GPU slots (so 4 run and the rest wait, with the waiting reasons its scheduling
-pass writes), one campaign whose Optuna ledger holds `--trials` complete trials, and a one-trial
-campaign. Then, for each page:
+pass writes), one campaign whose Optuna ledger holds `--trials` complete trials (each with a
+`STEPS`-point learning curve), and a one-trial campaign. Then, for each page (and each chart the
+campaign page fetches after its table: learning curves, parallel coordinates, slice; its filter;
+the compare page of three trials):
 
 - **cold**: the first request of a fresh `autoresearch ui` process (nothing imported or read yet);
 - **warm**: the median (and max) of `--runs` more requests, 3 s later (`SETTLE_S`: the background
@@ -18,7 +20,8 @@ campaign. Then, for each page:
 Two more campaign rows: its **first read** on a server that already imported the campaign
 machinery (it served the small campaign first), and the page **right after a ledger write** (a
 trial entered, launched and completed by a writer in this process before each request), beside
-the old path read after a write. Start-up: process start to the first 200 answer of `/fleet`
+the old path read after a write, and each chart drawn afresh right after a write (a chart is kept
+until its ledger changes, so its warm rows above are the kept one). Start-up: process start to the first 200 answer of `/fleet`
 (wall and CPU seconds, beside `autoresearch jobs list --json`, a fast CLI command), and which heavy modules the process
 had imported by then (`python -X importtime`). Target: every page under 300 ms; start-up
 under 1 s.
@@ -84,8 +87,13 @@ def fill_campaign(home: Path, trials: int, name: str = CAMPAIGN) -> Any:
     return ledger
 
 
+STEPS = 20
+"""Points of each trial's learning curve (the synthetic job's default)."""
+
+
 def add_trial(ledger: Any) -> None:
-    """One trial entered, launched and completed (three ledger writes, as the runner makes them)."""
+    """One trial entered, launched, its curve reported and completed (four ledger writes, as the
+    runner makes them)."""
     from autoresearch.campaign import Proposal
     from autoresearch.testing._checks import score
 
@@ -93,7 +101,9 @@ def add_trial(ledger: Any) -> None:
     params = {"x": (i % 37) / 10.0 - 1.0, "y": i % 7, "kind": "abc"[i % 3]}
     number = ledger.admit(Proposal(params=params)).trial_number
     ledger.mark_launched(number, f"job-{number:010d}")
-    ledger.complete(number, score(params), gpu_seconds=60.0)
+    value = score(params)
+    ledger.report_steps(number, {step: value + (STEPS - step) / STEPS for step in range(1, STEPS + 1)})
+    ledger.complete(number, value, gpu_seconds=60.0)
 
 
 def median_ms(call: Callable[[], object], runs: int) -> tuple[float, float]:
@@ -160,6 +170,8 @@ class Server:
         os.unlink(self.log.name)
 
 
+CHARTS = ("curves", "parallel", "slice")
+"""The charts a campaign page fetches after its table."""
 HEAVY = ("optuna", "mlflow", "langgraph", "sqlalchemy", "matplotlib")
 
 
@@ -216,6 +228,9 @@ def main() -> None:
                     ("/campaigns", "old path: status --json (Optuna storage)", old_list),
                     (f"/campaigns/{CAMPAIGN}", "old path: status NAME --json (Optuna storage)", old_status),
                     (f"/campaigns/{CAMPAIGN}?page=20", "(same)", old_status),
+                    (f"/campaigns/{CAMPAIGN}?min.x=0&max.x=1.5&in.kind=a&state=complete&sort=value", "(same)", old_status),
+                    (f"/campaigns/{CAMPAIGN}/compare?t=3&t=500&t=999", "(same)", old_status),
+                    *[(f"/api/campaigns/{CAMPAIGN}/charts/{chart}", "(same)", old_status) for chart in CHARTS],
                 ]  # fmt: skip
                 rows: list[tuple[str, float | None, float | None, float | None, str, float]] = []
                 for path, baseline, call in cases:
@@ -240,9 +255,13 @@ def main() -> None:
                         time.sleep(SETTLE_S)
                         first = timed(lambda: _ok(web, page))
                         after, old_after = [], []
+                        drawn: dict[str, list[float]] = {chart: [] for chart in CHARTS}
                         for _ in range(args.runs):
                             add_trial(writer)
                             after.append(timed(lambda: _ok(web, page)))
+                            for chart, times in drawn.items():  # each drawn afresh: the ledger changed
+                                add_trial(writer)
+                                times.append(timed(partial(_ok, web, f"/api/campaigns/{CAMPAIGN}/charts/{chart}")))
                             add_trial(writer)
                             old_after.append(timed(old_status))
                 finally:
@@ -251,6 +270,10 @@ def main() -> None:
                              "old path: status NAME --json", base_of(rows, page)))  # fmt: skip
                 rows.append((f"`{page}` right after a ledger write", None, statistics.median(after), max(after),
                              "old path, after a write", statistics.median(old_after)))  # fmt: skip
+                for chart, times in drawn.items():
+                    rows.append((f"`/api/campaigns/{CAMPAIGN}/charts/{chart}` right after a ledger write", None,
+                                 statistics.median(times), max(times), "old path, after a write",
+                                 statistics.median(old_after)))  # fmt: skip
 
                 starts = []
                 for _ in range(3):

@@ -17,6 +17,12 @@ SLOPE_POINTS = 5
 """The curve's slope is fitted over its last this many points."""
 PATCH_DIFF_CHARS = 4000
 """A patch diff longer than this is cut (with a note saying so)."""
+MAX_COMPARED = 10
+"""The most trials one comparison takes."""
+
+
+class UnknownTrial(ValueError):
+    """A trial number the campaign does not have."""
 
 
 class _Record(BaseModel):
@@ -87,6 +93,22 @@ class Comparison(_Record):
     """Parameters every trial shares, with their value."""
     patch_diffs: list[PatchDiff]
     """Code-edit trials: each other trial's patch against the first trial's (empty without patches)."""
+
+
+def chosen(trials: list[TrialRecord], numbers: list[int]) -> list[TrialRecord]:
+    """The trials `numbers` names, in that order, each once (the first is the patch diffs'
+    reference). UnknownTrial for a number the campaign does not have; ValueError for fewer than two
+    different trials, or more than `MAX_COMPARED`."""
+    by_number = {t.number: t for t in trials}
+    unknown = [n for n in numbers if n not in by_number]
+    if unknown:
+        raise UnknownTrial(f"no trial {', '.join(map(str, unknown))}; trials are 0..{len(trials) - 1}")
+    picked = list(dict.fromkeys(numbers))
+    if len(picked) < 2:
+        raise ValueError("name at least two different trials")
+    if len(picked) > MAX_COMPARED:
+        raise ValueError(f"compare at most {MAX_COMPARED} trials at once ({len(picked)} named)")
+    return [by_number[n] for n in picked]
 
 
 def compare(trials: list[TrialRecord], objective: Objective) -> Comparison:

@@ -15,7 +15,7 @@ import optuna
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.campaign import Proposal, TrialFailure, TrialLedger, TrialRecord, TrialState, check_params, ranked
-from autoresearch.campaign.compare import Comparison, compare, downsample
+from autoresearch.campaign.compare import MAX_COMPARED, Comparison, UnknownTrial, chosen, compare, downsample
 from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.workspace import PatchError, Workspaces
 from skills import (
@@ -179,7 +179,7 @@ def trial_details(ctx: SkillContext, args: TrialDetailsInput) -> TrialDetailsOut
 
 
 class CompareTrialsInput(SkillInput):
-    numbers: Annotated[list[Index], Field(min_length=2, max_length=10)]
+    numbers: Annotated[list[Index], Field(min_length=2, max_length=MAX_COMPARED)]
     """The trials to compare (2 to 10), the first one the reference for patch diffs."""
 
 
@@ -192,15 +192,13 @@ def compare_trials(ctx: SkillContext, args: CompareTrialsInput) -> CompareTrials
     last and best point and the slope of its last points (still improving?), and for code-edit trials
     how each patch differs from the first trial's."""
     ledger = _ledger(ctx)
-    trials = {t.number: t for t in ledger.trials()}
-    unknown = [n for n in args.numbers if n not in trials]
-    if unknown:
-        raise SkillFailure(ErrorCode.not_found, f"no trial {', '.join(map(str, unknown))}; trials are 0..{len(trials) - 1}",
-                           "numbers")  # fmt: skip
-    if len(set(args.numbers)) < 2:
-        raise SkillFailure(ErrorCode.invalid_arguments, "name at least two different trials", "numbers")
-    chosen = [trials[n] for n in dict.fromkeys(args.numbers)]
-    return CompareTrialsOutput(comparison=compare(chosen, ledger.campaign.objective))
+    try:
+        trials = chosen(ledger.trials(), args.numbers)
+    except UnknownTrial as exc:
+        raise SkillFailure(ErrorCode.not_found, str(exc), "numbers") from None
+    except ValueError as exc:
+        raise SkillFailure(ErrorCode.invalid_arguments, str(exc), "numbers") from None
+    return CompareTrialsOutput(comparison=compare(trials, ledger.campaign.objective))
 
 
 class SuggestInput(SkillInput):

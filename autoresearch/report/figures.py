@@ -11,7 +11,14 @@ the study, or reads better:
   ours marks them and shares the PNG's axis rules (log or clipped, integer trial ticks);
 - importances: the numbers are Optuna's (fANOVA, computed once for the Markdown table too); only
   the bars are drawn here, so the study is not evaluated twice;
-- failures by class: Optuna does not know why a trial failed (`TrialRecord.failure_class`).
+- failures by class: Optuna does not know why a trial failed (`TrialRecord.failure_class`);
+- the dashboard's parallel coordinates and slice (`trial_parallel`, `trial_slice`) are drawn from
+  the trial records, in the shape of Optuna's (`plot_parallel_coordinate`: the objective first, then
+  each parameter, lines coloured by the objective, categories and log scales on their axes;
+  `plot_slice`: one panel per parameter, dots coloured by trial number), because the dashboard never
+  loads Optuna: `optuna.visualization` imports matplotlib (seconds in a server that answers pages in
+  milliseconds), and its figures need a `Study` rebuilt from the records (about as long again for
+  1k trials) where these read the records the page already holds.
 
 plotly is imported lazily (it is needed only here, in `html_page` and by the dashboard's chart routes): callers
 check `plotly_missing()` first.
@@ -19,17 +26,18 @@ check `plotly_missing()` first.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from autoresearch.campaign import Objective, TrialRecord, TrialState
+from autoresearch.campaign import Campaign, Objective, TrialRecord, TrialState
 from autoresearch.campaign.ranking import running_best
 from autoresearch.report.scale import ValueScale, integer_step, value_scale
 
-NO_CURVES = "No trial reported intermediate values (a campaign with `policy.pruner: none` records none)."
+NO_CURVES = "No trial has reported an intermediate value yet (a step of its objective metric)."
 """Said where the learning curves would be (Markdown, report.html, the dashboard)."""
 
 if TYPE_CHECKING:
@@ -87,20 +95,88 @@ def learning_curves(study: optuna.Study, trials: list[TrialRecord]) -> Figure:
     return _curve_marks(_optuna(plot_intermediate_values, study), trials)
 
 
-def trial_curves(trials: list[TrialRecord]) -> Figure:
+def trial_curves(trials: list[TrialRecord]) -> dict[str, Any]:
     """The same view drawn from the trial records, for pages that do not load Optuna (the dashboard
-    reads the ledger with sqlite3): one line per trial that reported a value, cuts marked."""
-    go = _go()
-    fig = go.Figure([
-        go.Scatter(x=sorted(t.intermediate_values), y=[t.intermediate_values[s] for s in sorted(t.intermediate_values)],
-                   mode="lines+markers", name=f"Trial{t.number}", marker={"size": 4})
-        for t in trials if t.intermediate_values
-    ])  # fmt: skip
+    reads the ledger with sqlite3): one line per trial that reported a value, cuts marked. Like
+    `trial_parallel` and `trial_slice`, a figure as a plain dict (`_with_traces`; written with
+    `plotly.io.to_json(..., validate=False)`)."""
+    curves = [{"type": "scatter", "x": sorted(t.intermediate_values),
+               "y": [t.intermediate_values[s] for s in sorted(t.intermediate_values)], "mode": "lines+markers",
+               "name": f"Trial{t.number}", "marker": {"size": 4}}
+              for t in trials if t.intermediate_values]  # fmt: skip
+    fig = _go().Figure()
     fig.update_xaxes(title="Step")
     fig.update_yaxes(title="Intermediate Value")
-    if not fig.data:
+    if not curves:
         fig.add_annotation(text=NO_CURVES, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
-    return _curve_marks(fig, trials)
+    return _with_traces(_curve_marks(fig, trials), curves)
+
+
+def _axis(name: str, spec: Any, values: list[Any]) -> dict[str, Any]:
+    """A parallel-coordinates dimension for parameter `name` (`spec`: its search-space entry):
+    categories as their index with their labels, log-scaled numbers as log10 with their values."""
+    if spec.type == "categorical":
+        labels = [str(c) for c in spec.choices]
+        index = {label: i for i, label in enumerate(labels)}
+        return {"label": name, "values": [index.get(str(v), -1) for v in values], "tickvals": list(range(len(labels))),
+                "ticktext": labels}  # fmt: skip
+    if spec.log:
+        ticks = [spec.low * (spec.high / spec.low) ** (k / 4) for k in range(5)]
+        return {"label": name, "values": [math.log10(v) for v in values], "tickvals": [math.log10(t) for t in ticks],
+                "ticktext": [f"{t:.3g}" for t in ticks]}  # fmt: skip
+    return {"label": name, "values": values, "range": [spec.low, spec.high]}
+
+
+def _with_traces(fig: Figure, traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """`fig` (axes, titles, notes) with `traces` added as plain dicts: plotly's checks of traces of
+    1k trials took most of a second; the rest of a figure, milliseconds."""
+    drawn = fig.to_plotly_json()
+    return {**drawn, "data": [*traces, *drawn["data"]]}
+
+
+def trial_parallel(trials: list[TrialRecord], campaign: Campaign) -> dict[str, Any]:
+    """Parallel coordinates of the complete trials: the objective, then each parameter."""
+    done = [t for t in trials if t.state is TrialState.complete and t.value is not None]
+    space = campaign.search_space
+    names = [n for n in space if all(n in t.params for t in done)]
+    metric = campaign.objective.metric
+    values = [t.value for t in done]
+    dims = [{"label": metric, "values": values}, *(_axis(n, space[n], [t.params[n] for t in done]) for n in names)]
+    reverse = campaign.objective.direction == "minimize"  # the better trials drawn in the darker colour
+    line = {"color": values, "colorscale": "Blues", "reversescale": reverse, "showscale": True,
+            "colorbar": {"title": {"text": metric}}}  # fmt: skip
+    fig = _go().Figure()
+    if not done:
+        fig.add_annotation(text="No trial has completed yet.", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+    fig = _styled(fig, f"Parallel coordinates ({len(done)} complete trials)")
+    fig.update_layout(margin={"t": 110})  # the axes' labels sit above the plot, under the title
+    return _with_traces(fig, [{"type": "parcoords", "dimensions": dims, "line": line}] if done else [])
+
+
+def trial_slice(trials: list[TrialRecord], campaign: Campaign) -> dict[str, Any]:
+    """The objective against each parameter, one panel per parameter (complete trials)."""
+    from plotly.subplots import make_subplots
+
+    done = [t for t in trials if t.state is TrialState.complete and t.value is not None]
+    space = campaign.search_space
+    fig = make_subplots(rows=1, cols=max(1, len(space)), shared_yaxes=True, horizontal_spacing=0.03)
+    numbers = [t.number for t in done]
+    traces = []
+    for col, (name, spec) in enumerate(space.items(), start=1):
+        shown = [t for t in done if name in t.params]
+        axis = "" if col == 1 else str(col)  # make_subplots names the panels' axes x, x2, x3 ...
+        traces.append({
+            "type": "scatter", "x": [t.params[name] for t in shown], "y": [t.value for t in shown], "mode": "markers",
+            "name": name, "showlegend": False, "text": [f"trial {t.number}" for t in shown], "xaxis": f"x{axis}",
+            "yaxis": f"y{axis}", "marker": {"color": [t.number for t in shown], "colorscale": "Blues",
+            "cmin": min(numbers, default=0), "cmax": max(numbers, default=1), "showscale": col == 1,
+            "colorbar": {"title": {"text": "trial"}}, "line": {"width": 0.5, "color": "grey"}},
+        })  # fmt: skip
+        kind = "category" if spec.type == "categorical" else "log" if spec.log else "linear"
+        fig.update_xaxes(title=name, type=kind, row=1, col=col)
+    fig.update_yaxes(title=campaign.objective.metric, row=1, col=1)
+    scale = value_scale([t.value for t in done if t.value is not None])
+    return _with_traces(_styled(fig, "Slice: the objective against each parameter", scale), traces)
 
 
 def _curve_marks(fig: Figure, trials: list[TrialRecord]) -> Figure:

@@ -108,8 +108,8 @@ class Evaluator:
 
     @property
     def pruner(self) -> Pruning | None:
-        """The policy, when it prunes and the campaign's pruner is not `none`. Intermediate values
-        go to the ledger (one write per step) only then."""
+        """The policy, when it prunes and the campaign's pruner is not `none`. Intermediate values go
+        to the ledger either way (the learning curves), each read's new steps in one write."""
         if isinstance(self.policy, Pruning) and self.ledger.campaign.policy.pruner.kind is not PrunerKind.none:
             return self.policy
         return None
@@ -151,7 +151,7 @@ class Evaluator:
                 self.records.started(trial, job)
                 values = self._read(trial, job, final=False)
                 pruner = self.pruner
-                if pruner and self._report(trial, values):
+                if self._report(trial, values) and pruner:
                     stopped = self._prune(pruner, trial, job)
                     if stopped is not None:
                         ended.append(stopped)
@@ -170,14 +170,14 @@ class Evaluator:
         return resolve_aggregate(objective.aggregate).running(values, objective.direction == "maximize")
 
     def _report(self, trial: TrialRecord, values: list[tuple[int, float]]) -> bool:
-        """Tell the ledger the steps it has not seen, each as the aggregate of the points up to it
-        (`objective.aggregate`: the pruner judges what the trial's value would be); True when there
-        were new ones."""
+        """Tell the ledger the steps it has not seen (in one write), each as the aggregate of the
+        points up to it (`objective.aggregate`: the pruner judges what the trial's value would be,
+        and the learning curves show it); True when there were new ones."""
         done = self._reported.setdefault(trial.number, set(trial.intermediate_values))
-        fresh = [(step, value) for step, value in self._running(values) if step not in done]
-        for step, value in fresh:
-            self.ledger.report(trial.number, step, value)
-            done.add(step)
+        fresh = {step: value for step, value in self._running(values) if step not in done}
+        if fresh:
+            self.ledger.report_steps(trial.number, fresh)
+            done.update(fresh)
         return bool(fresh)
 
     def _must_read(self, trial: TrialRecord, known: Mapping[str, str]) -> bool:
@@ -248,8 +248,7 @@ class Evaluator:
         pruned_at = self._pruned_step(trial, job)
         if (job.state is not JobState.cancelled or pruned_at is not None) and trial.mlflow_run_id:
             values = self._read(trial, job, final=True)
-            if self.pruner:
-                self._report(trial, values)
+            self._report(trial, values)
         if job.attempts:
             steps = [*self.ledger.trial(number).intermediate_values, *(step for step, _ in values)]
             nodes = self._nodes({a.node for a in job.attempts})

@@ -29,12 +29,17 @@ from autoresearch.ui.guard import COOKIE, Guard, Refused
 from autoresearch.ui.live import ChangeFeed, changes, follow_log
 from autoresearch.ui.paging import page_args
 from autoresearch.ui.settings import UiSettings
+from autoresearch.ui.trial_filter import TRIAL_STATES
 
 if TYPE_CHECKING:
     from starlette.templating import Jinja2Templates
 
 HERE = Path(__file__).parent
 BUDGET_FIELDS = ("max_trials", "max_parallel", "max_gpu_hours", "max_llm_usd", "deadline")
+CHARTS = ("curves", "parallel", "slice")
+"""The campaign page's plotly charts, each at `/api/campaigns/NAME/charts/KIND` (`figures.trial_*`)."""
+KEPT_FIGURES = 64
+"""How many drawn charts the server keeps (each until its ledger changes)."""
 
 
 def _when(ts: float | None) -> str:
@@ -102,6 +107,9 @@ class Dashboard:
         self.client = Client(settings.home, autostart=False)
         self.feed = ChangeFeed(Client(settings.home, autostart=False), settings.home)
         self.ledgers = campaigns.Ledgers(settings.home)
+        self._figures: dict[tuple[str, str, str], tuple[object, bytes]] = {}
+        """(campaign, chart, query) -> (the ledger read it was drawn from, its JSON)."""
+        self._figures_lock = threading.Lock()
 
     @functools.cached_property
     def templates(self) -> Jinja2Templates:
@@ -114,7 +122,7 @@ class Dashboard:
             read_only=self.settings.read_only,
             csrf=self.guard.csrf,
             budget_fields=BUDGET_FIELDS,
-            trial_states=campaigns.TRIAL_STATES,
+            trial_states=TRIAL_STATES,
         )
         return templates
 
@@ -162,19 +170,42 @@ class Dashboard:
     def campaign_page(self, request: Request) -> Response:
         q = request.query_params
         number, per_page = page_args(q.get("page"), q.get("per_page"))
-        view = campaigns.campaign(self.ledgers, request.path_params["name"], number, per_page, q.get("state") or None,
+        view = campaigns.campaign(self.ledgers, request.path_params["name"], number, per_page, q,
                                   q.get("sort") or "number", q.get("desc") == "1")  # fmt: skip
         return self.render(request, "campaign.html", "campaigns", view=view, status=view.status)
 
-    def campaign_curves(self, request: Request) -> Response:
-        """The campaign's learning curves as a plotly figure (JSON), drawn by the page after its table."""
+    def compare_page(self, request: Request) -> Response:
+        view = campaigns.compare_page(self.ledgers, request.path_params["name"], request.query_params.getlist("t"))
+        return self.render(request, "compare.html", "campaigns", view=view)
+
+    def campaign_chart(self, request: Request) -> Response:
+        """One chart of a campaign's trials as a plotly figure (JSON), fetched by the page after its
+        table: the trials its filter keeps, or those `?t=` names (the compare page's curves). Kept
+        until the campaign's ledger changes, so live refreshes of an idle campaign draw nothing again."""
         from autoresearch.report import figures
 
+        name, kind = request.path_params["name"], request.path_params["kind"]
+        if kind not in CHARTS:
+            return JSONResponse({"ok": False, "error": f"no chart {kind!r}; charts: {', '.join(CHARTS)}"}, 404)
         missing = figures.plotly_missing()
         if missing is not None:
             return JSONResponse({"ok": False, "error": f"no charts: {missing}"}, 501)
-        ledger, _ = self.ledgers.get(request.path_params["name"])
-        return Response(figures.trial_curves(ledger.trials).to_json(), media_type="application/json")
+        from plotly.io import to_json
+
+        ledger, trials = campaigns.chart_trials(self.ledgers, name, request.query_params)
+        key = (name, kind, str(request.query_params))
+        with self._figures_lock:
+            kept = self._figures.get(key)
+        if kept is None or kept[0] is not ledger:
+            fig: Any = (figures.trial_curves(trials) if kind == "curves"
+                   else figures.trial_parallel(trials, ledger.campaign) if kind == "parallel"
+                   else figures.trial_slice(trials, ledger.campaign))  # fmt: skip
+            kept = (ledger, to_json(fig, validate=False).encode())
+            with self._figures_lock:
+                if len(self._figures) >= KEPT_FIGURES:
+                    self._figures.pop(next(iter(self._figures)))
+                self._figures[key] = kept
+        return Response(kept[1], media_type="application/json")
 
     def plotly_js(self, request: Request) -> Response:
         """plotly.js from the installed `plotly` package (no CDN: the dashboard makes no outside request)."""
@@ -275,12 +306,13 @@ class Dashboard:
             Route("/jobs/{job_id}/log", self.job_log),
             Route("/campaigns", self.campaigns_page),
             Route("/campaigns/{name}", self.campaign_page),
+            Route("/campaigns/{name}/compare", self.compare_page),
             Route("/live", self.live),
             Route("/api/jobs/{job_id}/cancel", self.job_action("CancelJob"), methods=["POST"]),
             Route("/api/jobs/{job_id}/priority", self.job_action("SetJobPriority"), methods=["POST"]),
             Route("/api/nodes/{node}/cordon", self.node_action("Cordon"), methods=["POST"]),
             Route("/api/nodes/{node}/uncordon", self.node_action("Uncordon"), methods=["POST"]),
-            Route("/api/campaigns/{name}/curves", self.campaign_curves),
+            Route("/api/campaigns/{name}/charts/{kind}", self.campaign_chart),
             Route("/api/campaigns/{name}/{kind:str}", self.campaign_action, methods=["POST"]),
             Route("/static/plotly.min.js", self.plotly_js),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

@@ -12,17 +12,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autoresearch.ui.paging import Page, slice_page
+from autoresearch.ui.trial_filter import TrialFilter
 from compute.pidlock import holder_pid
 
 if TYPE_CHECKING:
     from autoresearch.campaign import CampaignOverview, CampaignStatus, LedgerReader, LedgerSnapshot, TrialSummary
+    from autoresearch.campaign.compare import Comparison
+    from autoresearch.campaign.records import TrialRecord
 
 
 class CampaignNotFound(ValueError):
     """No campaign of that name (or its ledger cannot be read); the message says what exists."""
 
 
-TRIAL_STATES = ("proposed", "running", "complete", "pruned", "failed", "cancelled")
 TRIAL_COLUMNS = ("number", "state", "value", "job", "run", "failure")
 """What the trial table sorts by (`?sort=COLUMN&desc=1`), besides each parameter by its name."""
 
@@ -49,13 +51,18 @@ class CampaignView:
     budget: dict[str, Any]
     runner_pid: int | None
     trials: Page[TrialSummary]
-    trial_state: str | None
+    wanted: TrialFilter
+    """The table's filter (state, parameter ranges and choices); the charts follow it."""
+    shown: int
+    """How many trials pass the filter."""
     sort: str
     """The trial table's sort column (`TRIAL_COLUMNS` or a parameter name)."""
     desc: bool
     """Sorted in descending order."""
     param_names: list[str]
     """The search space's parameters (each a sortable column)."""
+    search_space: dict[str, Any]
+    """Parameter -> its search-space entry (the filter's fields: a range, or choices)."""
     curve: Curve | None
     experiment_url: str | None
     """The MLflow UI's runs table of the campaign's experiment (None: no experiment yet, or no UI for its store)."""
@@ -129,17 +136,68 @@ def overview(ledgers: Ledgers) -> list[CampaignOverview]:
 
 
 def campaign(
-    ledgers: Ledgers, name: str, number: int, per_page: int, trial_state: str | None,
-    sort: str = "number", desc: bool = False,
+    ledgers: Ledgers, name: str, number: int, per_page: int, query: Any = None, sort: str = "number", desc: bool = False,
 ) -> CampaignView:  # fmt: skip
-    """Raises CampaignNotFound, or ValueError for a bad trial state or sort column."""
-    if trial_state and trial_state not in TRIAL_STATES:
-        raise ValueError(f"trial state {trial_state!r}: use one of {', '.join(TRIAL_STATES)}")
+    """The page of campaign `name` with the trials its `query` filters (`trial_filter.parse_filter`).
+    Raises CampaignNotFound, or ValueError for a bad filter or sort column."""
+    from autoresearch.ui.trial_filter import parse_filter
+
     ledger, status = ledgers.get(name)
+    wanted = parse_filter(query, ledger.campaign.search_space) if query else TrialFilter()
     params = list(ledger.campaign.search_space)
     if sort not in TRIAL_COLUMNS and sort not in params:
         raise ValueError(f"sort {sort!r}: use one of {', '.join([*TRIAL_COLUMNS, *params])}")
-    return _view(ledger, status, ledgers.home, number, per_page, trial_state, sort, desc)
+    return _view(ledger, status, ledgers.home, number, per_page, wanted, sort, desc)
+
+
+def chart_trials(ledgers: Ledgers, name: str, query: Any) -> tuple[LedgerSnapshot, list[TrialRecord]]:
+    """The ledger and the trials a chart of the campaign page draws: those its filter keeps, or
+    the trials `?t=N&t=M` names (the compare page)."""
+    from autoresearch.ui.trial_filter import parse_filter
+
+    ledger, _ = ledgers.get(name)
+    if query.getlist("t"):
+        return ledger, pick(ledger.trials, query.getlist("t"))
+    return ledger, parse_filter(query, ledger.campaign.search_space).apply(ledger.trials)
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """The compare page: `compare_trials`'s comparison of the chosen trials, with their patches."""
+
+    name: str
+    metric: str
+    comparison: Comparison
+    patches: dict[int, str]
+    """Trial number -> its patch (code-edit trials), shown side by side."""
+    query: str
+    """`t=N&t=M...`: the chosen trials, for the curves' request."""
+
+
+def compare_page(ledgers: Ledgers, name: str, numbers: list[str]) -> CompareView:
+    """Raises CampaignNotFound, or ValueError when fewer than two known trials are named."""
+    from urllib.parse import urlencode
+
+    from autoresearch.campaign.compare import compare
+
+    ledger, _ = ledgers.get(name)
+    chosen = pick(ledger.trials, numbers)
+    comparison = compare(chosen, ledger.campaign.objective)
+    return CompareView(name=name, metric=ledger.campaign.objective.metric, comparison=comparison,
+                       patches={t.number: t.patch for t in chosen if t.patch},
+                       query=urlencode([("t", t.number) for t in chosen]))  # fmt: skip
+
+
+def pick(trials: list[TrialRecord], numbers: list[str]) -> list[TrialRecord]:
+    """The trials `numbers` names (text from a query), in that order; ValueError when one is not a
+    trial number or fewer than two different trials are named (`compare.chosen` has the rules)."""
+    from autoresearch.campaign.compare import chosen
+
+    try:
+        wanted = [int(n) for n in numbers]
+    except ValueError:
+        raise ValueError(f"t={numbers}: trial numbers (whole numbers), e.g. ?t=3&t=7") from None
+    return chosen(trials, wanted)
 
 
 def sort_trials(trials: list[TrialSummary], column: str, desc: bool) -> list[TrialSummary]:
@@ -166,14 +224,14 @@ def _view(
     home: Path | None,
     number: int,
     per_page: int,
-    trial_state: str | None,
+    wanted: TrialFilter,
     sort: str,
     desc: bool,
 ) -> CampaignView:
     from tracking import mlflow_ui_base, mlflow_ui_url, resolve_tracking
 
     config = ledger.campaign
-    trials = [t for t in status.trials if not trial_state or t.state.value == trial_state]
+    trials = wanted.apply(status.trials)
     trials = sort_trials(trials, sort, desc) if (sort, desc) != ("number", False) else trials
     base = mlflow_ui_base(resolve_tracking(config.tracking.uri, home).tracking_uri)
     experiment = ledger.facts.mlflow_experiment_id if base else None
@@ -185,10 +243,12 @@ def _view(
         budget=config.budget.model_dump(mode="json", exclude_none=True),
         runner_pid=holder_pid(ledger.paths.lock),
         trials=page,
-        trial_state=trial_state,
+        wanted=wanted,
+        shown=len(trials),
         sort=sort,
         desc=desc,
         param_names=list(config.search_space),
+        search_space=dict(config.search_space),
         curve=best_curve(status.trials, config.objective),
         experiment_url=mlflow_ui_url(base, experiment) if base and experiment else None,
         run_urls={t.mlflow_run_id: mlflow_ui_url(base, experiment, t.mlflow_run_id)

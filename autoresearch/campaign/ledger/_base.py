@@ -11,7 +11,7 @@ Rules every ledger keeps:
   person changes a running campaign by a steering command, which the runner applies.
 - **A trial's life.** `admit` (proposed) -> `mark_launched` (running) -> one verdict: `complete`,
   `prune`, `fail` or `cancel`. The first verdict wins: a later one returns the trial as it
-  ended, unchanged. `report` records an intermediate value once per step, and only while the
+  ended, unchanged. `report_steps` records intermediate values once per step, and only while the
   trial has not ended. A complete trial always has a finite value (`complete` with NaN or
   infinity fails the trial as `non_finite`); a pruned one keeps its last intermediate value.
 - **Numbers.** `admit` numbers a proposal without a number (0, 1, 2 ... in the order admitted);
@@ -33,6 +33,7 @@ once here on top of them. A ledger is used from one thread.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Mapping
 from datetime import datetime, UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -90,8 +91,9 @@ class TrialLedger(Protocol):
         """Record where trial `number`'s attempts ran and how fast (call before its verdict)."""
 
     @abstractmethod
-    def report(self, number: int, step: int, value: float) -> None:
-        """Record an intermediate objective value; a step already recorded is ignored."""
+    def report_steps(self, number: int, values: Mapping[int, float]) -> None:
+        """Record intermediate objective values (step -> value) in one write; a step already
+        recorded is ignored."""
 
     @abstractmethod
     def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
@@ -139,6 +141,10 @@ class TrialLedger(Protocol):
         """Store new values of some `CampaignFacts` fields (validated); return the facts after."""
 
     # --- written once, on top of the above ---------------------------------------------------
+
+    def report(self, number: int, step: int, value: float) -> None:
+        """Record one intermediate objective value (`report_steps` of one step)."""
+        self.report_steps(number, {step: value})
 
     def unlaunched(self) -> list[TrialRecord]:
         """Trials in the ledger without a job: launch them (again) with their idempotency key."""

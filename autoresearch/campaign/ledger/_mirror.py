@@ -19,8 +19,8 @@ Rules (the ledger's `cache` rule, one level down):
   straight to the RDB.
 - **Batches.** Drawn parameters and a sampler's system attributes are committed with the next
   write (`set_trial_param`); a new trial is one INSERT.
-  `write_trial` commits a trial's attributes, and optionally its end state and
-  value, in one transaction of a few statements (the RDB API has one commit, and several ORM
+  `write_trial` commits a trial's attributes and intermediate values, and optionally its end state
+  and value, in one transaction of a few statements (the RDB API has one commit, and several ORM
   queries, per attribute): SQLAlchemy Core statements compiled once to SQLite's SQL and run on a
   sqlite3 connection of the mirror's own (`_trial_writes`). Every other write goes through the
   RDB, on its pooled connections.
@@ -54,18 +54,21 @@ def write_trial(
     attrs: Mapping[str, Any],
     state: TrialState | None = None,
     values: Sequence[float] | None = None,
+    steps: Sequence[tuple[int, float]] = (),
 ) -> None:
-    """Set user attributes of a trial, then (with `state`) end it, in one transaction where the
-    storage allows (an RDB or a mirror of one, with a tested Optuna: `_optuna_internals`); other
-    storages get one call per write."""
+    """Set user attributes and intermediate values (`steps`: (step, value)) of a trial, then (with
+    `state`) end it, in one transaction where the storage allows (an RDB or a mirror of one, with a
+    tested Optuna: `_optuna_internals`); other storages get one call per write."""
     if isinstance(storage, MirroredStorage):
-        storage.write_trial(trial_id, attrs, state, values)
+        storage.write_trial(trial_id, attrs, state, values, steps)
     elif isinstance(storage, RDBStorage) and internals_usable():
         with pooled(storage) as connection:
-            rdb_write(connection, storage, trial_id, attrs, state, values)
+            rdb_write(connection, storage, trial_id, attrs, state, values, steps=steps)
     else:
         for key, value in attrs.items():
             storage.set_trial_user_attr(trial_id, key, value)
+        for step, value in steps:
+            storage.set_trial_intermediate_value(trial_id, step, value)
         if state is not None:
             storage.set_trial_state_values(trial_id, state, values)
 
@@ -207,14 +210,17 @@ class MirroredStorage(BaseStorage):
         attrs: Mapping[str, Any],
         state: TrialState | None = None,
         values: Sequence[float] | None = None,
+        steps: Sequence[tuple[int, float]] = (),
     ) -> None:
         """See `write_trial`: one commit, then the mirror."""
-        ended = rdb_write(self._connection, self, trial_id, attrs, state, values, self._params, self._system)
+        ended = rdb_write(self._connection, self, trial_id, attrs, state, values, self._params, self._system, steps)
         self._params, self._system = [], []
         if trial_id not in self._study_of:
             return
         trial = self._cached(trial_id)
         fields: dict[str, Any] = {"user_attrs": {**trial.user_attrs, **attrs}}
+        if steps:
+            fields["intermediate_values"] = {**trial.intermediate_values, **dict(steps)}
         if state is not None:  # what the RDB now holds, as `get_trial` would read it back
             fields.update(state=state, datetime_complete=ended)
             if values is not None:

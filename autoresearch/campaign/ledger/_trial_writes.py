@@ -99,6 +99,8 @@ class _Statements:
             models.TrialUserAttributeModel.__table__, ("trial_id", "key"), ("value_json",)
         )
         self.upsert_values = self._upsert(values, ("trial_id", "objective"), ("value", "value_type"))
+        self.upsert_steps = self._upsert(models.TrialIntermediateValueModel.__table__, ("trial_id", "step"),
+                                         ("intermediate_value", "intermediate_value_type"))  # fmt: skip
         self.upsert_study_attrs = self._upsert(
             models.StudyUserAttributeModel.__table__, ("study_id", "key"), ("value_json",)
         )
@@ -175,9 +177,11 @@ def rdb_write(
     values: Sequence[float] | None,
     params: Sequence[tuple[int, str, float, BaseDistribution]] = (),
     system_attrs: Sequence[tuple[int, str, Any]] = (),
+    steps: Sequence[tuple[int, float]] = (),
 ) -> datetime | None:
     """`set_trial_param` for each of `params`, `set_trial_system_attr` for each of `system_attrs`,
-    `set_trial_user_attr` for each attribute and `set_trial_state_values`, in one transaction on
+    `set_trial_user_attr` for each attribute, `set_trial_intermediate_value` for each (step, value)
+    of `steps` and `set_trial_state_values`, in one transaction on
     `connection` (`storage` checks that the trials are updatable). Returns the `datetime_complete`
     (naive local time, as `get_trial` reads it back) it stored when it ended the trial."""
     sql = statements()
@@ -199,6 +203,13 @@ def rdb_write(
             if entries:
                 cursor.executemany(upsert.text, [upsert.args({"trial_id": t, "key": k, "value_json": json.dumps(v)})
                                                  for t, k, v in entries])  # fmt: skip
+        if steps:
+            rows = []
+            for step, value in steps:
+                reading, reading_type = models.TrialIntermediateValueModel.intermediate_value_to_stored_repr(value)
+                rows.append(sql.upsert_steps.args({"trial_id": trial_id, "step": step, "intermediate_value": reading,
+                                                   "intermediate_value_type": reading_type}))  # fmt: skip
+            cursor.executemany(sql.upsert_steps.text, rows)
         if state is None:
             return None
         if values:

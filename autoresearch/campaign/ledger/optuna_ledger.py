@@ -16,6 +16,7 @@ import math
 import os
 import uuid
 import warnings
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -265,12 +266,13 @@ class Ledger(TrialLedger):
         if self._records is not None and number in self._records:
             self._records[number] = self._records[number].model_copy(update=fields)
 
-    def report(self, number: int, step: int, value: float) -> None:
+    def report_steps(self, number: int, values: Mapping[int, float]) -> None:
         self._check_writable("report a value")
         current = self.trial(number)
-        if not current.state.final and step not in current.intermediate_values:
-            self._storage.set_trial_intermediate_value(self._trial_id(number), step, float(value))
-            self._amend(number, intermediate_values={**current.intermediate_values, step: float(value)})
+        fresh = {step: float(value) for step, value in sorted(values.items()) if step not in current.intermediate_values}
+        if fresh and not current.state.final:
+            write_trial(self._storage, self._trial_id(number), {}, steps=list(fresh.items()))
+            self._amend(number, intermediate_values={**current.intermediate_values, **fresh})
 
     def complete(self, number: int, value: float, *, gpu_seconds: float = 0.0, real_gpus: bool = False) -> TrialRecord:
         if not math.isfinite(value):

@@ -18,10 +18,34 @@ async function refresh() {
   refreshing = true;
   try {
     const response = await fetch(location.href, { headers: { "X-Partial": "1" }, credentials: "same-origin" });
-    if (response.ok) { content.innerHTML = await response.text(); drawCharts(); }
+    if (response.ok) {
+      const kept = keptInputs();
+      content.innerHTML = await response.text();
+      restoreInputs(kept);
+      drawCharts();
+    }
   } finally {
     refreshing = false;
     if (again) { again = false; setTimeout(refresh, 250); }
+  }
+}
+
+// What a person ticked or typed in a form marked data-keep (the trial filter, the trials picked to
+// compare) survives a live refresh that replaces the content.
+function keptInputs() {
+  const kept = new Map();
+  for (const input of content.querySelectorAll("form[data-keep] input, form[data-keep] select, input[form]")) {
+    const key = `${input.name}\u0000${input.type === "checkbox" ? input.value : ""}`;
+    kept.set(key, input.type === "checkbox" ? input.checked : input.value);
+  }
+  return kept;
+}
+
+function restoreInputs(kept) {
+  for (const input of content.querySelectorAll("form[data-keep] input, form[data-keep] select, input[form]")) {
+    const key = `${input.name}\u0000${input.type === "checkbox" ? input.value : ""}`;
+    if (!kept.has(key) || input.type === "hidden") { continue; }
+    if (input.type === "checkbox") { input.checked = kept.get(key); } else { input.value = kept.get(key); }
   }
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from contextlib import closing
 from datetime import datetime
@@ -12,7 +13,7 @@ import pytest
 import sqlalchemy
 from optuna.distributions import FloatDistribution, distribution_to_json
 from optuna.storages import RDBStorage
-from optuna.storages._rdb.models import TrialValueModel
+from optuna.storages._rdb.models import TrialIntermediateValueModel, TrialValueModel
 from optuna.trial import FrozenTrial
 
 from autoresearch.campaign import CampaignState, Ledger, Proposal, TrialFailure
@@ -43,6 +44,7 @@ def test_a_writer_mirror_agrees_with_a_fresh_read_of_the_study_after_every_kind_
             ledger.set_mlflow_run(number, f"run-{number}")
             ledger.mark_launched(number, f"job-{number}")
             ledger.report(number, 1, 0.5)
+            ledger.report_steps(number, {1: 9.0, 3: 0.25, 2: float("inf")})  # step 1 is kept as first recorded
             if number % 3 == 0:
                 ledger.complete(number, toy_objective(ledger.trial(number).params))
             elif number % 3 == 1:
@@ -82,12 +84,14 @@ def test_write_trial_sets_attributes_and_ends_the_trial_in_one_transaction(
     _, storage, trial_id = _admitted(tmp_path)
     trace = _traced(storage)
     target = MirroredStorage(storage) if mirrored else storage
-    write_trial(target, trial_id, {"a": 1, "b": "two", "c": [3]}, optuna.trial.TrialState.COMPLETE, [4.0])
+    write_trial(target, trial_id, {"a": 1, "b": "two", "c": [3]}, optuna.trial.TrialState.COMPLETE, [4.0],
+                steps=[(1, 2.0), (2, float("nan"))])  # fmt: skip
     assert trace[0] == "BEGIN IMMEDIATE" and trace[-1] == "COMMIT"
-    assert [line.split()[0] for line in trace[1:-1]] == ["SELECT", "INSERT", "INSERT", "INSERT", "INSERT", "UPDATE"]
+    assert [line.split()[0] for line in trace[1:-1]] == ["SELECT", *["INSERT"] * 6, "UPDATE"]
 
     trial = storage.get_trial(trial_id)
     assert trial.user_attrs["a"] == 1 and trial.user_attrs["c"] == [3] and trial.value == 4.0
+    assert trial.intermediate_values[1] == 2.0 and math.isnan(trial.intermediate_values[2])
     assert trial.state is optuna.trial.TrialState.COMPLETE and trial.datetime_complete is not None
 
 
@@ -131,12 +135,17 @@ def test_the_sql_a_write_runs_is_what_sqlalchemy_sends_for_its_statements(home: 
     sql = statements()
     compiled = [sql.states(1), sql.states(2), sql.insert_params, sql.upsert_system_attrs, sql.upsert_user_attrs,
                 sql.set_state, sql.end_state, sql.insert_trial, sql.upsert_study_attrs]  # fmt: skip
-    compiled += [sql.upsert_values] * 2
+    compiled += [sql.upsert_values] * 2 + [sql.upsert_steps] * 2
     values = [(1.5, TrialValueModel.TrialValueType.FINITE), (None, TrialValueModel.TrialValueType.INF_POS)]
+    steps = [(0.5, TrialIntermediateValueModel.TrialIntermediateValueType.FINITE),
+             (None, TrialIntermediateValueModel.TrialIntermediateValueType.NAN)]  # fmt: skip
     for one in compiled:
         params = {key: samples[key] for key in one.keys if key in samples}
         if one is sql.upsert_values:
             params.update(dict(zip(("value", "value_type"), values.pop(), strict=True)))
+        if one is sql.upsert_steps:
+            params.update(dict(zip(("step", "intermediate_value", "intermediate_value_type"), (3, *steps.pop()),
+                                   strict=True)))  # fmt: skip
         if one.keys == ("ids",):
             params["ids"] = params["ids"][: len(one.slots)]
         sent.clear()

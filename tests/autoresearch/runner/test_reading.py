@@ -62,6 +62,18 @@ def test_a_trials_value_is_the_aggregate_of_its_points(compute_client, tracking,
     assert sorted(logged) == [1.0, 2.0, 3.0, 5.0], "MLflow keeps every point as printed"
 
 
+def test_a_campaign_without_a_pruner_records_its_learning_curve(compute_client, tracking):
+    """The ledger holds each trial's intermediate values with `pruner: none` too (the report's and
+    the dashboard's learning curves read them there)."""
+    data = curve_config(tracking, "5,1,3,2", aggregate="best")
+
+    outcome = run_campaign(campaign_of(data), settings=FAST)
+
+    (trial,) = outcome.status.trials
+    assert trial.state is TrialState.complete and trial.value == 1.0
+    assert Ledger.load(outcome.name).trial(trial.number).intermediate_values == {1: 5.0, 2: 1.0, 3: 1.0, 4: 1.0}
+
+
 def test_best_respects_the_mode(compute_client, tracking):
     data = curve_config(tracking, "5,1,3,2", aggregate="best")
     data["objective"]["mode"] = "max"

@@ -152,24 +152,96 @@ def test_the_campaign_page_sorts_its_trials_and_draws_their_learning_curves(
     name = fleet_home[1]
     _open(browser, f"{url}/campaigns/{name}")
     browser.get_log("browser")  # what earlier pages logged
-    by_number = [row.text.split()[0] for row in browser.find_elements(By.CSS_SELECTOR, "#trials tbody tr")]
+    by_number = [c[1].split()[0] for c in _cells(browser)]
 
     _click(browser, "#trials a[data-sort='value']")
     WebDriverWait(browser, 30).until(lambda d: "sort=value" in d.current_url)
-    cells = [row.find_elements(By.TAG_NAME, "td") for row in browser.find_elements(By.CSS_SELECTOR, "#trials tbody tr")]
-    values = [float(c[2].text) for c in cells]
-    drawn = "const b = document.getElementById('learning-curves'); return !!(b && b._fullLayout);"
-    try:
-        WebDriverWait(browser, 60).until(lambda d: d.execute_script(drawn))
-    except TimeoutException:
-        raise AssertionError(f"no chart: {_text(browser, 'learning-curves')!r}, {browser.get_log('browser')}") from None
+    cells = _cells(browser)
+    values = [float(c[3]) for c in cells]
+    traces = {chart: _traces(browser, chart) for chart in ("learning-curves", "parallel-coordinates", "slice")}
     chart = _text(browser, "learning-curves")
 
     assert by_number == [str(n) for n in range(5)]
-    assert values == sorted(values) and sorted(int(c[0].text.split()[0]) for c in cells) == list(range(5))
-    assert "Learning curves (intermediate values)" in chart and NO_CURVES in chart  # its pruner is `none`
-    assert [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    assert values == sorted(values) and sorted(int(c[1].split()[0]) for c in cells) == list(range(5))
+    assert "Learning curves (intermediate values)" in chart and NO_CURVES not in chart  # with `pruner: none` too
+    assert traces["learning-curves"] == [f"Trial{n}" for n in range(5)]  # one curve per trial
+    assert traces["parallel-coordinates"] == ["parcoords"] and traces["slice"] == ["x1", "x2"]  # a panel per parameter
+    assert _severe(browser) == []
+
+
+def _traces(browser: Any, element_id: str) -> list[str]:
+    """The traces (names, else types) plotly drew in the element, once it drew them (read in one
+    step: a live refresh may replace the element, and it is drawn again)."""
+    drawn = (f"const b = document.getElementById({element_id!r});"
+             "return b && b._fullLayout && b.data && b.data.length ? b.data.map(t => t.name || t.type) : null;")  # fmt: skip
+    try:
+        return list(WebDriverWait(browser, 60).until(lambda d: d.execute_script(drawn)))
+    except TimeoutException:
+        raise AssertionError(f"no chart in #{element_id}: {_text(browser, element_id)!r}, {_severe(browser)}") from None
+
+
+def _severe(browser: Any) -> list[str]:
+    return [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _cells(browser: Any) -> list[list[str]]:
+    """The trial table's cells, row by row, read in one step (a live refresh may replace them)."""
+    script = "return [...document.querySelectorAll('#trials tbody tr')].map(r => [...r.cells].map(c => c.innerText));"
+    return [list(row) for row in browser.execute_script(script)]
+
+
+def _x1(browser: Any) -> dict[int, float]:
+    """Trial number -> its x1, for each row of the trial table."""
+    return {int(c[1].split()[0]): float(re.search(r"x1=(\S+)", c[4])[1]) for c in _cells(browser)}
+
+
+def test_filtering_by_a_parameter_range_changes_the_rows_and_the_charts(
+    browser: Any, url: str, fleet_home: tuple[Path, str]
+) -> None:
+    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (pyproject.toml pins it): pip install -e .")
+    name = fleet_home[1]
+    _open(browser, f"{url}/campaigns/{name}")
+    browser.get_log("browser")
+    every = _x1(browser)
+    low = sorted(every.values())
+    bound = f"{(low[1] + low[2]) / 2:.4g}"  # keeps the 3 largest (the table shows x1 rounded)
+
+    field = browser.find_element(By.NAME, "min.x1")
+    field.send_keys(bound)
+    field.submit()
+    WebDriverWait(browser, 30).until(lambda d: "min.x1=" in d.current_url)
+    kept = _x1(browser)
+    curves = _traces(browser, "learning-curves")
+
+    assert len(every) == 5 and set(kept) == {n for n, x in every.items() if x >= float(bound)}
+    assert len(kept) == 3 and curves == [f"Trial{n}" for n in sorted(kept)]  # the charts follow the filter
+    assert _severe(browser) == []
+    _shot(browser, "campaign-filter")
+
+
+def test_two_trials_ticked_and_compared_show_both_curves_and_their_params_diff(
+    browser: Any, url: str, fleet_home: tuple[Path, str]
+) -> None:
+    pytest.importorskip("plotly", reason="the dashboard's charts need plotly (pyproject.toml pins it): pip install -e .")
+    name = fleet_home[1]
+    _open(browser, f"{url}/campaigns/{name}?sort=value")
+    browser.get_log("browser")
+    _traces(browser, "learning-curves")
+    browser.execute_script("document.getElementById('learning-curves').scrollIntoView();")
     _shot(browser, "campaign-curves")
+    browser.execute_script("window.scrollTo(0, 0);")
+    best, second = [int(c[1].split()[0]) for c in _cells(browser)][:2]
+    _click(browser, f"input[name='t'][value='{best}']")
+    _click(browser, f"input[name='t'][value='{second}']")
+    _click(browser, "#compare-button")
+    WebDriverWait(browser, 30).until(lambda d: "/compare?" in d.current_url)
+    curves = _traces(browser, "compare-curves")
+    diff = _text(browser, "params-diff")
+
+    assert curves == [f"Trial{best}", f"Trial{second}"]
+    assert "x1" in diff and "x2" in diff and f"#{best}" in diff and f"#{second}" in diff
+    assert _severe(browser) == []
+    _shot(browser, "compare")
 
 
 def test_a_job_goes_pending_running_succeeded_without_a_reload(browser: Any, url: str, client: Client) -> None:

@@ -161,7 +161,7 @@ def test_the_trial_table_sorts_by_any_column_across_pages(tmp_path: Path) -> Non
     def rows(query: str) -> list[int]:
         page = web.get(f"/campaigns/sorted?{query}")
         assert page.status_code == 200, page.text
-        return [int(n) for n in re.findall(r"<tr><td>(\d+)</td>", page.text)]
+        return [int(n) for n in re.findall(r'<tr data-trial="(\d+)">', page.text)]
 
     with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
         assert rows("") == [0, 1, 2, 3]
@@ -191,10 +191,10 @@ def test_the_campaign_page_draws_learning_curves_with_plotly_from_the_installed_
 
     with TestClient(create_app(UiSettings(home=home), warm=False), base_url="http://localhost") as web:
         page = web.get("/campaigns/curved").text
-        figure = web.get("/api/campaigns/curved/curves").json()
+        figure = web.get("/api/campaigns/curved/charts/curves").json()
         script = web.get("/static/plotly.min.js")
 
-    assert 'id="learning-curves" class="chart" data-figure="/api/campaigns/curved/curves"' in page
+    assert 'id="learning-curves" class="chart" data-figure="/api/campaigns/curved/charts/curves"' in page
     traces = {t["name"]: (t["x"], t["y"]) for t in figure["data"]}
     assert traces["Trial0"] == ([0, 1, 2, 3], [1.0, 2.0, 3.0, 4.0]) and traces["Trial1"] == ([0, 1], [2.0, 3.0])
     assert traces["pruned: cut here"] == ([1], [3.0])  # trial 1 was cut after step 1
