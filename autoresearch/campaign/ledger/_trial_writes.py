@@ -205,8 +205,9 @@ def rdb_write(
                                                  for t, k, v in entries])  # fmt: skip
         if steps:
             rows = []
+            stored_repr = optuna_models().TrialIntermediateValueModel.intermediate_value_to_stored_repr
             for step, value in steps:
-                reading, reading_type = models.TrialIntermediateValueModel.intermediate_value_to_stored_repr(value)
+                reading, reading_type = stored_repr(value)
                 rows.append(sql.upsert_steps.args({"trial_id": trial_id, "step": step, "intermediate_value": reading,
                                                    "intermediate_value_type": reading_type}))  # fmt: skip
             cursor.executemany(sql.upsert_steps.text, rows)
