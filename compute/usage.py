@@ -71,7 +71,7 @@ class ProjectUsage:
 
 
 def project_report(store: Store, half_life_s: float, now: float) -> list[ProjectStatus]:
-    """`compute projects`: each project's quota, GPUs in use, borrowed and lent, pending jobs, usage."""
+    """`compute projects`: each project's quotas, GPUs and CPUs in use, borrowed and lent, pending jobs, usage."""
     from compute.lifecycle import live_attempts
 
     running = [
@@ -85,6 +85,7 @@ def project_report(store: Store, half_life_s: float, now: float) -> list[Project
             a.started_at,
             project=a.project,
             borrowed_only=a.borrowed_only,
+            cpus=a.cpus,
         )
         for a in live_attempts(store)
     ]
