@@ -163,6 +163,11 @@ class Client:
         `queue_position` and `estimated_start`."""
         return self._store.queue(limit, offset)
 
+    def pending_reasons(self, job_ids: Sequence[str]) -> dict[str, str]:
+        """Those of `job_ids` still pending -> why each waits (its `waiting_reason`, or that no
+        scheduling pass placed it yet): one read, for a campaign's view of its trials."""
+        return self._store.pending_reasons(list(job_ids))
+
     def count_by_state(self) -> dict[str, int]:
         """How many jobs are in each state (state name -> count; states with none are absent)."""
         return self._store.count_by_state()

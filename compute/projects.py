@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated
 
@@ -192,7 +192,7 @@ def project_status(
     borrowed = borrowed_attempts(running, views)
     in_use: Counter[str] = Counter()
     over: Counter[str] = Counter()
-    cpus: dict[str, float] = Counter()
+    cpus: dict[str, float] = defaultdict(float)
     for a in running:
         in_use[a.project] += len(a.gpus)
         cpus[a.project] += a.cpus
