@@ -78,8 +78,8 @@ def project_report(store: Store, half_life_s: float, now: float) -> list[Project
         RunningAttempt(
             a.job_id,
             a.number,
-            a.node,
-            a.gpus,
+            node,
+            gpus,
             a.priority,
             a.preemptible,
             a.started_at,
@@ -88,6 +88,7 @@ def project_report(store: Store, half_life_s: float, now: float) -> list[Project
             cpus=a.cpus,
         )
         for a in live_attempts(store)
+        for node, gpus in a.placed()  # a gang: each member, as the scheduling pass counts it
     ]
     pending = Counter(
         {
