@@ -176,3 +176,15 @@ def test_a_cpu_quota_holds_a_projects_jobs_beyond_it_and_compute_projects_shows_
     assert "2 / 2" in cli("compute", "projects").stdout
     gate.touch()
     assert all(j.state is JobState.succeeded for j in client.wait(jobs, timeout=60))
+
+
+def test_compute_projects_counts_a_gangs_gpus_and_cpus_on_every_member(start_compute, tmp_path):
+    client = start_compute(gpus=None, virtual_nodes=2, gpus_per_node=1)
+    client.set_project("dist", 2)
+    gate = tmp_path / "gate"
+    job = client.submit(gate_job(gate, project="dist", resources={"gpus": 1, "nodes": 2, "cpus": 1.5}))
+    wait_started(client, job.id)
+    row = next(p for p in client.projects() if p.name == "dist")
+    assert (row.in_use, row.borrowed, row.cpus_in_use) == (2, 0, 3.0)
+    gate.touch()
+    wait_state(client, job.id, JobState.succeeded)
