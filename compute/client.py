@@ -163,6 +163,11 @@ class Client:
         `queue_position` and `estimated_start`."""
         return self._store.queue(limit, offset)
 
+    def pending_reasons(self, job_ids: Sequence[str]) -> dict[str, str]:
+        """Those of `job_ids` still pending -> why each waits (its `waiting_reason`, or that no
+        scheduling pass placed it yet): one read, for a campaign's view of its trials."""
+        return self._store.pending_reasons(list(job_ids))
+
     def count_by_state(self) -> dict[str, int]:
         """How many jobs are in each state (state name -> count; states with none are absent)."""
         return self._store.count_by_state()
@@ -234,10 +239,11 @@ class Client:
 
     # -- projects -----------------------------------------------------------------
 
-    def set_project(self, name: str, quota_gpus: int, weight: float | None = None, max_priority: int | str | None = None,
-                    borrow: bool | None = None, lend: bool | None = None) -> Project:
-        """Create or change a project (a guaranteed GPU quota, a fair-share weight, a priority limit,
-        whether it borrows idle GPUs and lends its unused quota); options left None keep their value."""
+    def set_project(self, name: str, quota_gpus: int | None = None, weight: float | None = None,
+                    max_priority: int | str | None = None, borrow: bool | None = None, lend: bool | None = None,
+                    quota_cpus: float | None = None) -> Project:
+        """Create or change a project (a guaranteed GPU quota, a CPU ceiling, a fair-share weight, a priority
+        limit, whether it borrows idle GPUs and lends its unused quota); options left None keep their value."""
         from compute.projects import set_project
 
         if max_priority is not None:
@@ -245,7 +251,7 @@ class Client:
                 max_priority = parse_priority(max_priority)
             except ValueError as err:
                 raise ComputeError(f"project {name!r}: max_priority: {err}") from None
-        project = set_project(self._store, name, quota_gpus, weight, max_priority, borrow, lend)
+        project = set_project(self._store, name, quota_gpus, weight, max_priority, borrow, lend, quota_cpus)
         notify(self.paths)
         return project
 

@@ -1,6 +1,6 @@
 """Projects in the compute store: a team's share of the fleet (`compute project set | rm`, `compute projects`).
 
-A project has a guaranteed GPU quota, a weight for fair share, a highest priority its jobs may
+A project has a guaranteed GPU quota, an optional CPU quota (a ceiling), a weight for fair share, a highest priority its jobs may
 ask for, and whether it borrows idle GPUs beyond its quota and lends its unused quota. Each
 change is one transaction with one event (`project_set`, `project_removed`). The daemon reads
 them every pass (`project_views`) and writes back the decayed borrowed usage fair share weighs
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated
 
@@ -49,6 +49,8 @@ class Project(BaseModel):
     usage_gpu_s: float = 0.0
     """Borrowed GPU-seconds, decayed with the daemon's `fair_share_half_life_s`, as of `usage_at`."""
     usage_at: float = 0.0
+    quota_cpus: Annotated[float | None, Field(ge=0)] = None
+    """The most CPUs its running attempts may hold at once (a ceiling, not lent or borrowed); None: no limit."""
 
 
 class ProjectStatus(BaseModel):
@@ -60,12 +62,16 @@ class ProjectStatus(BaseModel):
     configured: bool
     """False for a project that has jobs but was never set (quota 0: its jobs only borrow)."""
     quota_gpus: int
+    quota_cpus: float | None
+    """The CPU ceiling (None: none)."""
     weight: float
     max_priority: int
     borrow: bool
     lend: bool
     in_use: int
     """GPUs its running attempts hold (guaranteed and borrowed)."""
+    cpus_in_use: float
+    """CPUs its running attempts hold (`resources.cpus`, what its CPU quota counts)."""
     borrowed: int
     """GPUs of those attempts that run beyond its quota (reclaimable by others)."""
     lent: int
@@ -76,7 +82,8 @@ class ProjectStatus(BaseModel):
     """Borrowed GPU-hours, decayed (what fair share weighs, before dividing by the weight)."""
 
 
-_ROW_FIELDS = ("name", "quota_gpus", "weight", "max_priority", "borrow", "lend", "usage_gpu_s", "usage_at")
+_ROW_FIELDS = ("name", "quota_gpus", "weight", "max_priority", "borrow", "lend", "usage_gpu_s", "usage_at", "quota_cpus")
+_SETTINGS = {"quota_gpus", "quota_cpus", "weight", "max_priority", "borrow", "lend"}
 
 
 def _from_row(row: sqlite3.Row) -> Project:
@@ -90,39 +97,43 @@ def load_projects(store: Store) -> list[Project]:
 def set_project(
     store: Store,
     name: str,
-    quota_gpus: int,
+    quota_gpus: int | None,
     weight: float | None = None,
     max_priority: int | None = None,
     borrow: bool | None = None,
     lend: bool | None = None,
+    quota_cpus: float | None = None,
 ) -> Project:
-    """Create or change a project; options left None keep their value (or the default for a new one)."""
+    """Create or change a project; options left None keep their value (or the default for a new one:
+    quota 0 GPUs, no CPU quota)."""
     if not re.fullmatch(PROJECT_NAME, name):
         raise ComputeError(
             f"project name {name!r} is not valid: use letters, digits, '_', '.', '-' "
             "(at most 64, starting with a letter or digit)"
         )
-    given = {"weight": weight, "max_priority": max_priority, "borrow": borrow, "lend": lend}
+    given = {"quota_gpus": quota_gpus, "quota_cpus": quota_cpus, "weight": weight, "max_priority": max_priority,
+             "borrow": borrow, "lend": lend}
     now = time.time()
     with store.transaction() as conn:
         row = conn.execute("SELECT * FROM projects WHERE name=?", (name,)).fetchone()
         old = _from_row(row) if row is not None else None
-        base = old.model_dump() if old is not None else {"name": name}
+        base = old.model_dump() if old is not None else {"name": name, "quota_gpus": 0}
         try:
-            new = Project(**{**base, "quota_gpus": quota_gpus, **{k: v for k, v in given.items() if v is not None}})
+            new = Project(**{**base, **{k: v for k, v in given.items() if v is not None}})
         except ValidationError as err:
             first = err.errors()[0]
             raise ComputeError(
                 f"project {name!r}: {first['loc'][0]} {first['msg'].lower()}, not {first['input']!r}"
             ) from None
         conn.execute(
-            "INSERT INTO projects (name, quota_gpus, weight, max_priority, borrow, lend, created_at, updated_at)"
-            " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET quota_gpus=excluded.quota_gpus,"
-            " weight=excluded.weight, max_priority=excluded.max_priority, borrow=excluded.borrow,"
-            " lend=excluded.lend, updated_at=excluded.updated_at",
-            (name, new.quota_gpus, new.weight, new.max_priority, int(new.borrow), int(new.lend), now, now),
+            "INSERT INTO projects (name, quota_gpus, quota_cpus, weight, max_priority, borrow, lend, created_at,"
+            " updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET quota_gpus=excluded.quota_gpus,"
+            " quota_cpus=excluded.quota_cpus, weight=excluded.weight, max_priority=excluded.max_priority,"
+            " borrow=excluded.borrow, lend=excluded.lend, updated_at=excluded.updated_at",
+            (name, new.quota_gpus, new.quota_cpus, new.weight, new.max_priority, int(new.borrow), int(new.lend),
+             now, now),
         )
-        settings = new.model_dump(include={"quota_gpus", "weight", "max_priority", "borrow", "lend"})
+        settings = new.model_dump(include=_SETTINGS)
         what = "created" if old is None else "changed"
         store.event(
             conn,
@@ -155,7 +166,7 @@ def remove_project(store: Store, name: str) -> None:
 
 def project_views(projects: Iterable[Project]) -> list[ProjectView]:
     """What the scheduler needs of each project (usage 0: the daemon's `UsageMeter` fills it in)."""
-    return [ProjectView(p.name, p.quota_gpus, p.weight, p.borrow, p.lend) for p in projects]
+    return [ProjectView(p.name, p.quota_gpus, p.weight, p.borrow, p.lend, quota_cpus=p.quota_cpus) for p in projects]
 
 
 def save_usage(store: Store, usage: dict[str, float], now: float) -> None:
@@ -181,8 +192,10 @@ def project_status(
     borrowed = borrowed_attempts(running, views)
     in_use: Counter[str] = Counter()
     over: Counter[str] = Counter()
+    cpus: dict[str, float] = defaultdict(float)
     for a in running:
         in_use[a.project] += len(a.gpus)
+        cpus[a.project] += a.cpus
         if (a.job_id, a.attempt) in borrowed:
             over[a.project] += len(a.gpus)
     # Borrowed GPUs come first from capacity no quota covers, then from lenders' unused quota,
@@ -202,11 +215,13 @@ def project_status(
                 name=name,
                 configured=name in known,
                 quota_gpus=p.quota_gpus,
+                quota_cpus=p.quota_cpus,
                 weight=p.weight,
                 max_priority=p.max_priority,
                 borrow=p.borrow,
                 lend=p.lend,
                 in_use=in_use[name],
+                cpus_in_use=round(cpus.get(name, 0.0), 3),
                 borrowed=over[name],
                 lent=lent.get(name, 0),
                 pending=pending[name],

@@ -21,10 +21,14 @@ Pure, like compute/scheduler.py, which calls it at three points when projects ar
    that loses least. Priority preemption (the scheduler's rule 5) then only takes attempts of
    the job's own project: guaranteed work of another project is never preempted.
 
+4. CPUs. A project with `quota_cpus` holds at most that many CPUs (`resources.cpus`, GPU jobs'
+   included, a gang's on each member) in its running attempts and this pass's starts: a job that would
+   go beyond waits (`cpu_quota`) before any other rule. A ceiling: CPUs are not lent, borrowed or reclaimed.
+
 An attempt is *borrowed* when it is `borrowed_only`, or when its project's attempts, taken by
 priority then oldest first, already fill the quota without it (`borrowed_attempts`).
 
-Here `QuotaPass`: the order and the idle GPUs (points 1 and 2). What the rules read, and which
+Here `QuotaPass`: the order, the idle GPUs and the CPU ceilings (points 1, 2 and 4). What the rules read, and which
 attempts are borrowed: compute/quota_view.py; the victim searches (point 3):
 compute/quota_victims.py; the decayed usage fair share weighs: compute/quota_usage.py.
 """
@@ -83,6 +87,12 @@ class QuotaPass(VictimSearch[A]):
                 victims.sort(key=started, reverse=True)  # by priority, then newest first: two stable sorts
                 victims.sort(key=priority)
         self._lowest_own = {name: min(vs[0].priority for vs in nodes.values()) for name, nodes in self.own.items()}
+        self.cpus_left: dict[str, float] = {p.name: p.quota_cpus for p in projects if p.quota_cpus is not None}
+        """project -> what its running attempts and this pass's starts leave of its CPU quota (those with one)."""
+        if self.cpus_left:
+            for a in running:
+                if a.project in self.cpus_left:
+                    self.cpus_left[a.project] -= a.cpus
         self.idle = idle
         self.pool = idle
         """Idle GPUs borrowing jobs may still take in this pass (set by `order`)."""
@@ -174,8 +184,19 @@ class QuotaPass(VictimSearch[A]):
             self._holds[key] = entry
         return entry
 
+    def cpu_hold(self, job: _Job) -> WaitEntry | None:
+        """None when the job's CPUs fit what is left of its project's CPU quota (or it has none); else why not."""
+        left = self.cpus_left.get(job.project)
+        need = job.cpus * job.nodes
+        if left is None or need <= left:
+            return None
+        quota = self.projects[job.project].quota_cpus or 0.0
+        return KIND.cpu_quota, 0, (job.project, quota - left, quota, need)
+
     def took(self, job: _Job) -> bool:
         """Record a start; True when the job runs borrowed."""
+        if job.project in self.cpus_left:
+            self.cpus_left[job.project] -= job.cpus * job.nodes
         if job.job_id in self.guaranteed:
             return False
         if demand(job):

@@ -31,6 +31,8 @@ class _Job(Protocol):
     def excluded_nodes(self) -> frozenset[str]: ...
     @property
     def nodes(self) -> int: ...
+    @property
+    def cpus(self) -> float: ...
 
 
 def demand(job: _Job) -> int:
@@ -63,6 +65,8 @@ class _Attempt(Protocol):
     def borrowed_only(self) -> bool: ...
     @property
     def checkpoint_at(self) -> float | None: ...
+    @property
+    def cpus(self) -> float: ...
 
 
 class _Config(Protocol):
@@ -99,6 +103,9 @@ class ProjectView:
     """Other projects may borrow its unused quota (and give it back when it needs it)."""
     usage: float = 0.0
     """Borrowed GPU-seconds, decayed with the half-life (fair share)."""
+    quota_cpus: float | None = None
+    """The most CPUs (`resources.cpus`) its running attempts may hold at once, GPU jobs' included (a
+    ceiling, never lent or borrowed); None: no limit."""
 
 
 class VictimOrder(str, enum.Enum):

@@ -3,7 +3,8 @@
 `job_views` is the one row -> dict mapping of jobs: `compute.rows` builds the typed `Job` records
 from it, and the CLI (autoresearch/cli/jobs_cmds.py) prints it as `jobs status --json`
 and `jobs list --json`, so both print the same fields and values (`Job.model_dump(mode="json")`,
-key for key, in the records' field order). `open_store` opens an existing store for such reads.
+key for key, in the records' field order). `open_store` opens an existing store for such reads;
+`pending_reasons` says which of some jobs still wait in the queue, and why.
 """
 
 from __future__ import annotations
@@ -76,6 +77,21 @@ def job_views(conn: sqlite3.Connection, job_ids: list[str],
             "estimated_start": None if wait is None else wait["estimated_start"],
         }
     return [by_id[job_id] for job_id in job_ids if job_id in by_id]
+
+
+NO_PASS_YET = "no scheduling pass has placed it yet (is the compute daemon up? `autoresearch compute status`)"
+"""What `pending_reasons` says of a pending job no scheduling pass has given a reason yet."""
+
+
+def pending_reasons(conn: sqlite3.Connection, job_ids: list[str]) -> dict[str, str]:
+    """Those of `job_ids` that are pending -> their waiting reason (`NO_PASS_YET` before the daemon's
+    first pass over them): what a campaign shows for its trials whose job waits."""
+    if not job_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT j.id, w.reason FROM jobs j LEFT JOIN job_waiting w ON w.job_id = j.id"
+        f" WHERE j.state = 'pending' AND j.id IN ({','.join('?' * len(job_ids))})", job_ids)
+    return {row[0]: row[1] or NO_PASS_YET for row in rows}
 
 
 def attempt_view(row: sqlite3.Row) -> dict[str, Any]:

@@ -40,7 +40,8 @@ Rules, in order:
    in `Decision.waiting`: the rule above that kept it waiting, and its place in the order.
 8. Projects. With `projects` given, quotas, borrowing, reclaim and fair share (compute/quota.py)
    change the order (guaranteed jobs first), which jobs may take idle GPUs, and whom a blocked job
-   may stop. With none, the pass is exactly rules 1-7.
+   may stop; a project's CPU quota holds its jobs beyond it before any other rule. With none, the
+   pass is exactly rules 1-7.
 9. Bound. A pass plans to stop at most `config.preempt_max_victims` attempts (preemptions and
    reclaims); later blocked jobs that could preempt wait as `preempt_limit` for the next pass.
 
@@ -118,6 +119,7 @@ def schedule(
     # either are answered from `quota.known`, without the rules: most of a busy queue waits so.
     known, kind_of = quota.known if quota is not None else {}, attrgetter("project", "gpus", "nodes", "preemptible")
     guaranteed = quota.guaranteed if quota is not None else set()
+    cpus_left = quota.cpus_left if quota is not None else {}
     for job in order:
         if known:
             like = known.get(kind_of(job))
@@ -125,6 +127,10 @@ def schedule(
                 ahead += 1
                 waiting[job.job_id] = (like[0], ahead, like[1])
                 continue
+        if cpus_left and quota is not None and (capped := quota.cpu_hold(job)) is not None:
+            ahead += 1
+            waiting[job.job_id] = (capped[0], ahead, capped[2])
+            continue
         if job.nodes > 1:
             # With projects, a gang is held by the quota rules as a whole (`demand`); its own
             # preemption (compute/gangs.py) compares priorities across projects.
@@ -153,6 +159,8 @@ def schedule(
             node = p.cpu_fit(job)
             if node is not None:
                 p.take_cpus(node, job.cpus)
+                if quota is not None:
+                    quota.took(job)
                 decision.start.append(Placement(jid, node, ()))
                 continue
             ahead += 1

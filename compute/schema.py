@@ -101,6 +101,7 @@ CREATE TABLE IF NOT EXISTS projects (
     lend INTEGER NOT NULL DEFAULT 1,
     usage_gpu_s REAL NOT NULL DEFAULT 0,
     usage_at REAL NOT NULL DEFAULT 0,
+    quota_cpus REAL,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
@@ -124,6 +125,7 @@ MIGRATIONS = {
     ("jobs", "not_before_boot"): "ALTER TABLE jobs ADD COLUMN not_before_boot REAL",
     ("attempts", "failure_rule"): "ALTER TABLE attempts ADD COLUMN failure_rule TEXT",
     ("nodes", "cpus"): "ALTER TABLE nodes ADD COLUMN cpus REAL",
+    ("projects", "quota_cpus"): "ALTER TABLE projects ADD COLUMN quota_cpus REAL",
 }
 """Columns added after a store's tables were made: (table, column) -> the statement that adds it.
 The `*_boot` columns: CLOCK_BOOTTIME readings of the wall-clock instant beside them (compute/clock.py)."""

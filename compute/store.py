@@ -25,7 +25,7 @@ from compute.errors import ComputeError, JobNotFound, StoreLost, store_unavailab
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.rows import load_jobs, node_from_row
-from compute.reads import list_job_ids
+from compute.reads import list_job_ids, pending_reasons
 from compute.schema import MIGRATIONS, SCHEMA, TABLES
 from compute.project_checks import check_job_project, check_priority
 from compute.priority import parse_priority
@@ -351,6 +351,11 @@ class Store:
         with self._lock:
             ids = list_job_ids(self._conn, values, labels, min_priority, max_priority, limit, offset)
             return load_jobs(self._conn, ids)
+
+    def pending_reasons(self, job_ids: list[str]) -> dict[str, str]:
+        """Those of `job_ids` still pending -> why each waits (compute/reads.py `pending_reasons`)."""
+        with self._lock:
+            return pending_reasons(self._conn, job_ids)
 
     def queue(self, limit: int = 100, offset: int = 0) -> list[Job]:
         """Pending jobs in scheduling order: by the daemon's last pass (`queue_position`), then the

@@ -71,22 +71,24 @@ class ProjectUsage:
 
 
 def project_report(store: Store, half_life_s: float, now: float) -> list[ProjectStatus]:
-    """`compute projects`: each project's quota, GPUs in use, borrowed and lent, pending jobs, usage."""
+    """`compute projects`: each project's quotas, GPUs and CPUs in use, borrowed and lent, pending jobs, usage."""
     from compute.lifecycle import live_attempts
 
     running = [
         RunningAttempt(
             a.job_id,
             a.number,
-            a.node,
-            a.gpus,
+            node,
+            gpus,
             a.priority,
             a.preemptible,
             a.started_at,
             project=a.project,
             borrowed_only=a.borrowed_only,
+            cpus=a.cpus,
         )
         for a in live_attempts(store)
+        for node, gpus in a.placed()  # a gang: each member, as the scheduling pass counts it
     ]
     pending = Counter(
         {

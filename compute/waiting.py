@@ -53,6 +53,8 @@ class WaitKind(str, enum.Enum):
     """Idle GPUs went to borrowing projects with a lower weighted usage first (fair share)."""
     reclaiming = "reclaiming"
     """Borrowed attempts are being stopped so that its project gets its quota back."""
+    cpu_quota = "cpu_quota"
+    """Its project's running attempts hold so many CPUs that its own would go beyond the project's CPU quota."""
     preempt_limit = "preempt_limit"
     """The pass already plans to stop as many attempts as it may (`SchedulerConfig.preempt_max_victims`)."""
 
@@ -83,6 +85,8 @@ _TEXT = {
     WaitKind.fair_share: "fair share: the {0} lendable GPU(s) went first to project(s) {1}, whose weighted "
                          "borrowed usage is lower than {2}'s",
     WaitKind.reclaiming: "reclaiming {0} borrowed attempt(s) on {1} so that project {2} gets its quota back",
+    WaitKind.cpu_quota: "project {0} is at its CPU quota: its running attempts hold {1:g} of {2:g} CPU(s) "
+                        "and this job needs {3:g}",
     WaitKind.preempt_limit: "may preempt lower-priority work in the next pass: this one already stops {0} "
                             "attempt(s), the most a pass stops",
 }

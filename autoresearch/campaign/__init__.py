@@ -38,8 +38,8 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
     from autoresearch.campaign.status import (
         BudgetUsed, CampaignOverview, CampaignStatus, CampaignStopReason, TrialSummary, active_seconds,
-        budget_used, campaign_status, free_slots, hours_unit, on_real_gpus, overview, read_overviews, read_status,
-        status_of, stop_reason,
+        budget_used, campaign_status, free_slots, hours_unit, on_real_gpus, overview, queued_jobs, read_overviews,
+        read_status, status_of, stop_reason, with_queue,
     )
 
 _WHERE = {
@@ -128,10 +128,12 @@ _WHERE = {
     "hours_unit": "autoresearch.campaign.status",
     "on_real_gpus": "autoresearch.campaign.status",
     "overview": "autoresearch.campaign.status",
+    "queued_jobs": "autoresearch.campaign.status",
     "read_overviews": "autoresearch.campaign.status",
     "read_status": "autoresearch.campaign.status",
     "status_of": "autoresearch.campaign.status",
     "stop_reason": "autoresearch.campaign.status",
+    "with_queue": "autoresearch.campaign.status",
 }
 """Public name -> the module that defines it."""
 
@@ -216,6 +218,7 @@ __all__ = [
     "load_campaign",
     "mean_text",
     "overview",
+    "queued_jobs",
     "ranked",
     "read_overviews",
     "read_status",
@@ -228,4 +231,5 @@ __all__ = [
     "status_of",
     "stop_reason",
     "winner_text",
+    "with_queue",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Mapping
 from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from autoresearch.campaign.confirmation import Standing, separable, standings
 from autoresearch.campaign.ranking import declared_ranking
 from autoresearch.campaign.suspects import suspect_reasons
 from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
+from compute.paths import ComputePaths
 from compute.pidlock import holder_pid
+from compute.reads import open_store, pending_reasons
 from tracking.outbox import pending_writes, writer_pid
 
 
@@ -91,6 +94,9 @@ class TrialSummary(_Record):
     """The nodes its attempts ran on (empty before its job ended)."""
     suspect_rerun_of: int | None = None
     """The suspect trial it re-runs on another node, if any."""
+    waiting_reason: str | None = None
+    """A running trial whose job still waits in the compute queue: why (the job's `waiting_reason`);
+    None once it runs, or where the compute store was not read (shown as `queued`, not running)."""
 
     @classmethod
     def of(cls, trial: TrialRecord, standing: Standing | None = None, suspect_reason: str | None = None) -> TrialSummary:
@@ -193,6 +199,22 @@ def status_of(
     )
 
 
+def with_queue(status: CampaignStatus, reasons: Mapping[str, str]) -> CampaignStatus:
+    """`status` with `waiting_reason` set on its running trials whose job is in `reasons` (job id ->
+    why it waits: `Client.pending_reasons`, or compute.reads.pending_reasons on the store)."""
+    if not reasons:
+        return status
+    trials = [t.model_copy(update={"waiting_reason": reasons[t.job_id]})
+              if t.state is TrialState.running and t.job_id is not None and t.job_id in reasons else t
+              for t in status.trials]  # fmt: skip
+    return status.model_copy(update={"trials": trials})
+
+
+def queued_jobs(status: CampaignStatus) -> list[str]:
+    """The job ids of its running trials: those `with_queue` may find still pending."""
+    return [t.job_id for t in status.trials if t.state is TrialState.running and t.job_id]
+
+
 def budget_used(facts: CampaignFacts, trials: list[TrialRecord], now: datetime, *, live: bool) -> BudgetUsed:
     """How much of the budget `trials` and `facts` spent by `now` (`live`: a runner drives the
     campaign now; see `active_seconds`). The part of a status the runner reads every round."""
@@ -216,7 +238,21 @@ def read_status(
         snapshot = reader.read()
     finally:
         reader.close()
-    return snapshot.campaign, status_of(snapshot.campaign, snapshot.facts, snapshot.trials, snapshot.paths.root, now)
+    current = status_of(snapshot.campaign, snapshot.facts, snapshot.trials, snapshot.paths.root, now)
+    return snapshot.campaign, with_queue(current, _pending_reasons(queued_jobs(current), home))
+
+
+def _pending_reasons(job_ids: list[str], home: str | os.PathLike[str] | None) -> dict[str, str]:
+    """Which of these jobs still wait in the compute store of `home`, and why (none without a store)."""
+    if not job_ids:
+        return {}
+    conn = open_store(ComputePaths.of(home))
+    if conn is None:
+        return {}
+    try:
+        return pending_reasons(conn, job_ids)
+    finally:
+        conn.close()
 
 
 def read_overviews(home: str | os.PathLike[str] | None = None) -> list[CampaignOverview]:

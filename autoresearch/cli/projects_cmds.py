@@ -12,30 +12,33 @@ cli = click.Group()
 
 @cli.group("project", no_args_is_help=True)
 def project_group() -> None:
-    """Create, change and remove projects (GPU quotas, fair share)."""
+    """Create, change and remove projects (GPU and CPU quotas, fair share)."""
 
 
 @project_group.command("set")
 @click.argument("name")
-@click.option("--quota-gpus", type=int, required=True, help="GPUs guaranteed to its jobs.")
+@click.option("--quota-gpus", type=int, help="GPUs guaranteed to its jobs (a new project: 0).")
+@click.option("--quota-cpus", type=float, help="The most CPUs its running jobs may hold at once (default: no limit).")
 @click.option("--weight", type=float, help="Fair-share weight for idle GPUs (default 1).")
 @click.option("--max-priority", help="Highest priority its jobs may ask for (0-100 or a name; default 100).")
 @click.option("--borrow/--no-borrow", default=None, help="Its jobs may run beyond the quota on idle GPUs (default: borrow).")
 @click.option("--lend/--no-lend", default=None, help="Others may borrow its unused quota until it needs it (default: lend).")
 @json_option
-def set_project(name: str, quota_gpus: int, weight: float | None, max_priority: str | None, borrow: bool | None,
-                lend: bool | None, as_json: bool) -> None:
+def set_project(name: str, quota_gpus: int | None, quota_cpus: float | None, weight: float | None,
+                max_priority: str | None, borrow: bool | None, lend: bool | None, as_json: bool) -> None:
     """Create or change a project (NAME: letters, digits, _ . -); options not given keep their value."""
     try:
         with Client(autostart=False) as client:
-            project = client.set_project(name, quota_gpus, weight, max_priority, borrow, lend)
+            project = client.set_project(name, quota_gpus, weight, max_priority, borrow, lend, quota_cpus)
     except ComputeError as err:
         fail(str(err))
     if as_json:
         print_json(project)
         return
     console.print(
-        f"project {project.name}: quota {project.quota_gpus} GPU(s), weight {project.weight:g}, "
+        f"project {project.name}: quota {project.quota_gpus} GPU(s)"
+        + ("" if project.quota_cpus is None else f", at most {project.quota_cpus:g} CPU(s)")
+        + f", weight {project.weight:g}, "
         f"max priority {project.max_priority}, {'borrows' if project.borrow else 'does not borrow'}, "
         f"{'lends' if project.lend else 'does not lend'}",
         highlight=False,
@@ -57,7 +60,7 @@ def remove_project(name: str) -> None:
 @cli.command("projects")
 @json_option
 def projects(as_json: bool) -> None:
-    """Projects with quota, GPUs in use, borrowed and lent, pending jobs and fair-share usage."""
+    """Projects with quotas, GPUs and CPUs in use, borrowed and lent, pending jobs and fair-share usage."""
     with Client(autostart=False) as client:
         rows = client.projects()
     if as_json:
@@ -82,6 +85,7 @@ def projects(as_json: bool) -> None:
                 "in use",
                 "borrowed",
                 "lent",
+                "CPUs",
                 "pending",
                 "weight",
                 "max prio",
@@ -98,6 +102,7 @@ def projects(as_json: bool) -> None:
             str(p.in_use),
             str(p.borrowed),
             str(p.lent),
+            f"{p.cpus_in_use:g}" + ("" if p.quota_cpus is None else f" / {p.quota_cpus:g}"),
             str(p.pending),
             f"{p.weight:g}",
             str(p.max_priority),

@@ -16,7 +16,7 @@ from autoresearch.campaign import CampaignState, CampaignStatus, TrialState, Tri
 
 _SHOWN = 12
 _ENDED = (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
-_STYLE = {"complete": "green", "running": "cyan", "proposed": "dim", "pruned": "yellow",
+_STYLE = {"complete": "green", "running": "cyan", "queued": "magenta", "proposed": "dim", "pruned": "yellow",
           "failed": "red", "cancelled": "dim"}  # fmt: skip
 
 
@@ -84,7 +84,9 @@ class LiveDisplay:
 
 def summary_line(status: CampaignStatus, max_trials: int) -> str:
     """`name state | trials 12/40 (3 running, 1 pending) | best #7 0.973 | 1m20s, 0.13 slot-hours`
-    (GPU-hours on physical GPUs); a confirmed best reads `best #7 0.973 ± 0.004 (n=3), separable from #2: no`."""
+    (GPU-hours on physical GPUs; `2 running, 1 queued, ...` when a launched trial's job still waits in
+    the compute queue; `pending`: proposed, not launched yet); a confirmed best reads
+    `best #7 0.973 ± 0.004 (n=3), separable from #2: no`."""
     counts = _counts(status)
     best = status.best_trial
     if best and (best.mean is not None or best.value is not None):
@@ -94,9 +96,11 @@ def summary_line(status: CampaignStatus, max_trials: int) -> str:
     else:
         best_text = "no trial completed" if status.state in _ENDED else "no result yet"
     used = status.budget_used
+    queued = sum(t.waiting_reason is not None for t in status.trials)
+    active = f"{counts['running'] - queued} running, " + (f"{queued} queued, " if queued else "")
     return (
         f"{status.name} {status.state.value} | trials {used.trials}/{max_trials} "
-        f"({counts['running']} running, {counts['proposed']} pending) | {best_text} | "
+        f"({active}{counts['proposed']} pending) | {best_text} | "
         f"{_duration(used.elapsed)}, {used.hours_text()}"
     )
 
@@ -133,15 +137,16 @@ def render_status(
             value += f" (mean {_mean(t)})"
         params = ", ".join(f"{k}={_short(v)}" for k, v in t.params.items())
         mark = " *" if t.number == best else ""
-        style = _STYLE.get(t.state.value, "")
-        why = f"{t.failure_class.value}: {t.reason or ''}" if t.failure_class else (t.reason or "")
+        state = t.state.value if t.waiting_reason is None else "queued"
+        style = _STYLE.get(state, "")
+        why = f"{t.failure_class.value}: {t.reason or ''}" if t.failure_class else (t.reason or t.waiting_reason or "")
         if t.suspect:
             why = f"suspect: {t.suspect_reason}"
         elif t.suspect_rerun_of is not None:
             why = f"re-run of suspect trial {t.suspect_rerun_of} on another node"
         if t.confirms is not None:
             why = f"confirms #{t.confirms}" + (f"; {why}" if why else "")
-        table.add_row(f"{t.number}{mark}", Text(t.state.value, style=style), value, params, t.job_id or "",
+        table.add_row(f"{t.number}{mark}", Text(state, style=style), value, params, t.job_id or "",
                       t.mlflow_run_id or "", Text(why[:160]))  # fmt: skip
     parts: list[Text | Table] = [Text(summary_line(status, max_trials), style="bold")]
     if status.state_reason and status.state is not CampaignState.running:

@@ -150,3 +150,41 @@ def test_checkpoint_time_is_the_newest_mtime_of_the_dir_and_its_entries(tmp_path
     assert checkpoint_time(str(ckpt)) == 2000.0  # written into
     os.utime(ckpt, (3000.0, 3000.0))
     assert checkpoint_time(str(ckpt)) == 3000.0  # `touch $AR_CHECKPOINT_DIR`
+
+
+def test_a_cpu_quota_holds_a_projects_jobs_beyond_it_and_compute_projects_shows_it(start_compute, tmp_path):
+    client = start_compute(gpus=None, virtual_nodes=1, gpus_per_node=1, cpus_per_node=8)
+    runner = CliRunner()
+
+    def cli(*args: str):
+        return runner.invoke(app, list(args), env={"AUTORESEARCH_HOME": str(client.home)})
+
+    made = cli("compute", "project", "set", "etl", "--quota-cpus", "2", "--json")
+    assert made.exit_code == 0, made.output
+    assert json.loads(made.stdout)["quota_gpus"] == 0 and json.loads(made.stdout)["quota_cpus"] == 2.0
+    gate = tmp_path / "gate"
+    jobs = [client.submit(gate_job(gate, project="etl", resources={"cpus": 1.0})).id for _ in range(3)]
+    for job_id in jobs[:2]:
+        wait_started(client, job_id)
+    held = wait_until(lambda: (j := client.get(jobs[2])).waiting_kind is not None and j, what="a waiting reason")
+    assert held.state is JobState.pending and held.waiting_kind.value == "cpu_quota"
+    assert held.waiting_reason == (
+        "project etl is at its CPU quota: its running attempts hold 2 of 2 CPU(s) and this job needs 1"
+    )
+    row = next(p for p in json.loads(cli("compute", "projects", "--json").stdout) if p["name"] == "etl")
+    assert (row["quota_cpus"], row["cpus_in_use"], row["pending"]) == (2.0, 2.0, 1)
+    assert "2 / 2" in cli("compute", "projects").stdout
+    gate.touch()
+    assert all(j.state is JobState.succeeded for j in client.wait(jobs, timeout=60))
+
+
+def test_compute_projects_counts_a_gangs_gpus_and_cpus_on_every_member(start_compute, tmp_path):
+    client = start_compute(gpus=None, virtual_nodes=2, gpus_per_node=1)
+    client.set_project("dist", 2)
+    gate = tmp_path / "gate"
+    job = client.submit(gate_job(gate, project="dist", resources={"gpus": 1, "nodes": 2, "cpus": 1.5}))
+    wait_started(client, job.id)
+    row = next(p for p in client.projects() if p.name == "dist")
+    assert (row.in_use, row.borrowed, row.cpus_in_use) == (2, 0, 3.0)
+    gate.touch()
+    wait_state(client, job.id, JobState.succeeded)

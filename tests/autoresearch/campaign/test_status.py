@@ -61,7 +61,8 @@ def test_status_json_has_exactly_the_documented_fields(home: Path, tmp_path: Pat
     assert set(data["budget_used"]) == {"trials", "gpu_hours", "real_gpus", "llm_usd", "elapsed"}
     assert data["budget_used"]["real_gpus"] is False  # not recorded as physical GPUs: slot-hours
     fields = {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason",
-              "confirms", "mean", "sd", "n", "suspect", "suspect_reason", "nodes", "suspect_rerun_of"}
+              "confirms", "mean", "sd", "n", "suspect", "suspect_reason", "nodes", "suspect_rerun_of",
+              "waiting_reason"}
     assert all(set(t) == fields for t in data["trials"])
     assert (data["trials"][2]["failure_class"], data["trials"][2]["reason"]) == ("user", "Traceback ...")
     assert data["trials"][4]["reason"] == "stopped by a person" and data["trials"][0]["reason"] is None

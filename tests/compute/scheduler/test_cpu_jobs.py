@@ -48,3 +48,20 @@ def test_nodes_that_do_not_count_cpus_take_every_cpu_job_on_the_first_by_name():
     nodes = [NodeView("b", ()), NodeView("a", ())]
     d = schedule([cpu_job(f"j{i}", 64.0, i) for i in range(5)], [], nodes, NOW)
     assert {p.node for p in d.start} == {"a"} and len(d.start) == 5
+
+
+def test_a_project_at_its_cpu_quota_waits_with_a_cpu_quota_reason_while_others_start():
+    from compute.quota_view import ProjectView
+
+    nodes = [NodeView("a", (0,), cpus=16.0)]
+    projects = [ProjectView("small", 0, quota_cpus=3.0), ProjectView("big", 0)]
+    running = [RunningAttempt("r", 1, "a", (), 50, True, 0.0, project="small", cpus=1.0)]
+    pending = [PendingJob(f"s{i}", 50, 0, i, NOW, project="small") for i in range(4)]
+    pending += [PendingJob("gpu", 50, 1, 4, NOW, project="small", cpus=0.5)]  # GPU jobs' CPUs count too
+    pending += [PendingJob(f"b{i}", 50, 0, 10 + i, NOW, project="big", cpus=2.0) for i in range(3)]
+    d = schedule(pending, running, nodes, NOW, projects=projects)
+    assert sorted(p.job_id for p in d.start) == ["b0", "b1", "b2", "s0", "s1"]
+    held = describe(d.waiting["s2"])
+    assert held.kind is WaitKind.cpu_quota
+    assert held.text == "project small is at its CPU quota: its running attempts hold 3 of 3 CPU(s) and this job needs 1"
+    assert describe(d.waiting["gpu"]).kind is WaitKind.cpu_quota
