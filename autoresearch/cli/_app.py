@@ -47,7 +47,7 @@ COMMANDS: dict[str, Entry] = {
     "compute up": Entry("compute_cmds"),
     "compute down": Entry("compute_cmds"),
     "compute status": Entry("compute_cmds"),
-    "compute nodes": Entry("nodes_cmds"),
+    "compute nodes": Entry("compute_cmds"),
     "compute cordon": Entry("nodes_cmds"),
     "compute uncordon": Entry("nodes_cmds"),
     "compute inject-fault": Entry("nodes_cmds"),

@@ -1,5 +1,6 @@
 """The job and compute commands start fast: none of them imports a heavy package, and the job
-reads an agent polls import neither pydantic nor rich (structural, no timing: benchmarks/cli_bench.py times them)."""
+and compute reads an agent polls import neither pydantic nor rich (structural, no timing:
+benchmarks/cli_bench.py times them)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,10 @@ def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tm
     run("jobs", "wait", sleeper, "--timeout", "60", code=1)  # cancelled: not a success
     run("compute", "up")  # already running: exit 0
     run("compute", "status")
-    run("compute", "nodes", "--json")
+    status = json.loads(run("compute", "status", "--json", fast=True).stdout)
+    assert [n["name"] for n in status["nodes"]] == ["local"] and status["jobs"]
+    assert [n["name"] for n in json.loads(run("compute", "nodes", "--json", fast=True).stdout)] == ["local"]
+    run("compute", "nodes")
     run("compute", "cordon", "local")
     run("compute", "uncordon", "local", "--timeout", "60")
     run("skills", "list")
