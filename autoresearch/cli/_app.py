@@ -54,7 +54,7 @@ COMMANDS: dict[str, Entry] = {
     "compute project": Entry("projects_cmds"),
     "compute projects": Entry("projects_cmds"),
     "skills": Entry(None, "Typed skills (the tools agents use): list, call, export-agent."),
-    "skills list": Entry("skills_cmds"),
+    "skills list": Entry("skills_list"),
     "skills call": Entry("skills_cmds"),
     "skills export-agent": Entry("skills_cmds"),
     "mcp": Entry("mcp_cmd", "Serve the skills over MCP (stdio) for coding agents."),

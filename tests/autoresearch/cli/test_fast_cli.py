@@ -1,6 +1,6 @@
 """The job and compute commands start fast: none of them imports a heavy package, and the job
-and compute reads an agent polls import neither pydantic nor rich (structural, no timing:
-benchmarks/cli_bench.py times them)."""
+and compute reads an agent polls, `skills list --json` and `config schema` import neither
+pydantic nor rich (structural, no timing: benchmarks/cli_bench.py times them)."""
 
 from __future__ import annotations
 
@@ -47,4 +47,6 @@ def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tm
     run("compute", "cordon", "local")
     run("compute", "uncordon", "local", "--timeout", "60")
     run("skills", "list")
+    assert "submit_job" in {t["name"] for t in json.loads(run("skills", "list", "--json", fast=True).stdout)}
+    assert "properties" in json.loads(run("config", "schema", fast=True).stdout)
     run("compute", "down")
