@@ -9,7 +9,6 @@ pydantic; with `--campaign` it builds the campaign's registry (`cli_registry`)."
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,11 +45,11 @@ def cli_registry(campaign: str | None = None) -> SkillRegistry:
     return campaign_registry().include(steering_registry(campaign))
 
 
-def tool_formats(tools: Sequence[ToolDef]) -> dict[str, Any]:
+def tool_formats(tools: list[ToolDef]) -> dict[str, Any]:
     """The tool definitions in each `--format`, as JSON values."""
     from skills import anthropic_tools, mcp_tools, openai_tools
 
-    return {"tooldef": to_jsonable(list(tools)), "openai": to_jsonable(openai_tools(tools)),
+    return {"tooldef": to_jsonable(tools), "openai": to_jsonable(openai_tools(tools)),
             "anthropic": to_jsonable(anthropic_tools(tools)), "mcp": to_jsonable(mcp_tools(tools))}
 
 

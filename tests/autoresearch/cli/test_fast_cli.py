@@ -1,6 +1,7 @@
 """The job and compute commands start fast: none of them imports a heavy package, and the job
-and compute reads an agent polls, `skills list --json` and `config schema` import neither
-pydantic nor rich (structural, no timing: benchmarks/cli_bench.py times them)."""
+and compute reads an agent polls, `jobs submit` to a running daemon, `skills list --json` and
+`config schema` import neither pydantic nor rich (structural, no timing: benchmarks/cli_bench.py
+times them)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tm
         return proc
 
     assert "jobs" in run("--help").stdout
-    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello").stdout.strip()
-    dry = run("jobs", "submit", "--dry-run", "--", "python", "train.py")
+    assert "--gpus" in run("jobs", "submit", "--help", fast=True).stdout
+    assert "submit" in run("jobs", "--help", fast=True).stdout
+    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello", fast=True).stdout.strip()
+    dry = run("jobs", "submit", "--dry-run", "--", "python", "train.py", fast=True)
     assert json.loads(dry.stdout)["dry_run"] is True
     run("jobs", "submit", "--priority", "hgih", "--", "true", code=2)
     run("jobs", "wait", job_id, "--timeout", "60")
