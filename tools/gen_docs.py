@@ -166,7 +166,8 @@ def submit_options() -> str:
 
     rows = []
     for name, info in JobRequest.model_fields.items():
-        kinds = tuple(a.__name__ for a in getattr(info.annotation, "__args__", (info.annotation,)) if a is not type(None))
+        kinds = tuple(getattr(a, "__name__", str(a)) for a in getattr(info.annotation, "__args__", (info.annotation,))
+                      if a is not type(None))
         help_text = " ".join((info.description or "").split()).split(". ")[0].rstrip(".") + "."
         rows.append(f"    ({name!r}, {kinds!r}, {help_text!r}),\n")
     return (
