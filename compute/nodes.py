@@ -13,15 +13,14 @@ node. `wait_uncordoned` waits for the verdict of that probe.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from compute.errors import ComputeError
 from compute.health import UNCORDON_REQUESTED, Fault, FaultInjector, FaultKind, HealthReport, NodeTarget
-from compute.lifecycle import live_attempts
 from compute.paths import ComputePaths
+from compute.reads import HELD_SQL, held_slots, slot_counts
 from compute.records import HealthStatus, Node, NodeState
 from compute.store import Store
 
@@ -63,25 +62,13 @@ class NodeStatus(BaseModel):
 
 def node_status(store: Store) -> list[NodeStatus]:
     """Every node with its used and free GPU slots."""
-    return slot_usage(store.nodes(), (p for a in live_attempts(store) for p in a.placed()))
+    return slot_usage(store.nodes(), held_slots(store.read(HELD_SQL)))
 
 
 def slot_usage(nodes: Sequence[Node], held: Iterable[tuple[str, Sequence[int]]]) -> list[NodeStatus]:
-    """Each node with its used and free GPU slots, from the (node, gpus) of every running attempt.
-
-    The one place slots are counted: free slots are 0 on a node that is not active.
-    """
-    used: Counter[str] = Counter()
-    running: Counter[str] = Counter()
-    for node, gpus in held:
-        used[node] += len(gpus)
-        running[node] += 1
-    return [
-        NodeStatus(name=n.name, state=n.state, health=n.health, reason=n.reason, virtual=n.virtual,
-                   last_probe_at=n.last_probe_at, gpus=n.gpus, gpus_used=used[n.name], running=running[n.name],
-                   gpus_free=max(len(n.gpus) - used[n.name], 0) if n.state is NodeState.active else 0)
-        for n in nodes
-    ]
+    """Each node with its used and free GPU slots, from the (node, gpus) of every running attempt
+    (counted by `compute.reads.slot_counts`, the one place slots are counted)."""
+    return [NodeStatus.model_validate(row) for row in slot_counts((n.model_dump(mode="json") for n in nodes), held)]
 
 
 def get_node(store: Store, name: str) -> Node:

@@ -3,7 +3,10 @@
 `job_views` is the one row -> dict mapping of jobs: `compute.rows` builds the typed `Job` records
 from it, and the CLI (autoresearch/cli/jobs_cmds.py) prints it as `jobs status --json`
 and `jobs list --json`, so both print the same fields and values (`Job.model_dump(mode="json")`,
-key for key, in the records' field order). `open_store` opens an existing store for such reads;
+key for key, in the records' field order). Nodes likewise: `node_view` is the one mapping of a
+nodes row (`compute.rows.node_from_row` validates it into a `Node`), and `slot_counts` the one
+place GPU slots are counted (`compute.nodes.slot_usage` validates its rows into `NodeStatus`es;
+`compute status|nodes` print them). `open_store` opens an existing store for such reads;
 `pending_reasons` says which of some jobs still wait in the queue, and why.
 """
 
@@ -11,7 +14,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from compute.paths import ComputePaths
@@ -113,6 +117,66 @@ def attempt_view(row: sqlite3.Row) -> dict[str, Any]:
         "stop_reason": row["stop_reason"],
         "members": [{"rank": rank, **member} for rank, member in enumerate(json.loads(row["members"]))],
     }
+
+
+def node_view(row: sqlite3.Row) -> dict[str, Any]:
+    """One nodes row, shaped like `Node.model_dump(mode="json")`."""
+    return {
+        "name": row["name"],
+        "gpus": json.loads(row["gpus"]),
+        "state": row["state"],
+        "health": row["health"],
+        "reason": row["reason"],
+        "virtual": bool(row["virtual"]),
+        "last_probe_at": row["last_probe_at"],
+        "address": row["address"],
+        "cpus": row["cpus"],
+    }
+
+
+def node_views(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every node, by name (`node_view`)."""
+    return [node_view(row) for row in conn.execute("SELECT * FROM nodes ORDER BY name")]
+
+
+HELD_SQL = "SELECT node, gpus, members FROM attempts WHERE outcome IS NULL ORDER BY started_at"
+"""The rows `held_slots` reads: the running attempts."""
+
+
+def held_slots(rows: Iterable[sqlite3.Row]) -> list[tuple[str, list[int]]]:
+    """(node, GPUs) of every slice the running attempts (`HELD_SQL`'s rows) hold: an attempt's
+    own, or one per gang member."""
+    held: list[tuple[str, list[int]]] = []
+    for row in rows:
+        members = json.loads(row["members"])
+        held += [(m["node"], list(m["gpus"])) for m in members] or [(row["node"], json.loads(row["gpus"]))]
+    return held
+
+
+def slot_counts(nodes: Iterable[dict[str, Any]],
+                held: Iterable[tuple[str, Sequence[int]]]) -> list[dict[str, Any]]:  # fmt: skip
+    """Each node (`node_view`s) with its used and free GPU slots, from the (node, gpus) of every
+    running attempt, shaped like `NodeStatus.model_dump(mode="json")`.
+
+    The one place slots are counted: free slots are 0 on a node that is not active.
+    """
+    used: Counter[str] = Counter()
+    running: Counter[str] = Counter()
+    for node, gpus in held:
+        used[node] += len(gpus)
+        running[node] += 1
+    return [
+        {"name": n["name"], "state": n["state"], "health": n["health"], "reason": n["reason"], "virtual": n["virtual"],
+         "last_probe_at": n["last_probe_at"], "gpus": n["gpus"], "gpus_used": used[n["name"]],
+         "gpus_free": max(len(n["gpus"]) - used[n["name"]], 0) if n["state"] == "active" else 0,
+         "running": running[n["name"]]}
+        for n in nodes
+    ]
+
+
+def count_by_state(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many jobs are in each state (states without jobs left out)."""
+    return {row["state"]: row["n"] for row in conn.execute("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")}
 
 
 def list_job_ids(

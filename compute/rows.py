@@ -1,14 +1,14 @@
 """Records from the compute store's rows: jobs with their attempts and waiting reasons, and nodes.
 
 Jobs are built from `compute.reads.job_views`, the one row -> dict mapping that the CLI's fast
-path prints as JSON, so a `Job`'s `model_dump(mode="json")` and that JSON agree."""
+path prints as JSON, so a `Job`'s `model_dump(mode="json")` and that JSON agree; nodes from
+`node_view` likewise."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
-from compute.reads import job_views
+from compute.reads import job_views, node_view
 from compute.records import Job, Node
 from compute.spec import JobSpec
 
@@ -19,14 +19,4 @@ def load_jobs(conn: sqlite3.Connection, job_ids: list[str]) -> list[Job]:
 
 
 def node_from_row(row: sqlite3.Row) -> Node:
-    return Node(
-        name=row["name"],
-        gpus=json.loads(row["gpus"]),
-        state=row["state"],
-        health=row["health"],
-        reason=row["reason"],
-        virtual=bool(row["virtual"]),
-        last_probe_at=row["last_probe_at"],
-        address=row["address"],
-        cpus=row["cpus"],
-    )
+    return Node.model_validate(node_view(row))

@@ -1,6 +1,8 @@
-"""The pages generated from code are current: docs/config.md (the campaign config's JSON Schema) and
-the table of docs/environment.md (compute/jobenv.py `JOB_VARIABLES`). When one fails, run
-`python tools/gen_docs.py` and commit the page."""
+"""The files generated from code are current: docs/config.md (the campaign config's JSON Schema),
+the table of docs/environment.md (compute/jobenv.py `JOB_VARIABLES`), `jobs submit`'s options
+(autoresearch/cli/_submit_options.py) and what `config schema` and `skills list` print
+(autoresearch/cli/generated/). When one fails, run `python tools/gen_docs.py`
+and commit the file."""
 
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ def _gen_docs():
     return module
 
 
-@pytest.mark.parametrize("page", ["docs/config.md", "docs/environment.md"])
+@pytest.mark.parametrize("page", ["docs/config.md", "docs/environment.md", "autoresearch/cli/_submit_options.py",
+                                  "autoresearch/cli/generated/campaign_schema.json",
+                                  "autoresearch/cli/generated/skills.json"])
 def test_the_generated_page_matches_the_code(page: str) -> None:
     expected = {str(path.relative_to(REPO)): text for path, text in _gen_docs().pages().items()}
     assert (REPO / page).read_text() == expected[page], f"{page} is stale: run `python tools/gen_docs.py` and commit it"

@@ -1,7 +1,11 @@
-"""`autoresearch compute up | down | status`: the per-host compute daemon."""
+"""`autoresearch compute up | down | status | nodes`: the per-host compute daemon and its nodes.
+The reads (`status`, `nodes`) read the store with sqlite3 (`compute.reads`: no pydantic)."""
 
 from __future__ import annotations
 
+import sqlite3
+import time
+from contextlib import closing
 from typing import Any
 
 import click
@@ -111,22 +115,40 @@ def down(stop_jobs: bool) -> None:
         console.print(f"compute daemon (pid {pid}) stopped; {what}", highlight=False)
 
 
+def _fleet(paths: ComputePaths) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    """The nodes (as `Node`s dump), their slot usage (as `NodeStatus`es dump) and the job counts by
+    state, read with sqlite3 (`compute.reads`). A store not there yet, or at an older schema, is
+    created or upgraded by `compute.Store` first, which refuses a lost one with its message."""
+    from compute.reads import HELD_SQL, count_by_state, held_slots, node_views, open_store, slot_counts
+
+    conn = open_store(paths)
+    if conn is None:
+        from compute import Store
+
+        Store(paths).close()
+        conn = open_store(paths)
+        if conn is None:
+            raise sqlite3.DatabaseError(f"the compute store {paths.db} cannot be opened for reading")
+    with closing(conn):
+        conn.execute("BEGIN")  # one snapshot
+        try:
+            nodes = node_views(conn)
+            return nodes, slot_counts(nodes, held_slots(conn.execute(HELD_SQL))), count_by_state(conn)
+        finally:
+            conn.execute("COMMIT")
+
+
 @cli.command("status")
 @json_option
 def status(as_json: bool) -> None:
     """Whether the daemon runs, its nodes with used GPU slots, and job counts."""
-    from compute import Store
     from compute.control import daemon_info, not_responding
-    from compute.nodes import node_status
 
     paths = ComputePaths.of()
-    store = Store(paths)
-    try:
-        used = {n.name: n.gpus_used for n in node_status(store)}
-        nodes = [{**n.model_dump(mode="json"), "gpus_used": used.get(n.name, 0)} for n in store.nodes()]
-        report: dict[str, Any] = {"home": str(paths.home), "daemon": daemon_info(paths), "nodes": nodes, "jobs": store.count_by_state()}
-    finally:
-        store.close()
+    node_rows, usage, jobs = _fleet(paths)
+    used = {n["name"]: n["gpus_used"] for n in usage}
+    nodes = [{**n, "gpus_used": used.get(n["name"], 0)} for n in node_rows]
+    report: dict[str, Any] = {"home": str(paths.home), "daemon": daemon_info(paths), "nodes": nodes, "jobs": jobs}
     if as_json:
         print_json(report)
         return
@@ -145,3 +167,28 @@ def status(as_json: bool) -> None:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(report["jobs"].items())) or "none"
     console.print(f"jobs: {counts}", highlight=False)
 
+
+def _ago(ts: float | None) -> str:
+    return "never" if ts is None else f"{max(0.0, time.time() - ts):.0f}s ago"
+
+
+@cli.command("nodes")
+@json_option
+def nodes(as_json: bool) -> None:
+    """Nodes with state, health, GPU slots (used/free) and the reason of their last change."""
+    rows = _fleet(ComputePaths.of())[1]
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        console.print("no nodes yet: start the daemon with `autoresearch compute up`", highlight=False)
+        return
+    from rich.table import Table
+
+    table = Table("node", "state", "health", "GPUs used", "free", "probed", "reason")
+    for n in rows:
+        table.add_row(n["name"], n["state"], n["health"], f"{n['gpus_used']}/{len(n['gpus'])}", str(n["gpus_free"]),
+                      _ago(n["last_probe_at"]), n["reason"])
+    console.print(table)
+    if any(n["virtual"] for n in rows):
+        console.print("virtual nodes (fault drills: `autoresearch compute inject-fault NODE KIND`)", highlight=False)

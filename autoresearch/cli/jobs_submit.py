@@ -1,6 +1,8 @@
 """`autoresearch jobs submit`: its options are `compute.JobRequest`'s fields (declared once, in
 compute/spec.py), each named `--field-name` (`_s` dropped: `--time-limit`, `--grace`;
-`container_runtime` is `--runtime`), with the field's docstring as its help.
+`container_runtime` is `--runtime`), with the field's docstring as its help. They are read from
+`_submit_options.py`, generated from `JobRequest` (tools/gen_docs.py, checked by
+tests/test_generated_docs.py), so listing or parsing them imports no pydantic.
 
 A running daemon validates, resolves and queues the spec itself (compute/submissions.py: no
 Client round trips); without one, `compute.Client` starts it and submits."""
@@ -12,12 +14,10 @@ from contextlib import closing
 from typing import Any
 
 import click
-from pydantic import ValidationError
 
 from autoresearch.cli._common import fail, json_option, print_json
 from autoresearch.cli._plain import BadInput, dry_run_view, submit_fields, write_error
-from compute.errors import validation_message
-from compute.spec import JobRequest, JobSpec, Resources
+from autoresearch.cli._submit_options import FIELDS, RESOURCES
 
 cli = click.Group()
 
@@ -32,22 +32,20 @@ def flag(field: str) -> str:
     return FLAGS.get(field) or "--" + field.removesuffix("_s").replace("_", "-")
 
 
-def _request_option(name: str) -> Any:
-    """The click option of one `JobRequest` field: its type from the annotation, its help from
+def _request_option(name: str, types: tuple[str, ...], help_text: str) -> Any:
+    """The click option of one `JobRequest` field: its type from the annotation's `types`, its help
     the docstring's first sentence; not given -> None (the JobSpec default)."""
-    info = JobRequest.model_fields[name]
-    kinds = {a for a in getattr(info.annotation, "__args__", (info.annotation,)) if a is not type(None)}
-    help_text = " ".join((info.description or "").split()).split(". ")[0].rstrip(".") + "."
-    if kinds == {bool}:
+    kinds = set(types)
+    if kinds == {"bool"}:
         word = flag(name)[2:]
         return click.option(f"--{word}/--no-{word}", name, default=None, help=help_text)
-    kind = str if name in NAMED or not kinds <= {int, float} else (float if float in kinds else int)
+    kind = str if name in NAMED or not kinds <= {"int", "float"} else (float if "float" in kinds else int)
     return click.option(flag(name), name, type=kind, default=None, help=help_text)
 
 
 def _with_request_options(func: Any) -> Any:
-    for name in reversed(list(JobRequest.model_fields)):
-        func = _request_option(name)(func)
+    for field in reversed(FIELDS):
+        func = _request_option(*field)(func)
     return func
 
 
@@ -67,12 +65,17 @@ def submit(command: tuple[str, ...], name: str | None, label: tuple[str, ...], k
     """Queue a job and print its id: `autoresearch jobs submit --gpus 1 -- python train.py`.
     The job runs with your PATH and virtualenv; a bare `python` is the one your shell runs."""
     try:
-        fields = submit_fields(list(command), request, set(Resources.model_fields), name, list(label), key,
+        fields = submit_fields(list(command), request, set(RESOURCES), name, list(label), key,
                                list(data), list(secret_env))
     except BadInput as err:
         fail(str(err))
     if _through_daemon(fields, dry_run, as_json):  # the daemon validates: the same message as below
         return
+    from pydantic import ValidationError
+
+    from compute.errors import validation_message
+    from compute.spec import JobSpec
+
     try:
         spec = JobSpec.model_validate(fields)
     except ValidationError as err:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from autoresearch.cli.skills_cmds import campaign_option, cli_context, cli_registry, context_options
+from autoresearch.cli.skills_cmds import cli_context, context_options
+from autoresearch.cli.skills_list import campaign_option, cli_registry
 
 cli = click.Group()
 

@@ -1,8 +1,7 @@
-"""`autoresearch compute nodes | cordon | uncordon | inject-fault`: node health for people."""
+"""`autoresearch compute cordon | uncordon | inject-fault`: node health for people (`compute nodes`
+lists them: autoresearch/cli/compute_cmds.py)."""
 
 from __future__ import annotations
-
-import time
 
 import click
 
@@ -17,33 +16,6 @@ cli = click.Group()
 
 def _client() -> Client:
     return Client(autostart=False)
-
-
-def _ago(ts: float | None) -> str:
-    return "never" if ts is None else f"{max(0.0, time.time() - ts):.0f}s ago"
-
-
-@cli.command("nodes")
-@json_option
-def nodes(as_json: bool) -> None:
-    """Nodes with state, health, GPU slots (used/free) and the reason of their last change."""
-    with _client() as client:
-        rows = client.node_status()
-    if as_json:
-        print_json(rows)
-        return
-    if not rows:
-        console.print("no nodes yet: start the daemon with `autoresearch compute up`", highlight=False)
-        return
-    from rich.table import Table
-
-    table = Table("node", "state", "health", "GPUs used", "free", "probed", "reason")
-    for n in rows:
-        table.add_row(n.name, n.state.value, n.health.value, f"{n.gpus_used}/{len(n.gpus)}", str(n.gpus_free),
-                      _ago(n.last_probe_at), n.reason)
-    console.print(table)
-    if any(n.virtual for n in rows):
-        console.print("virtual nodes (fault drills: `autoresearch compute inject-fault NODE KIND`)", highlight=False)
 
 
 @cli.command("cordon")

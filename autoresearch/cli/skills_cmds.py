@@ -1,4 +1,5 @@
-"""`autoresearch skills list|call`: the typed skills from the command line."""
+"""`autoresearch skills call|export-agent`: the typed skills from the command line (`skills list`:
+skills_list.py)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,9 @@ from typing import Any
 
 import click
 
-from autoresearch.cli._common import console, fail, json_option, print_json
-from skills import (
-    DEFAULT_MAX_OUTPUT_BYTES,
-    ErrorCode,
-    SkillContext,
-    SkillError,
-    SkillRegistry,
-    anthropic_tools,
-    builtin_registry,
-    mcp_tools,
-    openai_tools,
-)
+from autoresearch.cli._common import fail, print_json
+from autoresearch.cli.skills_list import campaign_option, cli_registry
+from skills import DEFAULT_MAX_OUTPUT_BYTES, ErrorCode, SkillContext, SkillError
 
 cli = click.Group()
 
@@ -44,25 +36,6 @@ def context_options(func: Callable[..., Any]) -> Callable[..., Any]:
 _OUR_ERRORS = {ErrorCode.unavailable, ErrorCode.internal}
 
 
-campaign_option = click.option(
-    "--campaign", metavar="NAME",
-    help="Add the campaign's read-only skills (list_trials, best_trials, trial_details, compare_trials, read_trial_logs, "
-    "suggest_with_optuna) and its steering (pause, resume, stop, note, set_budget, set_space, set_priority, "
-    "try_trial, cancel_trial, approve, deny), for campaign NAME.",
-)  # fmt: skip
-
-
-def cli_registry(campaign: str | None = None) -> SkillRegistry:
-    """The skills the CLI and `autoresearch mcp` expose; with a campaign, its read-only skills and
-    the steering commands (pause, set_budget, try_trial ...) acting on it too."""
-    if campaign is None:
-        return builtin_registry()
-    from autoresearch.chat.steering_skills import steering_registry
-    from autoresearch.policy.agent_skills import campaign_registry
-
-    return campaign_registry().include(steering_registry(campaign))
-
-
 def cli_context(home: Path | None, tracking_uri: str | None, max_bytes: int, campaign: str | None) -> SkillContext:
     """The context skills run with; with a campaign, its ledger and (unless given) its MLflow store.
     Bad options exit 2 with the reason."""
@@ -81,25 +54,6 @@ def cli_context(home: Path | None, tracking_uri: str | None, max_bytes: int, cam
     except ValueError as exc:
         fail(str(exc))
     return AgentContext(home=base.home, tracking=base.tracking, max_output_bytes=base.max_output_bytes, ledger=ledger)
-
-
-@cli.command("list")
-@json_option
-@click.option("--format", "fmt", default="tooldef", show_default=True, help="With --json: tooldef, openai, anthropic or mcp.")
-@campaign_option
-def list_skills(as_json: bool, fmt: str, campaign: str | None) -> None:
-    """List the skills with their descriptions (--json: full tool definitions)."""
-    tools = cli_registry(campaign).tooldefs()
-    if as_json:
-        formats = {"tooldef": lambda: tools, "openai": lambda: openai_tools(tools),
-                   "anthropic": lambda: anthropic_tools(tools), "mcp": lambda: mcp_tools(tools)}
-        if fmt not in formats:
-            fail(f"unknown --format {fmt!r}: use tooldef, openai, anthropic or mcp")
-        print_json(formats[fmt]())
-        return
-    for tool in tools:
-        summary = " ".join(tool.description.split("\n\n")[0].split())
-        console.print(f"[bold]{tool.name}[/]  {summary}", highlight=False, soft_wrap=True)
 
 
 @cli.command("call")

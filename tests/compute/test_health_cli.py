@@ -31,6 +31,8 @@ def test_nodes_cordon_uncordon_and_a_fault_drill(start_compute, cli_for):
     cli = cli_for(client)
     wait_until(lambda: all(n.last_probe_at for n in client.nodes()), what="preflight probes")
     rows = json.loads(cli("compute", "nodes", "--json").stdout)
+    typed = [n.model_dump(mode="json") for n in client.node_status()]  # the sqlite3 read = the typed one (a probe
+    assert [r | {"last_probe_at": 0} for r in rows] == [t | {"last_probe_at": 0} for t in typed]  # may fall between)
     assert [(r["name"], r["state"], r["health"], r["gpus"], r["gpus_used"], r["gpus_free"], r["virtual"])
             for r in rows] == [("local-0", "active", "ok", [0, 1], 0, 2, True), ("local-1", "active", "ok", [2, 3], 0, 2, True)]
     if shutil.which("nvidia-smi") is None:  # never "healthy" where nothing could look

@@ -1,5 +1,7 @@
 """The job and compute commands start fast: none of them imports a heavy package, and the job
-reads an agent polls import neither pydantic nor rich (structural, no timing: benchmarks/cli_bench.py times them)."""
+and compute reads an agent polls, `jobs submit` to a running daemon, `skills list --json` and
+`config schema` import neither pydantic nor rich (structural, no timing: benchmarks/cli_bench.py
+times them)."""
 
 from __future__ import annotations
 
@@ -20,8 +22,10 @@ def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tm
         return proc
 
     assert "jobs" in run("--help").stdout
-    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello").stdout.strip()
-    dry = run("jobs", "submit", "--dry-run", "--", "python", "train.py")
+    assert "--gpus" in run("jobs", "submit", "--help", fast=True).stdout
+    assert "submit" in run("jobs", "--help", fast=True).stdout
+    job_id = run("jobs", "submit", "--gpus", "1", "--", "sh", "-c", "echo hello", fast=True).stdout.strip()
+    dry = run("jobs", "submit", "--dry-run", "--", "python", "train.py", fast=True)
     assert json.loads(dry.stdout)["dry_run"] is True
     run("jobs", "submit", "--priority", "hgih", "--", "true", code=2)
     run("jobs", "wait", job_id, "--timeout", "60")
@@ -39,8 +43,13 @@ def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tm
     run("jobs", "wait", sleeper, "--timeout", "60", code=1)  # cancelled: not a success
     run("compute", "up")  # already running: exit 0
     run("compute", "status")
-    run("compute", "nodes", "--json")
+    status = json.loads(run("compute", "status", "--json", fast=True).stdout)
+    assert [n["name"] for n in status["nodes"]] == ["local"] and status["jobs"]
+    assert [n["name"] for n in json.loads(run("compute", "nodes", "--json", fast=True).stdout)] == ["local"]
+    run("compute", "nodes")
     run("compute", "cordon", "local")
     run("compute", "uncordon", "local", "--timeout", "60")
     run("skills", "list")
+    assert "submit_job" in {t["name"] for t in json.loads(run("skills", "list", "--json", fast=True).stdout)}
+    assert "properties" in json.loads(run("config", "schema", fast=True).stdout)
     run("compute", "down")

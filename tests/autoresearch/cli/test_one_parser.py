@@ -40,9 +40,9 @@ def test_every_module_holds_only_commands_of_the_table() -> None:
             assert len(paths) == 1, f"autoresearch.cli.{module_name} declares {name!r}, which the table does not name"
 
 
-HELPERS = {"__init__", "__main__", "_app", "_common", "_plain", "_logs", "agent_bundle"}
+HELPERS = {"__init__", "__main__", "_app", "_common", "_plain", "_logs", "_submit_options", "agent_bundle"}
 """Modules of the package that declare no command: the app and its table, printing and parsing
-helpers, the agent bundle's text. A module that answers command lines itself (as a fast path
+helpers, `jobs submit`'s option facts (generated from `compute.JobRequest`), the agent bundle's text. A module that answers command lines itself (as a fast path
 beside the parser once did) would have to be added here: a second parser is a visible decision."""
 
 

@@ -15,7 +15,7 @@ from autoresearch.campaign import Ledger
 from autoresearch.chat import HELP, ChatError, ChatSession, chat_registry, parse
 from autoresearch.chat.slash import COMMANDS as SLASH
 from autoresearch.chat.steering_skills import skill_name
-from autoresearch.cli.skills_cmds import cli_registry
+from autoresearch.cli.skills_list import cli_registry
 from autoresearch.steering import COMMANDS, SENT_BY_PEOPLE, WindowEnd, parse_command, read_messages
 from autoresearch.ui.controls import campaign_actions
 from tests.autoresearch.campaign.conftest import make_campaign
