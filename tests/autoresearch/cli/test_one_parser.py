@@ -42,8 +42,9 @@ def test_every_module_holds_only_commands_of_the_table() -> None:
 
 HELPERS = {"__init__", "__main__", "_app", "_common", "_plain", "_logs", "_submit_options", "agent_bundle"}
 """Modules of the package that declare no command: the app and its table, printing and parsing
-helpers, `jobs submit`'s option facts (generated from `compute.JobRequest`), the agent bundle's text. A module that answers command lines itself (as a fast path
-beside the parser once did) would have to be added here: a second parser is a visible decision."""
+helpers, `jobs submit`'s option facts (generated from `compute.JobRequest`), the agent bundle's
+text. A module that answers command lines itself (as a fast path beside the parser once did) would
+have to be added here: a second parser is a visible decision."""
 
 
 def test_the_package_holds_command_modules_of_the_table_and_helpers_only() -> None:
