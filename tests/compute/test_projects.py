@@ -156,8 +156,8 @@ def test_a_cpu_quota_holds_a_projects_jobs_beyond_it_and_compute_projects_shows_
     client = start_compute(gpus=None, virtual_nodes=1, gpus_per_node=1, cpus_per_node=8)
     runner = CliRunner()
 
-    def cli(*args: str):
-        return runner.invoke(app, list(args), env={"AUTORESEARCH_HOME": str(client.home)})
+    def cli(*args: str):  # a wide terminal: the projects table keeps "2 / 2" on one line
+        return runner.invoke(app, list(args), env={"AUTORESEARCH_HOME": str(client.home), "COLUMNS": "200"})
 
     made = cli("compute", "project", "set", "etl", "--quota-cpus", "2", "--json")
     assert made.exit_code == 0, made.output

@@ -71,10 +71,11 @@ def test_status_report_and_rerunning_a_completed_campaign(compute_client, tracki
     assert best["value"] == min(t["value"] for t in status["trials"])
     for t in status["trials"]:
         assert set(t) == {"number", "state", "params", "value", "job_id", "mlflow_run_id", "failure_class", "reason",
-                          "confirms", "mean", "sd", "n", "suspect", "suspect_reason", "nodes", "suspect_rerun_of"}
+                          "confirms", "mean", "sd", "n", "suspect", "suspect_reason", "nodes", "suspect_rerun_of",
+                          "waiting_reason"}
         assert t["job_id"].startswith("job-") and t["mlflow_run_id"]
         assert t["suspect"] is False and t["nodes"] == ["local"]  # where it ran; a healthy node at full speed
-        assert t["failure_class"] is None and t["reason"] is None
+        assert t["failure_class"] is None and t["reason"] is None and t["waiting_reason"] is None
     assert "max_trials (3) reached" in status["state_reason"]
 
     listed = cli.invoke(app, ["status", "--json"])
