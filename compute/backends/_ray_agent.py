@@ -11,13 +11,10 @@ daemon, and a restarted daemon finds it by name (`agent-<ray node id>` in the ho
 namespace) and asks it about its attempts (`status`, `wait`).
 
 If the agent dies (its node died, or it was killed), its commands must not run on
-unwatched: the agent has a watcher, a tiny `sh` outside its process tree that reads a pipe
-only the agent holds: `+ PGID` when an attempt starts, `- PGID` when it ended (before its
-leader is reaped, so the group id cannot be reused meanwhile). At EOF (the agent is gone) the
-watcher SIGKILLs the process groups still listed. One watcher serves all the agent's attempts
-(a fork per attempt cost ~2.5 ms on the agent's event loop); a watcher found gone is replaced,
-told every group still running. The daemon then sees the agent's `run` fail and records the
-attempt lost.
+unwatched: each attempt gets a watcher, a tiny `sh` outside the agent's process tree
+that blocks reading a pipe only the agent holds. On a normal end the agent writes a line
+and the watcher exits; at EOF (the agent is gone) the watcher SIGKILLs the attempt's
+process group. The daemon then sees the agent's `run` fail and records the attempt lost.
 
 Processes that left the attempt's process group (`setsid`, a daemonized child) are found by the
 attempt's marker in this node's /proc (compute/backends/attempt_procs.py): signals reach them
@@ -48,13 +45,10 @@ from compute.jobenv import allowed_env
 from compute.storage import Storage
 
 WATCHER = (
-    'exec 3<&0; (trap "" TERM INT HUP; groups=" "; while read -r op pg <&3; do '
-    'case "$groups" in *" $pg "*) groups="${groups%% $pg *} ${groups#* $pg }";; esac; '
-    '[ "$op" = + ] && groups="$groups$pg "; done; for pg in $groups; do kill -KILL -"$pg"; done) '
+    'exec 3<&0; (trap "" TERM INT HUP; if read -r _ <&3; then exit 0; fi; kill -KILL -"$1") '
     ">/dev/null 2>&1 &"
 )
-"""Forks a watcher that keeps the process groups its stdin (a pipe) lists (`+ PGID`, `- PGID`)
-and SIGKILLs those still listed when the pipe hits EOF."""
+"""Forks a watcher that SIGKILLs process group $1 when its stdin (a pipe) hits EOF."""
 _DROPPED_ENV = ("OMP_NUM_THREADS", "RAY_JOB_ID", "RAY_RAYLET_PID", "RAY_CLIENT_MODE", "RAY_LD_PRELOAD_ON_WORKERS")
 """Set by Ray for its own worker processes (OMP_NUM_THREADS=1 ...): an attempt must not inherit them."""
 
@@ -66,6 +60,7 @@ class _Run:
     pid: int | None = None
     ended: asyncio.Future[int] | None = None
     reaped: bool = False
+    watch_fd: int | None = None
     stop: int | None = None
     """A signal that arrived before the command started: it is then not started."""
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -139,7 +134,6 @@ class NodeAgent:
         self._runs: dict[str, _Run] = {}
         self._base_env = {k: v for k, v in allowed_env().items() if k not in _DROPPED_ENV}
         self._spool = Path(tempfile.mkdtemp(prefix="autoresearch-spool-"))
-        self._watcher = Watcher()
 
     async def run(self, key: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str,
                   stage: Stage | None = None, program_here: bool = False) -> int:
@@ -202,7 +196,7 @@ class NodeAgent:
                           f" (on Ray node {self.node})\n".encode())
                 return 127 if missing else 126
         run.pid = proc.pid
-        self._watcher.add(proc.pid)
+        run.watch_fd = _start_watcher(proc.pid)
         loop = asyncio.get_running_loop()
         threading.Thread(target=self._reap, args=(run, proc, loop, log), name=f"reap-{key}", daemon=True).start()
         return None
@@ -211,9 +205,11 @@ class NodeAgent:
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         with run.lock:
             # The leader is a zombie, so its group id cannot be reused yet: clean up what
-            # the command left behind, take the group off the watcher's list, then reap the leader.
+            # the command left behind, dismiss the watcher, then reap the leader.
             _killpg(proc.pid, signal.SIGKILL)
-            self._watcher.remove(proc.pid)
+            if run.watch_fd is not None:
+                _dismiss(run.watch_fd)
+                run.watch_fd = None
             code = proc.wait()
             run.reaped = True
         while run.tracking is not None and run.tracking.signal(signal.SIGKILL):
@@ -268,47 +264,23 @@ class NodeAgent:
         return sum(1 for r in self._runs.values() if r.ended is not None)
 
 
-class Watcher:
-    """The agent's watcher (`WATCHER`): SIGKILLs the process groups of the attempts still running
-    when the agent is gone. Forked on first use, and again if found gone (a write fails)."""
-
-    def __init__(self) -> None:
-        self._fd: int | None = None
-        self._groups: set[int] = set()
-        self._lock = threading.Lock()
-
-    def add(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.add(pgid)
-            self._send(f"+ {pgid}\n")
-
-    def remove(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.discard(pgid)
-            self._send(f"- {pgid}\n")
-
-    def _send(self, line: str) -> None:
-        if self._fd is not None:
-            try:
-                os.write(self._fd, line.encode())
-                return
-            except OSError:  # the watcher is gone: a new one takes over the groups still running
-                os.close(self._fd)
-                self._fd = None
-        self._fd = _start_watcher()
-        if self._groups:
-            os.write(self._fd, "".join(f"+ {pgid}\n" for pgid in sorted(self._groups)).encode())
-
-
-def _start_watcher() -> int:
-    """Fork a watcher; return the pipe end that keeps it waiting (and tells it the groups)."""
+def _start_watcher(pgid: int) -> int:
+    """Fork the watcher of process group `pgid`; return the pipe end that keeps it waiting."""
     read_fd, write_fd = os.pipe()
     try:
-        subprocess.run(["/bin/sh", "-c", WATCHER, "watch"], stdin=read_fd, stdout=subprocess.DEVNULL,
+        subprocess.run(["/bin/sh", "-c", WATCHER, "watch", str(pgid)], stdin=read_fd, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, start_new_session=True, check=True)
     finally:
         os.close(read_fd)
     return write_fd
+
+
+def _dismiss(write_fd: int) -> None:
+    try:
+        os.write(write_fd, b"done\n")
+    except OSError:
+        pass  # the watcher is gone already
+    os.close(write_fd)
 
 
 def _settle(future: asyncio.Future[int] | None, code: int) -> None:
