@@ -5,6 +5,8 @@ command first prints through them, so a command that prints JSON never pays for 
 
 from __future__ import annotations
 
+import os
+
 from functools import cache
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -25,8 +27,14 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print machin
 """`--json`, which every reading command takes."""
 
 
-@cache
 def _console(stderr: bool) -> Console:
+    """The console for the stream, made once per COLUMNS value (rich reads COLUMNS only when a console
+    is made: one made under another COLUMNS, as by an earlier in-process invocation, keeps its width)."""
+    return _console_for(stderr, os.environ.get("COLUMNS"))
+
+
+@cache
+def _console_for(stderr: bool, columns: str | None) -> Console:
     from rich.console import Console, ConsoleDimensions
 
     class _CliConsole(Console):
