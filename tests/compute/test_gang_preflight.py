@@ -97,6 +97,8 @@ def test_a_member_that_never_joins_is_blamed_by_rank_0_and_left_out_of_the_rerun
     (tmp_path / "site" / "sitecustomize.py").write_text(ON_SLOT_1.format(never_joins))
     health = HealthConfig(**{**ALWAYS, "gang_preflight_timeout_s": 20})
     client = start_compute(gpus=None, virtual_nodes=3, gpus_per_node=1, grace_s=1.0, health=health)
+    # nodes take work once probed, in no fixed order: before all are, the gang could start on local-0 and local-2
+    wait_until(lambda: all(n.last_probe_at for n in client.nodes()), what="every node probed")
     job = client.submit(JobSpec(argv=["sh", "-c", RUN], resources={"gpus": 1, "nodes": 2},
                                 env={"PYTHONPATH": str(tmp_path / "site")}))
     done = client.wait(job.id, timeout=240)[0]
