@@ -198,3 +198,34 @@ def test_a_job_on_a_private_node_logs_to_the_daemon_hosts_mlflow_store(up, netns
     assert done.attempts[0].node.startswith("priv-")
     assert "stray store: False" in _log(client, job.id)
     assert [(m.step, m.value) for m in tracker.metric_history(binding.run_id, "loss")] == [(1, 0.25)]
+
+
+def test_a_checkpoint_kept_while_running_resumes_after_its_node_dies(up, netns_cluster):
+    """The checkpoint directory reaches the store while the attempt runs: a node that dies mid-attempt
+    (every process of it SIGKILLed) does not take the job's progress along. Last in this file: it
+    adds a node, `doomed`, that stays dead."""
+    client = up("--storage", f"file://{netns_cluster.store}")
+    doomed = netns_cluster.add_node("doomed", gpus=2, private=True)
+    wait_until(lambda: any(n.name.startswith("doomed-") for n in client.nodes()), what="doomed in the node table")
+    only_on(client, "doomed")
+    work = netns_cluster.hidden / "lost-job"
+    work.mkdir()
+    (work / "train.sh").write_text(TRAIN)
+    gate = netns_cluster.open / "lost-gate"
+    job = client.submit(JobSpec(argv=["sh", "train.sh", str(gate)], cwd=str(work), resources={"gpus": 2}))
+    wait_until(lambda: "step 3" in _log(client, job.id, 1), what="step 3 on doomed")
+    kept = netns_cluster.store / "checkpoints" / job.id
+    version = wait_until(lambda: (kept / "LATEST").is_file() and (kept / "LATEST").read_text(),
+                         what="a version of the checkpoint in the store while the job runs")
+    saved = int((kept / version / "step").read_text())
+    assert saved >= 1 and client.get(job.id).state is JobState.running
+    netns_cluster.kill(doomed)
+    first = wait_until(lambda: (a := client.get(job.id).attempts) and a[0].outcome is not None and a[0],
+                       what="the attempt on the dead node settled")
+    assert first.node.startswith("doomed-") and first.outcome is AttemptOutcome.lost
+    client.uncordon(node_named(client, "head"))
+    text = wait_until(lambda: "resumes at step" in (t := _log(client, job.id, 2)) and t, what="attempt 2")
+    resumed = int(text.split("resumes at step ")[1].split()[0])
+    assert "attempt 2 on head" in text and resumed >= saved, text
+    gate.touch()
+    assert wait_state(client, job.id, JobState.succeeded).retries_used == 0
