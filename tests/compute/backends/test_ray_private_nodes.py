@@ -5,8 +5,11 @@ namespace, started by `compute up` as a user would."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -178,12 +181,23 @@ LOG_TO_MLFLOW = """import os, mlflow
 try:
     with mlflow.start_run():  # MLFLOW_RUN_ID: the run the submitter made
         mlflow.log_metric("loss", 0.25, step=1)
+        with open("weights.txt", "w") as out:
+            out.write("w = 0.5")
+        mlflow.log_artifact("weights.txt", "model")
+        mlflow.log_text("logged on " + os.uname().nodename, "notes/where.txt")
 finally:
     print("stray store:", os.path.exists(os.path.join(os.environ["AR_HOME_SEEN"], "mlflow.db")))
 """
 
 
-def test_a_job_on_a_private_node_logs_to_the_daemon_hosts_mlflow_store(up, netns_cluster):
+def _listed(server: str, run_id: str, path: str) -> list[str]:
+    """What the MLflow UI's REST API of `server` lists of the run's artifacts under `path`."""
+    query = urllib.parse.urlencode({"run_id": run_id, "path": path})
+    with urllib.request.urlopen(f"{server}/api/2.0/mlflow/artifacts/list?{query}", timeout=30) as response:
+        return sorted(f["path"] for f in json.load(response).get("files", []))
+
+
+def test_a_job_on_a_private_node_logs_metrics_and_artifacts_to_the_daemon_hosts_mlflow_store(up, netns_cluster):
     client = up("--storage", f"file://{netns_cluster.store}")
     only_on(client, "priv")
     tracker = MlflowTracker(resolve_tracking(home=client.home))  # the home's default SQLite store
@@ -198,6 +212,14 @@ def test_a_job_on_a_private_node_logs_to_the_daemon_hosts_mlflow_store(up, netns
     assert done.attempts[0].node.startswith("priv-")
     assert "stray store: False" in _log(client, job.id)
     assert [(m.step, m.value) for m in tracker.metric_history(binding.run_id, "loss")] == [(1, 0.25)]
+    server = binding.env["MLFLOW_TRACKING_URI"]  # its MLflow UI, on the daemon's host
+    assert _listed(server, binding.run_id, "model") == ["model/weights.txt"]
+    assert _listed(server, binding.run_id, "notes") == ["notes/where.txt"]
+    folder = client.home / "mlartifacts" / binding.run_id / "artifacts"  # the store's artifact folder, here
+    assert (folder / "model/weights.txt").read_text() == "w = 0.5"
+    assert (folder / "notes/where.txt").read_text().startswith("logged on priv")
+    tracker.log_text(binding.run_id, "written here", "trial/here.txt")  # the runner's own writes land there too
+    assert _listed(server, binding.run_id, "trial") == ["trial/here.txt"]
 
 
 def test_a_checkpoint_kept_while_running_resumes_after_its_node_dies(up, netns_cluster):
