@@ -130,8 +130,8 @@ class NodeAgent:
         """Start the attempt and return its exit code (negative: killed by that signal). With `stage`
         (a remote store) its folders are restored first, its output goes to this node's spool (read
         back with `read_log`) and its checkpoint directory is kept there while it runs and when it
-        ends. Raises NodeUnfit
-        when this node lacks what the daemon's host has (`program_here`: argv[0] resolves there)."""
+        ends. Raises NodeUnfit when this node lacks what the daemon's host has (`program_here`:
+        argv[0] resolves there)."""
         run = self._runs.setdefault(key, _Run())
         if run.ended is not None:
             return await run.ended
