@@ -13,7 +13,7 @@ import builtins
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,11 +48,15 @@ class Client:
 
     home: a directory (default $AUTORESEARCH_HOME, else ~/.autoresearch).
     autostart: start the per-host daemon (default config) when a request needs it.
+    notice: told when a daemon it starts is alive but not answering after a few seconds
+    (`compute.control.start_daemon`): a runner shows it instead of waiting in silence.
     """
 
-    def __init__(self, home: str | os.PathLike[str] | None = None, autostart: bool = True) -> None:
+    def __init__(self, home: str | os.PathLike[str] | None = None, autostart: bool = True,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.paths = ComputePaths.of(home)
         self.autostart = autostart
+        self.notice = notice
         self._store = Store(self.paths)
         self._daemon_checked = 0.0
         self._watchers: dict[int, Watcher | None] = {}
@@ -77,7 +81,7 @@ class Client:
 
     def _need_daemon(self) -> None:
         if self.autostart:
-            ensure_daemon(self.paths)
+            ensure_daemon(self.paths, self.notice)
         elif daemon_pid(self.paths) is None:
             raise DaemonNotRunning(
                 f"no compute daemon serves {self.home}, so these jobs would wait forever: start one with "
@@ -98,12 +102,12 @@ class Client:
                 f"the compute daemon serving {self.home} stopped while jobs were waiting on it; start one with "
                 "`autoresearch compute up` (it adopts the jobs still running), then wait again"
             )
-        ensure_daemon(self.paths)
+        ensure_daemon(self.paths, self.notice)
 
     def _wake(self) -> None:
         notify(self.paths)
         if self.autostart:
-            ensure_daemon(self.paths)
+            ensure_daemon(self.paths, self.notice)
 
     # -- requests -----------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,8 @@ _STALE_MIN_S = 10.0
 
 
 def daemon_info(paths: ComputePaths) -> dict[str, Any] | None:
-    """What the running daemon wrote about itself (pid, config, nodes), or None; with `last_tick_at`
+    """What the running daemon wrote about itself (pid, config, nodes, `ready`), or None if none holds
+    the lock (a daemon still starting has only `pid`, never a killed one's file); with `last_tick_at`
     (wall clock, None before its first tick) and `responding`: False when it has not ticked for
     `STALE_TICKS` ticks (stopped with SIGSTOP, stuck), see `not_responding`."""
     pid = daemon_pid(paths)
@@ -57,6 +59,8 @@ def daemon_info(paths: ComputePaths) -> dict[str, Any] | None:
         info = json.loads(paths.daemon_info.read_text())
     except (OSError, ValueError):
         info = {}
+    if not isinstance(info, dict) or info.get("pid") != pid:
+        info = {}  # a killed daemon's (it could not remove it): the one holding the lock is not ready yet
     last = last_tick(paths)
     tick_s = float((info.get("config") or {}).get("tick_s", 1.0))
     stale = last is not None and Now.read().boot - last[0] > max(_STALE_MIN_S, STALE_TICKS * tick_s)
@@ -101,12 +105,19 @@ def daemon_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, 
     return {k: v for k, v in environ.items() if k not in private}
 
 
+NOTICE_S = 3.0
+"""A starting daemon not serving after this long is reported to `start_daemon`'s `notice` (once)."""
+
+
 def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfig | None = None,
-                 wait_s: float = 30.0, cluster_env: dict[str, str] | None = None) -> int:
+                 wait_s: float = 30.0, cluster_env: dict[str, str] | None = None,
+                 notice: Callable[[str], None] | None = None) -> int:
     """Spawn a detached daemon for `home` and wait until it serves; return its pid.
 
     `cluster_env`: the `CLUSTER_ENV` variables to start it with instead of this process's (those
-    absent from it are unset); None: this process's environment as it is."""
+    absent from it are unset); None: this process's environment as it is. `notice`: told, once,
+    when the daemon is alive but not serving after `NOTICE_S` (what it waits on, where its log is);
+    a daemon that exits raises at once, one that is not serving after `wait_s` is stopped and raises."""
     from compute.daemon_config import DaemonConfig
 
     paths = ComputePaths.of(home)
@@ -116,13 +127,15 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
         raise DaemonAlreadyRunning(already_running_message(paths, running))
     paths.ensure()
     package_root = Path(__file__).resolve().parent.parent  # the folder holding the compute package
+    env = daemon_environment(_with_cluster_env(os.environ, cluster_env))
     with open(paths.daemon_log, "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "compute", "--home", str(paths.home), "--config", config.model_dump_json()],
             cwd=package_root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, close_fds=True, env=daemon_environment(_with_cluster_env(os.environ, cluster_env)),
+            start_new_session=True, close_fds=True, env=env,
         )
-    deadline = time.monotonic() + wait_s
+    started = time.monotonic()
+    deadline = started + wait_s
     while time.monotonic() < deadline:
         info = daemon_info(paths)
         if info is not None and info.get("pid") == proc.pid and info.get("ready"):
@@ -136,6 +149,9 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
                 f"the compute daemon exited with code {code} while starting; "
                 f"last lines of {paths.daemon_log}:\n{read_tail(paths.daemon_log, lines=15).text.rstrip() or '(no log)'}"
             )
+        if notice is not None and time.monotonic() - started >= NOTICE_S:
+            notice(_not_serving_yet(paths, proc.pid, config, env, time.monotonic() - started, wait_s))
+            notice = None
         time.sleep(0.02)
     # Stuck before serving (e.g. a cluster it cannot reach): it holds the lock, so left alone it would
     # pass for a running daemon with every client, and their jobs would wait on it with no word why.
@@ -151,15 +167,31 @@ def start_daemon(home: str | os.PathLike[str] | None = None, config: DaemonConfi
     )
 
 
-def ensure_daemon(paths: ComputePaths) -> None:
+def _not_serving_yet(paths: ComputePaths, pid: int, config: DaemonConfig, env: dict[str, str], waited: float,
+                     wait_s: float) -> str:
+    """What `start_daemon` tells its `notice` of a daemon alive but not serving yet."""
+    if config.backend != "ray":
+        doing = "opening its store and starting its nodes"
+    elif config.ray_address in (None, "local"):
+        doing = "starting a local Ray instance"
+    else:
+        doing = (f"connecting to the Ray cluster at {config.ray_address} with RAY_AUTH_MODE="
+                 f"{env.get('RAY_AUTH_MODE', '(unset)')}")
+    last = read_tail(paths.daemon_log, lines=1).text.strip() or "(empty)"
+    return (f"the compute daemon (pid {pid}) is not answering yet after {waited:.0f} s: it is still {doing}; "
+            f"it is stopped if it does not answer within {wait_s:g} s. Its log {paths.daemon_log} ends with: {last}")
+
+
+def ensure_daemon(paths: ComputePaths, notice: Callable[[str], None] | None = None) -> None:
     """Start a daemon if none serves this home: with the config and the cluster's variables
     (`CLUSTER_ENV`) of a daemon that died without cleaning up (killed: its daemon.json and
-    daemon.env are still there), else the default config and this process's environment."""
+    daemon.env are still there), else the default config and this process's environment.
+    `notice`: see `start_daemon`."""
     if daemon_pid(paths) is None:
         config = _config_of_dead_daemon(paths)
         try:
             start_daemon(paths.home, config, wait_s=120.0 if config and config.backend == "ray" else 30.0,
-                         cluster_env=None if config is None else recorded_cluster_env(paths))
+                         cluster_env=None if config is None else recorded_cluster_env(paths), notice=notice)
         except DaemonAlreadyRunning:
             pass
 

@@ -9,7 +9,8 @@ function that reads the value:
   `pyarrow.fs.FileSystem.from_uri` opens, as Ray Train's `storage_path` does) is a **remote
   store**: the daemon uploads a job's working directory (`work/<job id>/`), the node's agent
   restores it and the job's checkpoint directory (`checkpoints/<job id>/`) before the attempt
-  and saves the checkpoint directory when the attempt ends; logs come back over Ray.
+  and keeps that directory there while the attempt runs (compute/backends/ray_checkpoints.py);
+  logs come back over Ray.
 
 Either way the daemon writes a sentinel there (`StorageProbe` checks on each node that it can
 read it): a node that cannot reach the storage is quarantined with that reason.
@@ -64,16 +65,20 @@ class Storage:
 
     @_storage_errors
     def write_text(self, rel: str, text: str) -> None:
-        """Write a small file at `rel` under the storage."""
+        """Write a small file at `rel` under the storage, whole: a reader sees the old text or the new
+        one (written beside it, then moved over it)."""
+        part = f"{rel}.part-{uuid.uuid4().hex[:8]}"
         if self.shared:
             path = Path(self.uri, rel)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            Path(self.uri, part).write_text(text)
+            os.replace(Path(self.uri, part), path)
             return
         fs, base = self._fs()
         fs.create_dir(os.path.dirname(f"{base}/{rel}"), recursive=True)
-        with fs.open_output_stream(f"{base}/{rel}") as out:
+        with fs.open_output_stream(f"{base}/{part}") as out:
             out.write(text.encode())
+        fs.move(f"{base}/{part}", f"{base}/{rel}")
 
     @_storage_errors
     def read_text(self, rel: str) -> str | None:
@@ -111,6 +116,22 @@ class Storage:
         pyarrow.fs.copy_files(f"{base}/{rel}", local, source_filesystem=fs,
                               destination_filesystem=pyarrow.fs.LocalFileSystem())
         return True
+
+
+    @_storage_errors
+    def folders(self, rel: str) -> list[str]:
+        """The names of the folders in `rel` (none when it is missing)."""
+        import pyarrow.fs
+
+        fs, base = self._fs()
+        infos = fs.get_file_info(pyarrow.fs.FileSelector(f"{base}/{rel}", allow_not_found=True))
+        return sorted(info.base_name for info in infos if info.type == pyarrow.fs.FileType.Directory)
+
+    @_storage_errors
+    def delete_dir(self, rel: str) -> None:
+        """Remove the folder `rel` and everything in it."""
+        fs, base = self._fs()
+        fs.delete_dir(f"{base}/{rel}")
 
 
 def resolve_storage(value: str | None, home: Path) -> Storage:

@@ -27,7 +27,15 @@ from tracking.binding import (
     run_labels,
     tag_run_with_job,
 )
-from tracking.served import SERVER_FILE, node_tracking_uri, serve_store, stop_tracking_server
+from tracking.served import (
+    PROXIED,
+    SERVER_FILE,
+    local_artifact_dir,
+    node_tracking_uri,
+    proxy_run_artifacts,
+    serve_store,
+    stop_tracking_server,
+)
 from tracking.config import LOCAL_MLFLOW_UI, TrackingConfig, mlflow_ui_base, mlflow_ui_url, resolve_tracking
 from tracking.datasets import CONTEXT_TAG, DatasetInput, describe_datasets
 from tracking.logparse import (
@@ -216,6 +224,9 @@ __all__ = [
     "LOCAL_MLFLOW_UI",
     "run_env",
     "node_tracking_uri",
+    "local_artifact_dir",
+    "PROXIED",
+    "proxy_run_artifacts",
     "serve_store",
     "SERVER_FILE",
     "stop_tracking_server",

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from compute.jobenv import MLFLOW_EXPERIMENT_ID, MLFLOW_RUN_ID, MLFLOW_TRACKING_URI
 from tracking.base import RunStatus, Tracker
-from tracking.served import node_tracking_uri
+from tracking.served import node_tracking_uri, proxy_run_artifacts
 from tracking.tags import EXPERIMENT_LABEL, JOB_TAG, RUN_LABEL
 
 
@@ -35,9 +35,13 @@ def run_env(tracker: Tracker, experiment_id: str, run_id: str,
             home: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """The env that makes `mlflow.start_run()` in a job's script log into `run_id`, for a job of
     `home`'s daemon (default $AUTORESEARCH_HOME): a local SQLite store is served over HTTP when
-    that daemon may run the job on another host (tracking.served)."""
+    that daemon may run the job on another host, and the run's artifacts go through that server
+    (tracking.served)."""
+    uri = node_tracking_uri(tracker.config, home)
+    if uri != tracker.config.tracking_uri:
+        proxy_run_artifacts(tracker.config, run_id)
     return {
-        MLFLOW_TRACKING_URI.name: node_tracking_uri(tracker.config, home),
+        MLFLOW_TRACKING_URI.name: uri,
         MLFLOW_EXPERIMENT_ID.name: experiment_id,
         MLFLOW_RUN_ID.name: run_id,
     }

@@ -21,6 +21,7 @@ from tracking.sqlite_bulk import SqliteBulk
 from tracking.sqlite_store import ensure_sqlite_store
 from tracking.datasets import CONTEXT_TAG, DatasetInput
 from tracking.logparse import MetricPoint
+from tracking.served import local_artifact_dir
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -158,7 +159,13 @@ class MlflowTracker:
 
     def log_text(self, run_id: str, text: str, path: str) -> None:
         with self._errors("log_text", run_id):
-            self.client.log_text(run_id, text, path)
+            folder = local_artifact_dir(self.client.get_run(run_id).info.artifact_uri, self._config)
+            if folder is None:
+                self.client.log_text(run_id, text, path)
+                return
+            target = folder / path  # a run whose job logs through the served store: its folder is here
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
 
     def log_artifact(self, run_id: str, source: ArtifactSource, path: str) -> None:
         self.log_text(run_id, source.render(), path)

@@ -9,6 +9,14 @@ only on this host's address on the route to the Ray head (not 0.0.0.0) and accep
 header; it has no authentication (docs/ray.md). Its address is recorded in `<home>/mlflow-server.json`:
 later clients reuse it, and one that finds it dead starts it again on the same port (jobs started
 earlier keep reaching it). It lives until `compute down` (`stop_tracking_server`).
+
+Artifacts go the same way: the server proxies `mlflow-artifacts:` URIs to the store's artifact
+folder (`--artifacts-destination`, the config's `artifact_location`), and a run bound to a job
+through the server gets its artifact URI there (`proxy_run_artifacts`: `file:///.../mlartifacts/
+<run id>/artifacts` becomes `mlflow-artifacts:/<run id>/artifacts`, the same folder), so
+`mlflow.log_artifact` on any node uploads to the folder the MLflow UI on this host reads. Writers
+on this host, whose tracking URI is the SQLite file, write such a run's artifacts into that folder
+directly (`local_artifact_dir`).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -28,7 +37,10 @@ from compute.backends.ray_address import resolve_ray_address
 from compute.paths import ComputePaths
 from tracking.base import TrackingError
 from tracking.config import TrackingConfig
+from tracking.sqlite_bulk import SqliteBulk
 
+PROXIED = "mlflow-artifacts:/"
+"""The root of artifact URIs the served store's server proxies to `artifact_location`."""
 SERVER_FILE = "mlflow-server.json"
 """In the home: the served store's `url`, `host`, `port`, `pid` and `store` (its tracking URI)."""
 _START_S = 180.0
@@ -48,6 +60,25 @@ def node_tracking_uri(config: TrackingConfig, home: str | os.PathLike[str] | Non
     if settings.get("backend") != "ray" or resolve_ray_address(settings.get("ray_address")) == "local":
         return uri
     return serve_store(config, paths.home, _address_toward(settings["ray_address"]))
+
+
+def proxy_run_artifacts(config: TrackingConfig, run_id: str) -> bool:
+    """Point the run's artifact URI at the server's proxy (`PROXIED`), same folder; False when it stays
+    as it was: a location outside `artifact_location` (an experiment's own), or an MLflow release
+    whose tables are not written here (`SqliteBulk`: its artifacts then land on the job's node)."""
+    bulk = SqliteBulk.of(config.tracking_uri)
+    if bulk is None or not config.artifact_location:
+        return False
+    return bulk.move_artifact_uri(run_id, config.artifact_location, PROXIED)
+
+
+def local_artifact_dir(artifact_uri: str, config: TrackingConfig) -> Path | None:
+    """The folder on this host of a proxied artifact URI (`mlflow-artifacts:/X` -> X under the
+    config's `artifact_location`); None for any other URI."""
+    location = config.artifact_location or ""
+    if not artifact_uri.startswith(PROXIED) or not location.startswith("file://"):
+        return None
+    return Path(urllib.parse.urlparse(location).path, artifact_uri.removeprefix(PROXIED))
 
 
 def serve_store(config: TrackingConfig, home: Path, host: str) -> str:

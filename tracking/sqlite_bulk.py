@@ -17,7 +17,9 @@ against the same writes through `MlflowClient`, read back through it):
 - `tags`: overwritten; `mlflow.runName` also renames the run;
 - `set_status`: the run's status and end time (the payload's `end_time`, else now);
 - `set_start`: the run's start time (MLflow's API has no call for it: runs made ahead of need get
-  their job's start so).
+  their job's start so);
+- `move_artifact_uri`: the run's artifact URI (no API call either: a run whose job may run on another
+  host gets the served store's artifact proxy, tracking/served.py).
 
 A call this refuses is reported, not written; everything else of the batch is.
 
@@ -188,6 +190,22 @@ class SqliteBulk:
                            "VALUES (?, ?, ?, ?, ?, ?, 'UNKNOWN', '', '', 'RUNNING', NULL, '', 'active', NULL)", runs)  # fmt: skip
             db.executemany("INSERT INTO tags (key, value, run_uuid) VALUES (?, ?, ?)", tag_rows)
         return [run[0] for run in runs]
+
+    def move_artifact_uri(self, run_id: str, old_root: str, new_root: str) -> bool:
+        """Rewrite the run's artifact URI `old_root/REST` as `new_root/REST` (MLflow's API cannot change
+        it); False when it is not under `old_root` (or the run is missing). Already moved: True."""
+        with self._transaction() as db:
+            row = db.execute("SELECT artifact_uri FROM runs WHERE run_uuid = ?", (run_id,)).fetchone()
+            if row is None:
+                return False
+            uri = str(row[0])
+            if uri.startswith(f"{new_root.rstrip('/')}/"):
+                return True
+            if not uri.startswith(f"{old_root.rstrip('/')}/"):
+                return False
+            moved = f"{new_root.rstrip('/')}/{uri[len(old_root.rstrip('/')) + 1:]}"
+            db.execute("UPDATE runs SET artifact_uri = ? WHERE run_uuid = ?", (moved, run_id))
+        return True
 
     @staticmethod
     def _check_active(db: sqlite3.Connection, run_id: str) -> None:

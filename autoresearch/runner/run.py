@@ -140,7 +140,7 @@ def run_campaign(
             policy, kind = build_policy(ledger.campaign, ledger, environ=environ, factory=factory)
         except PolicyError as exc:
             raise RunnerError(str(exc)) from None
-        client = Client(home)
+        client = Client(home, notice=display.event)  # a daemon it restarts that does not answer: said at once
         inbox, connection = _open_state(paths)
         if ended_at is not None:
             _expire_steering(inbox, ledger, ended_state, ended_at, display)

@@ -39,6 +39,7 @@ from typing import Any
 
 from compute.backends.attempt_procs import Tracking
 from compute.backends.local import free_port
+from compute.backends.ray_checkpoints import CheckpointKeeper, restore
 from compute.isolation import seal_process
 from compute.errors import ComputeError
 from compute.jobenv import allowed_env
@@ -66,8 +67,8 @@ class _Run:
     lock: threading.Lock = field(default_factory=threading.Lock)
     tracking: Tracking | None = None
     """Finds the attempt's processes outside its process group (its marker)."""
-    stage: Stage | None = None
-    """Set when its folders come from and go to a remote store."""
+    keeper: CheckpointKeeper | None = None
+    """Keeps its checkpoint directory in the remote store while it runs (a staged attempt with one)."""
 
 
 class NodeUnfit(Exception):
@@ -86,7 +87,7 @@ class NodeUnfit(Exception):
 @dataclass(frozen=True)
 class Stage:
     """An attempt's folders in a remote store (compute.storage): restored before it starts, the
-    checkpoint directory saved when it ends."""
+    checkpoint directory kept there while it runs and when it ends (ray_checkpoints.py)."""
 
     storage: Storage
     work: str | None
@@ -95,7 +96,7 @@ class Stage:
     checkpoint_dir: str | None
     """AR_CHECKPOINT_DIR of the attempt (a path on every node)."""
     checkpoint: str
-    """Where that directory is kept in the store."""
+    """Where that directory's versions are kept in the store."""
 
 
 def _stage_in(stage: Stage, cwd: str, node: str) -> None:
@@ -109,20 +110,9 @@ def _stage_in(stage: Stage, cwd: str, node: str) -> None:
                                 f"{stage.storage.uri} ({stage.work})", 126)
         if stage.checkpoint_dir is not None:
             Path(stage.checkpoint_dir).mkdir(parents=True, exist_ok=True)
-            stage.storage.get_dir(stage.checkpoint, stage.checkpoint_dir)
+            restore(stage.storage, stage.checkpoint, stage.checkpoint_dir)
     except (ComputeError, OSError) as err:  # OSError: making a folder here
         raise NodeUnfit(f"the storage {stage.storage.uri} cannot be used from Ray node {node}: {err}", 126) from None
-
-
-def _stage_out(stage: Stage, log: Path) -> None:
-    """Save the checkpoint directory to the store; a failure is written into the attempt's log."""
-    folder = stage.checkpoint_dir
-    try:
-        if folder is not None and Path(folder).is_dir() and any(Path(folder).iterdir()):
-            stage.storage.put_dir(folder, stage.checkpoint)
-    except (ComputeError, OSError) as err:
-        with open(log, "ab") as out:
-            out.write(f"[autoresearch] could not save {folder} to the storage {stage.storage.uri}: {err}\n".encode())
 
 
 class NodeAgent:
@@ -139,14 +129,14 @@ class NodeAgent:
                   stage: Stage | None = None, program_here: bool = False) -> int:
         """Start the attempt and return its exit code (negative: killed by that signal). With `stage`
         (a remote store) its folders are restored first, its output goes to this node's spool (read
-        back with `read_log`) and its checkpoint directory is saved when it ends. Raises NodeUnfit
-        when this node lacks what the daemon's host has (`program_here`: argv[0] resolves there)."""
+        back with `read_log`) and its checkpoint directory is kept there while it runs and when it
+        ends. Raises NodeUnfit when this node lacks what the daemon's host has (`program_here`:
+        argv[0] resolves there)."""
         run = self._runs.setdefault(key, _Run())
         if run.ended is not None:
             return await run.ended
         run.ended = asyncio.get_running_loop().create_future()
         run.tracking = Tracking.of(env, None)
-        run.stage = stage
         try:
             if stage is not None:
                 await asyncio.to_thread(_stage_in, stage, cwd, self.node)
@@ -154,6 +144,9 @@ class NodeAgent:
                 run.ended.set_result(-run.stop)
                 return -run.stop
             log = self.spool(key) if stage is not None else Path(log_path)
+            if stage is not None and stage.checkpoint_dir is not None:
+                run.keeper = CheckpointKeeper(stage.storage, stage.checkpoint, stage.checkpoint_dir,
+                                              self._spool / "snapshots", log)
             code = self._start(key, run, argv, env, cwd, log, program_here)
         except NodeUnfit as err:
             run.ended.set_exception(err)
@@ -197,11 +190,13 @@ class NodeAgent:
                 return 127 if missing else 126
         run.pid = proc.pid
         run.watch_fd = _start_watcher(proc.pid)
+        if run.keeper is not None:
+            run.keeper.start()
         loop = asyncio.get_running_loop()
-        threading.Thread(target=self._reap, args=(run, proc, loop, log), name=f"reap-{key}", daemon=True).start()
+        threading.Thread(target=self._reap, args=(run, proc, loop), name=f"reap-{key}", daemon=True).start()
         return None
 
-    def _reap(self, run: _Run, proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, log: Path) -> None:
+    def _reap(self, run: _Run, proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         with run.lock:
             # The leader is a zombie, so its group id cannot be reused yet: clean up what
@@ -214,8 +209,8 @@ class NodeAgent:
             run.reaped = True
         while run.tracking is not None and run.tracking.signal(signal.SIGKILL):
             time.sleep(0.02)  # what it left behind holds its GPUs: the attempt ends when the last is gone
-        if run.stage is not None:
-            _stage_out(run.stage, log)
+        if run.keeper is not None:
+            run.keeper.finish()
         loop.call_soon_threadsafe(_settle, run.ended, code)
 
     def signal(self, key: str, signum: int) -> None:

@@ -3,7 +3,8 @@ its node shares no filesystem with the daemon.
 
 - `Staging.stage` uploads the job's working directory once per job (`work/<job id>/`) and names
   where its checkpoint directory is kept (`checkpoints/<job id>/`); the node's agent restores both
-  before the attempt and saves the checkpoint directory when it ends (`_ray_agent.Stage`).
+  before the attempt and keeps the checkpoint directory there while it runs (`_ray_agent.Stage`,
+  ray_checkpoints.py).
 - `LogPump` brings the attempt's output back while it runs: the agent writes it to its node's
   spool, and the backend's watcher thread asks the agent for what is new (`read_log`, an actor
   call) every `PUMP_S` and appends it to the attempt's log on the daemon's host, where `jobs logs`,

@@ -133,6 +133,23 @@ class NetnsCluster:
             raise RuntimeError(f"{argv} failed ({done.returncode}): {done.stdout[-2000:]} {done.stderr[-3000:]}")
         return done.stdout
 
+    def kill(self, node: RayNode) -> None:
+        """SIGKILL every process of `node` (raylet, workers, our agent, the jobs it runs), as when its
+        host dies; its namespace and address stay (connections to it are refused)."""
+        inodes = {os.stat(f"/run/netns/{node.netns}").st_ino}
+        try:
+            os.killpg(node.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        while pids := _pids_in(inodes):
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        node.proc.wait(timeout=10)
+
     def close(self) -> None:
         """Kill every process in the nodes' namespaces (found by namespace, and by each node's process
         group), then remove the namespaces, links and files."""

@@ -5,8 +5,11 @@ namespace, started by `compute up` as a user would."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -178,12 +181,23 @@ LOG_TO_MLFLOW = """import os, mlflow
 try:
     with mlflow.start_run():  # MLFLOW_RUN_ID: the run the submitter made
         mlflow.log_metric("loss", 0.25, step=1)
+        with open("weights.txt", "w") as out:
+            out.write("w = 0.5")
+        mlflow.log_artifact("weights.txt", "model")
+        mlflow.log_text("logged on " + os.uname().nodename, "notes/where.txt")
 finally:
     print("stray store:", os.path.exists(os.path.join(os.environ["AR_HOME_SEEN"], "mlflow.db")))
 """
 
 
-def test_a_job_on_a_private_node_logs_to_the_daemon_hosts_mlflow_store(up, netns_cluster):
+def _listed(server: str, run_id: str, path: str) -> list[str]:
+    """What the MLflow UI's REST API of `server` lists of the run's artifacts under `path`."""
+    query = urllib.parse.urlencode({"run_id": run_id, "path": path})
+    with urllib.request.urlopen(f"{server}/api/2.0/mlflow/artifacts/list?{query}", timeout=30) as response:
+        return sorted(f["path"] for f in json.load(response).get("files", []))
+
+
+def test_a_job_on_a_private_node_logs_metrics_and_artifacts_to_the_daemon_hosts_mlflow_store(up, netns_cluster):
     client = up("--storage", f"file://{netns_cluster.store}")
     only_on(client, "priv")
     tracker = MlflowTracker(resolve_tracking(home=client.home))  # the home's default SQLite store
@@ -198,3 +212,42 @@ def test_a_job_on_a_private_node_logs_to_the_daemon_hosts_mlflow_store(up, netns
     assert done.attempts[0].node.startswith("priv-")
     assert "stray store: False" in _log(client, job.id)
     assert [(m.step, m.value) for m in tracker.metric_history(binding.run_id, "loss")] == [(1, 0.25)]
+    server = binding.env["MLFLOW_TRACKING_URI"]  # its MLflow UI, on the daemon's host
+    assert _listed(server, binding.run_id, "model") == ["model/weights.txt"]
+    assert _listed(server, binding.run_id, "notes") == ["notes/where.txt"]
+    folder = client.home / "mlartifacts" / binding.run_id / "artifacts"  # the store's artifact folder, here
+    assert (folder / "model/weights.txt").read_text() == "w = 0.5"
+    assert (folder / "notes/where.txt").read_text().startswith("logged on priv")
+    tracker.log_text(binding.run_id, "written here", "trial/here.txt")  # the runner's own writes land there too
+    assert _listed(server, binding.run_id, "trial") == ["trial/here.txt"]
+
+
+def test_a_checkpoint_kept_while_running_resumes_after_its_node_dies(up, netns_cluster):
+    """The checkpoint directory reaches the store while the attempt runs: a node that dies mid-attempt
+    (every process of it SIGKILLed) does not take the job's progress along. Last in this file: it
+    adds a node, `doomed`, that stays dead."""
+    client = up("--storage", f"file://{netns_cluster.store}")
+    doomed = netns_cluster.add_node("doomed", gpus=2, private=True)
+    wait_until(lambda: any(n.name.startswith("doomed-") for n in client.nodes()), what="doomed in the node table")
+    only_on(client, "doomed")
+    work = netns_cluster.hidden / "lost-job"
+    work.mkdir()
+    (work / "train.sh").write_text(TRAIN)
+    gate = netns_cluster.open / "lost-gate"
+    job = client.submit(JobSpec(argv=["sh", "train.sh", str(gate)], cwd=str(work), resources={"gpus": 2}))
+    wait_until(lambda: "step 3" in _log(client, job.id, 1), what="step 3 on doomed")
+    kept = netns_cluster.store / "checkpoints" / job.id
+    version = wait_until(lambda: (kept / "LATEST").is_file() and (kept / "LATEST").read_text(),
+                         what="a version of the checkpoint in the store while the job runs")
+    saved = int((kept / version / "step").read_text())
+    assert saved >= 1 and client.get(job.id).state is JobState.running
+    netns_cluster.kill(doomed)
+    first = wait_until(lambda: (a := client.get(job.id).attempts) and a[0].outcome is not None and a[0],
+                       what="the attempt on the dead node settled")
+    assert first.node.startswith("doomed-") and first.outcome is AttemptOutcome.lost
+    client.uncordon(node_named(client, "head"))
+    text = wait_until(lambda: "resumes at step" in (t := _log(client, job.id, 2)) and t, what="attempt 2")
+    resumed = int(text.split("resumes at step ")[1].split()[0])
+    assert "attempt 2 on head" in text and resumed >= saved, text
+    gate.touch()
+    assert wait_state(client, job.id, JobState.succeeded).retries_used == 0
