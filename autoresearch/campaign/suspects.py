@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from autoresearch.campaign.records import TrialRecord, TrialState
+from autoresearch.campaign.states import TrialState
+
+if TYPE_CHECKING:
+    from autoresearch.campaign.records import TrialRecord
 
 MIN_PEERS = 3
 """Complete trials with a speed on a GPU model needed before speed can make one of them suspect."""

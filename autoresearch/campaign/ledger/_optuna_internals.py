@@ -21,7 +21,6 @@ imports neither Optuna nor SQLAlchemy at import time (the dashboard's reader nee
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import json
 import logging
 import math
@@ -31,7 +30,7 @@ from datetime import UTC, datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from compute.releases import tested_release
+from compute.releases import installed_version, tested_release
 
 if TYPE_CHECKING:
     from optuna.study._frozen import FrozenStudy as FrozenStudy  # noqa: F401 - re-exported for typing
@@ -44,7 +43,7 @@ TESTED_OPTUNA = ("5.0",)
 
 def optuna_version() -> str:
     """The installed Optuna's version (from its metadata: Optuna is not imported)."""
-    return importlib.metadata.version("optuna")
+    return installed_version("optuna")
 
 
 @functools.cache
