@@ -45,7 +45,11 @@ def half_life(info: Mapping[str, Any] | None) -> float:
 
 def reader(conn: sqlite3.Connection) -> Read:
     """`Read` on a sqlite3 connection (rows as `sqlite3.Row`)."""
-    return lambda sql, params=(): conn.execute(sql, params).fetchall()
+
+    def read(sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return conn.execute(sql, params).fetchall()
+
+    return read
 
 
 def running_attempts(read: Read, now: Now) -> list[RunningAttempt]:

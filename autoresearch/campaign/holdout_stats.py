@@ -35,7 +35,7 @@ def holdout_data(campaign: Campaign, trials: Iterable[TrialRecord], results: Seq
     if holdout is None or not results:
         return None
     by_trial = {r.trial: r for r in results}
-    rows = [{"trial": t.number, "validation": t.value, "holdout": by_trial[t.number].value,
+    rows: list[dict[str, Any]] = [{"trial": t.number, "validation": t.value, "holdout": by_trial[t.number].value,
              "error": by_trial[t.number].error}
             for t in ranked(trials, campaign.objective) if t.number in by_trial and t.value is not None]  # fmt: skip
     pairs = [(r["validation"], r["holdout"]) for r in rows if r["holdout"] is not None]

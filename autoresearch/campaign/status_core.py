@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from autoresearch.campaign.failfast import first_line
 from autoresearch.campaign.holdout_stats import holdout_data
@@ -90,7 +90,13 @@ def read_status_data(
         views = reader.read_views()
     finally:
         reader.close()
-    return views, status_data(views.campaign, views.facts, views.trials, views.paths.root, now, store_waiting(home))
+    return views, status_data(*as_records(views), views.paths.root, now, store_waiting(home))
+
+
+def as_records(views: LedgerViews) -> tuple[Campaign, CampaignFacts, list[TrialRecord]]:
+    """The views, typed as the records they stand in for: each has every field the status
+    computation and the ranking functions read (autoresearch/campaign/views.py)."""
+    return cast("Campaign", views.campaign), cast("CampaignFacts", views.facts), cast("list[TrialRecord]", views.trials)
 
 
 def read_overviews_data(home: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
@@ -99,7 +105,7 @@ def read_overviews_data(home: str | os.PathLike[str] | None = None) -> list[dict
     lines = []
     for paths in known_campaigns(home):
         views, current = read_status_data(paths.name, home)
-        lines.append(overview_data(views.campaign, current, paths))
+        lines.append(overview_data(as_records(views)[0], current, paths))
     return lines
 
 

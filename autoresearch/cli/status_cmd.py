@@ -14,7 +14,7 @@ from autoresearch.campaign.errors import LedgerError
 from autoresearch.campaign.ledger._sqlite_reader import LedgerViews
 from autoresearch.campaign.ranking import ranked
 from autoresearch.campaign.states import CampaignState
-from autoresearch.campaign.status_core import read_overviews_data, read_status_data
+from autoresearch.campaign.status_core import as_records, read_overviews_data, read_status_data
 from autoresearch.cli._common import console, fail, json_option, print_json
 
 cli = click.Group()
@@ -80,7 +80,8 @@ def _default_order(current: dict[str, Any]) -> TrialOrder:
 def _best_first(views: LedgerViews, current: dict[str, Any]) -> list[dict[str, Any]]:
     """The complete trials of `current` (its JSON), best first (`ranked`, on the trials they show)."""
     by_number = {t["number"]: t for t in current["trials"]}
-    return [by_number[t.number] for t in ranked(views.trials, views.campaign.objective)]
+    campaign, _, trials = as_records(views)
+    return [by_number[t.number] for t in ranked(trials, campaign.objective)]
 
 
 def _ordered(views: LedgerViews, current: dict[str, Any], sort: TrialOrder, top: int | None) -> list[dict[str, Any]]:
