@@ -15,7 +15,8 @@ from autoresearch.campaign.ledger._sqlite_reader import LedgerViews
 from autoresearch.campaign.ranking import ranked
 from autoresearch.campaign.states import CampaignState
 from autoresearch.campaign.status_core import as_records, read_overviews_data, read_status_data
-from autoresearch.cli._common import console, fail, json_option, print_json
+from autoresearch.cli._common import console, fail, json_option
+from autoresearch.cli._plain import write_json
 
 cli = click.Group()
 
@@ -52,7 +53,7 @@ def _status(name: str | None, sort: TrialOrder | None, top: int | None, as_json:
                      f"(`autoresearch status NAME {flag}`); `autoresearch status` lists the campaigns")
             overview = read_overviews_data()
             if as_json:
-                print_json(overview)
+                write_json(overview)
                 return
             _print_overview(overview)
             return
@@ -61,9 +62,9 @@ def _status(name: str | None, sort: TrialOrder | None, top: int | None, as_json:
         fail(str(exc))
     if as_json:
         if sort is None and top is None:
-            print_json(current)
+            write_json(current)
             return
-        print_json({**current, "trials": _ordered(views, current, sort or TrialOrder.number, top)})
+        write_json({**current, "trials": _ordered(views, current, sort or TrialOrder.number, top)})
         return
     from autoresearch.runner.display import render_status
 
