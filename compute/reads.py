@@ -44,20 +44,6 @@ def open_store(paths: ComputePaths) -> sqlite3.Connection | None:
     return None
 
 
-def store_for_reading(paths: ComputePaths) -> sqlite3.Connection:
-    """`open_store`, after `compute.Store` created or upgraded the store where it is not there yet or
-    is older (it refuses a lost one, with its message)."""
-    conn = open_store(paths)
-    if conn is None:
-        from compute.store import Store
-
-        Store(paths).close()
-        conn = open_store(paths)
-        if conn is None:
-            raise sqlite3.DatabaseError(f"the compute store {paths.db} cannot be opened for reading")
-    return conn
-
-
 def job_views(conn: sqlite3.Connection, job_ids: list[str],
               spec: Callable[[str], Any] = json.loads) -> list[dict[str, Any]]:
     """Jobs with their attempts, in the order of `job_ids` (unknown ids skipped), as dicts shaped

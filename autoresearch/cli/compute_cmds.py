@@ -118,7 +118,8 @@ def _fleet(paths: ComputePaths) -> tuple[list[dict[str, Any]], list[dict[str, An
     """The nodes (as `Node`s dump), their slot usage (as `NodeStatus`es dump) and the job counts by
     state, read with sqlite3 (`compute.reads`). A store not there yet, or at an older schema, is
     created or upgraded by `compute.Store` first, which refuses a lost one with its message."""
-    from compute.reads import HELD_SQL, count_by_state, held_slots, node_views, slot_counts, store_for_reading
+    from compute.read_store import store_for_reading
+    from compute.reads import HELD_SQL, count_by_state, held_slots, node_views, slot_counts
 
     with closing(store_for_reading(paths)) as conn:
         conn.execute("BEGIN")  # one snapshot

@@ -126,7 +126,7 @@ def _project_rows(paths: ComputePaths) -> list[dict[str, Any]]:
     of the store."""
     from compute.control import daemon_info
     from compute.project_report import half_life, project_rows, reader
-    from compute.reads import store_for_reading
+    from compute.read_store import store_for_reading
 
     with closing(store_for_reading(paths)) as conn:
         conn.execute("BEGIN")  # one snapshot
