@@ -85,7 +85,8 @@ class ProvenanceView(_View):
 
 class TrialView(_View):
     """A stored trial: the fields `ledger._optuna_store.record_fields` maps it to (what `TrialRecord`
-    validates), with its failure class and provenance typed."""
+    validates), with its failure class and provenance typed; without `intermediate_values` (status
+    never reads them: the reader leaves their rows, most of a ledger's, unread)."""
 
     number: int
     state: TrialState
@@ -102,6 +103,7 @@ class TrialView(_View):
 
     def __init__(self, fields: Mapping[str, Any]) -> None:
         self.__dict__.update(fields)
+        del self.__dict__["intermediate_values"]
         failure = fields.get("failure_class")
         self.failure_class: TrialFailure | None = None if failure is None else TrialFailure(failure)
         provenance = fields.get("provenance")

@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from rich.console import Console, Group
-from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
@@ -76,6 +75,8 @@ class LiveDisplay:
     """A rich live view: budget used, best so far, running and pending trials, recent results."""
 
     def __init__(self, console: Console | None = None) -> None:
+        from rich.live import Live  # here: `autoresearch status` draws its table without it
+
         self.console = console or Console()
         self._live = Live(Text("starting ..."), console=self.console, refresh_per_second=4, transient=False)
         self._live.start()

@@ -208,7 +208,7 @@ class LedgerReader:
         for tid, param, internal, text in conn.execute(QUERIES["params"], (ids,)):
             params.setdefault(tid, {})[param] = self._external(text)(internal)
         steps: dict[int, dict[int, float]] = {}
-        for tid, step, value, kind in conn.execute(QUERIES["steps"], (ids,)):
+        for tid, step, value, kind in () if self.views else conn.execute(QUERIES["steps"], (ids,)):  # views: unread
             steps.setdefault(tid, {})[step] = stored_float(value, kind)
         user = _attrs(conn.execute(QUERIES["user_attrs"], (ids,)))
         system = _attrs(conn.execute(QUERIES["system_attrs"], (ids,)))
