@@ -157,6 +157,8 @@ def stored_config(raw: Any, name: str, path: Path) -> Campaign:
 
 _PACKAGES = ("autoresearch", "compute", "tracking", "skills")
 """Our packages: the source files a stamp names are their modules'."""
+_VALIDATOR = ("pydantic.version", "pydantic_core._pydantic_core")
+"""The modules whose files name the validator's release (an upgrade of pydantic judges afresh)."""
 
 
 def checked_config(raw: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]:
@@ -180,7 +182,8 @@ def stamp_config(raw: Mapping[str, Any], paths: CampaignPaths) -> None:
     files = {}
     for module in list(sys.modules.values()):
         where = getattr(module, "__file__", None)
-        if where and getattr(module, "__name__", "").split(".")[0] in _PACKAGES:
+        name = getattr(module, "__name__", "")
+        if where and (name.split(".")[0] in _PACKAGES or name in _VALIDATOR):
             files[where] = _file_state(where)
     partial = paths.config_checked.with_name(f"{paths.config_checked.name}.{os.getpid()}.tmp")
     try:
