@@ -6,7 +6,7 @@ still waits in the compute queue; and `autoresearch status [NAME] --json` import
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from autoresearch.campaign import CampaignState, Ledger, Proposal, TrialFailure, read_overviews, read_status
@@ -26,6 +26,7 @@ def _ledger(tmp_path: Path, home: Path) -> Ledger:
         "metric": "acc", "mode": "max", "holdout": {"command": ["true"], "metric": "test_acc", "top_k": 2}},
         confirm={"top_k": 2, "seeds": 2}, validity={"min_speed_ratio": 0.5})  # fmt: skip
     ledger = Ledger.open(campaign, home)
+    ledger.update_facts(active_s=120.0, run_started_at=datetime.now(UTC) - timedelta(minutes=5))  # a run, killed
     proposals = [Proposal(params={"x": 0.5, "y": 1, "kind": "a"}), Proposal(params={"x": 1.5, "y": 2, "kind": "b"}),
                  Proposal(params={"x": 0.5, "y": 1, "kind": "a"}, confirms=0),
                  Proposal(params={"x": 0.5, "y": 1, "kind": "a"}, confirms=0),
@@ -73,6 +74,8 @@ def test_the_plain_status_is_the_full_status_byte_for_byte(tmp_path: Path) -> No
     assert full.holdout is not None and [r.trial for r in full.holdout.rows] == [0, 6]
     assert full.trials[7].waiting_reason is not None and full.trials[8].state.value == "proposed"
     assert full.state is CampaignState.interrupted  # running, and no runner holds it
+    assert full.budget_used.elapsed > 120.0 and full.budget_used.llm_usd == 0.25
+    assert not full.budget_used.real_gpus  # trial 4 held slots that were no physical GPUs
     assert [t.number for t in views.trials] == list(range(9))
 
     overviews = read_overviews_data(home)
