@@ -8,11 +8,14 @@ write), and says so once in the log.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import logging
 
 
 def untested_release(project: str, version: str, tested: Sequence[str], fallback: str) -> str | None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import math
 import threading
 from collections.abc import Callable
@@ -35,8 +34,6 @@ from compute.releases import installed_version, tested_release
 if TYPE_CHECKING:
     from optuna.study._frozen import FrozenStudy as FrozenStudy  # noqa: F401 - re-exported for typing
 
-log = logging.getLogger("autoresearch.ledger")
-
 TESTED_OPTUNA = ("5.0",)
 """The Optuna releases (major.minor) whose tables the ledger's SQL reads and writes."""
 
@@ -48,9 +45,13 @@ def optuna_version() -> str:
 
 @functools.cache
 def internals_usable() -> bool:
-    """Whether the ledger may use Optuna's internals (checked once per process; warns once if not)."""
+    """Whether the ledger may use Optuna's internals (checked once per process; warns once if not, on
+    the `autoresearch.ledger` log: logging is imported here, not by the readers that never warn)."""
+    import logging
+
     return tested_release("optuna", optuna_version(), TESTED_OPTUNA,
-                          "the ledger uses Optuna's public API only (slower writes and dashboard reads)", log)
+                          "the ledger uses Optuna's public API only (slower writes and dashboard reads)",
+                          logging.getLogger("autoresearch.ledger"))
 
 
 def models() -> ModuleType:
