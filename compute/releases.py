@@ -12,10 +12,6 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import logging
 
 
 def untested_release(project: str, version: str, tested: Sequence[str], fallback: str) -> str | None:
@@ -27,11 +23,14 @@ def untested_release(project: str, version: str, tested: Sequence[str], fallback
             f"{fallback}. Install {project}=={tested[-1]}.* to get the fast path back")  # fmt: skip
 
 
-def tested_release(project: str, version: str, tested: Sequence[str], fallback: str, log: logging.Logger) -> bool:
-    """Whether `version` of `project` is among `tested`; a warning on `log` when it is not."""
+def tested_release(project: str, version: str, tested: Sequence[str], fallback: str, log: str) -> bool:
+    """Whether `version` of `project` is among `tested`; a warning on the logger named `log` when it
+    is not (logging is imported only then: a short command that reads never pays for it)."""
     problem = untested_release(project, version, tested, fallback)
     if problem:
-        log.warning("%s", problem)
+        import logging
+
+        logging.getLogger(log).warning("%s", problem)
     return problem is None
 
 

@@ -46,12 +46,10 @@ def optuna_version() -> str:
 @functools.cache
 def internals_usable() -> bool:
     """Whether the ledger may use Optuna's internals (checked once per process; warns once if not, on
-    the `autoresearch.ledger` log: logging is imported here, not by the readers that never warn)."""
-    import logging
-
+    the `autoresearch.ledger` log)."""
     return tested_release("optuna", optuna_version(), TESTED_OPTUNA,
                           "the ledger uses Optuna's public API only (slower writes and dashboard reads)",
-                          logging.getLogger("autoresearch.ledger"))
+                          "autoresearch.ledger")
 
 
 def models() -> ModuleType:
