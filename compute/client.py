@@ -268,12 +268,10 @@ class Client:
 
     def projects(self) -> builtins.list[ProjectStatus]:
         """Each project: quota, GPUs in use, borrowed and lent, pending jobs, fair-share usage."""
-        from compute.daemon_config import DaemonConfig
+        from compute.project_report import half_life
         from compute.usage import project_report
 
-        info = daemon_info(self.paths) or {}
-        half_life = (info.get("config") or {}).get("fair_share_half_life_s") or DaemonConfig().fair_share_half_life_s
-        return project_report(self._store, half_life, time.time())
+        return project_report(self._store, half_life(daemon_info(self.paths)), time.time())
 
     # -- waiting ------------------------------------------------------------------
 

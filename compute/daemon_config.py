@@ -12,6 +12,7 @@ from compute.backends.ray_address import resolve_ray_address
 from compute.errors import ComputeError
 from compute.health.config import HealthConfig
 from compute.storage import resolve_storage
+from compute.project_defaults import FAIR_SHARE_HALF_LIFE_S
 
 
 class DaemonConfig(BaseModel):
@@ -34,7 +35,7 @@ class DaemonConfig(BaseModel):
     """An attempt younger than this is never preempted (prevents flapping)."""
     aging_s: Annotated[float, Field(gt=0)] = 60.0
     """Seconds of waiting per point of priority aging (anti-starvation)."""
-    fair_share_half_life_s: Annotated[float, Field(gt=0)] = 3600.0
+    fair_share_half_life_s: Annotated[float, Field(gt=0)] = FAIR_SHARE_HALF_LIFE_S
     """Half-life of the borrowed usage that fair share between projects weighs (docs/projects.md)."""
     tick_s: Annotated[float, Field(gt=0, le=60)] = 1.0
     """Longest sleep between ticks when nothing wakes the daemon."""

@@ -14,19 +14,17 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compute.errors import ComputeError
-from compute.quota_usage import decayed
-from compute.quota_view import ProjectView, borrowed_attempts
-from compute.spec import DEFAULT_PROJECT, PROJECT_NAME
+from compute.quota_view import ProjectView
+from compute.project_defaults import DEFAULT_PROJECT, PROJECT_DEFAULTS
+from compute.spec import PROJECT_NAME
 
 if TYPE_CHECKING:
-    from compute.scheduler import RunningAttempt
     from compute.store import Store
 
 
@@ -38,23 +36,23 @@ class Project(BaseModel):
     name: str
     quota_gpus: Annotated[int, Field(ge=0)]
     """GPUs guaranteed to its jobs."""
-    weight: Annotated[float, Field(gt=0)] = 1.0
+    weight: Annotated[float, Field(gt=0)] = PROJECT_DEFAULTS.weight
     """Its share of idle GPUs relative to other borrowing projects (fair share)."""
-    max_priority: Annotated[int, Field(ge=0, le=100)] = 100
+    max_priority: Annotated[int, Field(ge=0, le=100)] = PROJECT_DEFAULTS.max_priority
     """The highest priority its jobs may ask for; a job above it is refused at submit."""
-    borrow: bool = True
+    borrow: bool = PROJECT_DEFAULTS.borrow
     """Its jobs may run beyond the quota on idle GPUs (preemptible there, whatever their priority)."""
-    lend: bool = True
+    lend: bool = PROJECT_DEFAULTS.lend
     """Other projects may borrow its unused quota; it reclaims it when its jobs need it."""
     usage_gpu_s: float = 0.0
     """Borrowed GPU-seconds, decayed with the daemon's `fair_share_half_life_s`, as of `usage_at`."""
     usage_at: float = 0.0
-    quota_cpus: Annotated[float | None, Field(ge=0)] = None
+    quota_cpus: Annotated[float | None, Field(ge=0)] = PROJECT_DEFAULTS.quota_cpus
     """The most CPUs its running attempts may hold at once (a ceiling, not lent or borrowed); None: no limit."""
 
 
 class ProjectStatus(BaseModel):
-    """A project as `compute projects` shows it."""
+    """A project as `compute projects` shows it (`compute.project_report.project_rows`, validated)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -117,7 +115,7 @@ def set_project(
     with store.transaction() as conn:
         row = conn.execute("SELECT * FROM projects WHERE name=?", (name,)).fetchone()
         old = _from_row(row) if row is not None else None
-        base = old.model_dump() if old is not None else {"name": name, "quota_gpus": 0}
+        base = old.model_dump() if old is not None else {"name": name, "quota_gpus": PROJECT_DEFAULTS.quota_gpus}
         try:
             new = Project(**{**base, **{k: v for k, v in given.items() if v is not None}})
         except ValidationError as err:
@@ -176,56 +174,3 @@ def save_usage(store: Store, usage: dict[str, float], now: float) -> None:
             "UPDATE projects SET usage_gpu_s=?, usage_at=? WHERE name=?",
             [(value, now, name) for name, value in usage.items()],
         )
-
-
-def project_status(
-    projects: Sequence[Project],
-    running: Sequence[RunningAttempt],
-    pending: Counter[str],
-    total_gpus: int,
-    now: float,
-    half_life_s: float,
-) -> list[ProjectStatus]:
-    """Every configured project, and every other project that has jobs (see `ProjectStatus`)."""
-    known = {p.name: p for p in projects}
-    views = {v.name: v for v in project_views(projects)}
-    borrowed = borrowed_attempts(running, views)
-    in_use: Counter[str] = Counter()
-    over: Counter[str] = Counter()
-    cpus: dict[str, float] = defaultdict(float)
-    for a in running:
-        in_use[a.project] += len(a.gpus)
-        cpus[a.project] += a.cpus
-        if (a.job_id, a.attempt) in borrowed:
-            over[a.project] += len(a.gpus)
-    # Borrowed GPUs come first from capacity no quota covers, then from lenders' unused quota,
-    # largest unused first.
-    left = max(0, sum(over.values()) - max(0, total_gpus - sum(p.quota_gpus for p in projects)))
-    lent: dict[str, int] = {}
-    unused = {p.name: max(0, p.quota_gpus - (in_use[p.name] - over[p.name])) for p in projects if p.lend}
-    for name in sorted(unused, key=lambda n: (-unused[n], n)):
-        lent[name] = min(left, unused[name])
-        left -= lent[name]
-    names = sorted(set(known) | set(in_use) | set(pending))
-    out = []
-    for name in names:
-        p = known.get(name) or Project(name=name, quota_gpus=0)
-        out.append(
-            ProjectStatus(
-                name=name,
-                configured=name in known,
-                quota_gpus=p.quota_gpus,
-                quota_cpus=p.quota_cpus,
-                weight=p.weight,
-                max_priority=p.max_priority,
-                borrow=p.borrow,
-                lend=p.lend,
-                in_use=in_use[name],
-                cpus_in_use=round(cpus.get(name, 0.0), 3),
-                borrowed=over[name],
-                lent=lent.get(name, 0),
-                pending=pending[name],
-                fair_share_usage=round(decayed(p.usage_gpu_s, p.usage_at, now, half_life_s) / 3600, 4),
-            )
-        )
-    return out

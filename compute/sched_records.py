@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compute.quota_view import VictimOrder
-from compute.spec import DEFAULT_PROJECT
+from compute.project_defaults import DEFAULT_PROJECT
 from compute.waiting import WaitEntry
 
 

@@ -13,10 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validat
 from compute.container import ContainerRuntime, validate_image, validate_user
 from compute.priority import Priority, parse_priority
 from compute.data import validate_data
+from compute.project_defaults import DEFAULT_PROJECT
 
 
-DEFAULT_PROJECT = "default"
-"""The project of a job that names none."""
 PROJECT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 """A project name: letters, digits, `_`, `.`, `-` (at most 64, starting with a letter or digit)."""
 

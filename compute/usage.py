@@ -10,15 +10,13 @@ attempts that lose the least progress. `project_report` is what `compute project
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Sequence
 
-from compute.projects import ProjectStatus, load_projects, project_status, project_views, save_usage
+from compute.project_report import project_rows
+from compute.projects import ProjectStatus, load_projects, project_views, save_usage
 from compute.quota_usage import UsageMeter, decayed
 from compute.quota_view import ProjectView
-from compute.records import NodeState
 from compute.scheduler import RunningAttempt
-from compute.spec import DEFAULT_PROJECT
 from compute.store import Store
 
 SAVE_EVERY_S = 10.0
@@ -71,34 +69,6 @@ class ProjectUsage:
 
 
 def project_report(store: Store, half_life_s: float, now: float) -> list[ProjectStatus]:
-    """`compute projects`: each project's quotas, GPUs and CPUs in use, borrowed and lent, pending jobs, usage."""
-    from compute.lifecycle import live_attempts
-
-    running = [
-        RunningAttempt(
-            a.job_id,
-            a.number,
-            node,
-            gpus,
-            a.priority,
-            a.preemptible,
-            a.started_at,
-            project=a.project,
-            borrowed_only=a.borrowed_only,
-            cpus=a.cpus,
-        )
-        for a in live_attempts(store)
-        for node, gpus in a.placed()  # a gang: each member, as the scheduling pass counts it
-    ]
-    pending = Counter(
-        {
-            r["project"]: r["n"]
-            for r in store.read(
-                "SELECT COALESCE(json_extract(spec, '$.project'), ?) AS project, COUNT(*) AS n FROM jobs"
-                " WHERE state = 'pending' GROUP BY project",
-                (DEFAULT_PROJECT,),
-            )
-        }
-    )
-    total = sum(len(n.gpus) for n in store.nodes() if n.state is NodeState.active)
-    return project_status(load_projects(store), running, pending, total, now, half_life_s)
+    """`compute projects`: each project's quotas, GPUs and CPUs in use, borrowed and lent, pending jobs, usage
+    (`compute.project_report.project_rows`, validated)."""
+    return [ProjectStatus(**row) for row in project_rows(store.read, half_life_s, now)]

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compute.pidlock import holder_pid, release, try_lock
+from compute.pidlock import release, try_lock
 from pydantic import TypeAdapter
 
 from tracking.artifacts import ArtifactSource
@@ -44,6 +44,7 @@ from tracking.base import MovesRunStart, RunStatus, Tracker
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
 from tracking.mlflow_tracker import MlflowTracker
+from tracking.outbox_reads import pending_writes, writer_lock, writer_pid
 from tracking.sqlite_bulk import SqliteBulk
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, " \
@@ -92,7 +93,7 @@ class Outbox:
     @property
     def lock_path(self) -> Path | None:
         """Held by the writer applying this outbox's rows."""
-        return None if self.path is None else self.path.with_name(self.path.name + ".lock")
+        return None if self.path is None else writer_lock(self.path)
 
     def put(self, run_id: str, kind: WriteKind, payload: dict[str, Any]) -> None:
         text = json.dumps(payload)
@@ -230,24 +231,6 @@ def drain_outbox(outbox: Outbox, tracker: Tracker, on_error: Callable[[str], Non
     return applied
 
 
-def writer_pid(path: Path) -> int | None:
-    """The pid of the live writer applying the outbox at `path`, or None."""
-    return holder_pid(path.with_name(path.name + ".lock"))
-
-
-def pending_writes(path: Path) -> int:
-    """Rows waiting in the outbox at `path` (0 when there is no outbox)."""
-    if not path.is_file():
-        return 0
-    db = sqlite3.connect(path, timeout=30.0)
-    try:
-        return int(db.execute("SELECT count(*) FROM writes").fetchone()[0])
-    except sqlite3.OperationalError:  # created, schema not written yet
-        return 0
-    finally:
-        db.close()
-
-
 def wait_drained(path: Path, timeout_s: float | None = None) -> int:
     """Wait until the outbox at `path` is empty, or no writer is applying it (then the next one
     applies the rest), or `timeout_s` passed; returns the writes still pending."""
@@ -264,7 +247,7 @@ def spawn_writer(path: Path, tracking_uri: str) -> int | None:
     once the outbox is empty (its output goes to `<outbox>.log`); returns its pid. The writer's lock
     is taken here and handed to it, so the outbox is never without a writer in between. None: a
     writer holds the outbox already (it applies these writes too)."""
-    fd = try_lock(path.with_name(path.name + ".lock"))
+    fd = try_lock(writer_lock(path))
     if fd is None:
         return None
     log = open(path.with_name(path.name + ".log"), "ab")  # noqa: SIM115 - handed to the child

@@ -38,7 +38,8 @@ from tracking.base import CreatesRuns, LoggedMetric, MovesRunStart, RunStatus, R
 from tracking.config import TrackingConfig
 from tracking.datasets import DatasetInput
 from tracking.logparse import MetricPoint
-from tracking.outbox import Outbox, WriteKind, apply_writes, log_payload, spawn_writer, writer_pid, writer_turn
+from tracking.outbox import Outbox, WriteKind, apply_writes, log_payload, spawn_writer, writer_turn
+from tracking.outbox_reads import writer_pid
 
 
 class QueuedTracker:

@@ -76,7 +76,7 @@ def mlflow_version() -> str:
 def tested_mlflow_installed() -> bool:
     """Whether the installed MLflow is a tested release (checked once per process; warns once if not)."""
     return tested_release("mlflow", mlflow_version(), TESTED_MLFLOW,
-                          "tracking writes go through MLflow's client, one call at a time", log)  # fmt: skip
+                          "tracking writes go through MLflow's client, one call at a time", log.name)  # fmt: skip
 
 
 class SqliteBulk:

@@ -13,13 +13,13 @@ if _typing.TYPE_CHECKING:
         Mode, Objective, ParamSpec, Tracking,
     )
     from autoresearch.campaign.confirm_settings import ConfirmSettings, ConfirmWhen
-    from autoresearch.campaign.confirmation import (
-        Standing, confirmations_due, confirmed_early, declared_order, exploration_room, mean_text, separable, standings, winner_text,
-    )
+    from autoresearch.campaign.confirmation import confirmations_due, confirmed_early, exploration_room
+    from autoresearch.campaign.standing import Standing, declared_order, mean_text, separable, standings, winner_text
     from autoresearch.campaign.changes import config_changes, refused_change
     from autoresearch.campaign.datasets import Dataset
     from autoresearch.campaign.failfast import first_line, fruitless, repeated_failure
-    from autoresearch.campaign.holdout import HoldoutResult, HoldoutSummary, holdout_line, holdout_summary
+    from autoresearch.campaign.holdout import HoldoutResult, HoldoutSummary, holdout_summary
+    from autoresearch.campaign.holdout_stats import holdout_line
     from autoresearch.campaign.holdout_settings import Holdout
     from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
     from autoresearch.campaign.ledger.optuna_ledger import Ledger
@@ -35,12 +35,13 @@ if _typing.TYPE_CHECKING:
     from autoresearch.campaign.aggregate import Aggregate, AggregateKind, resolve_aggregate
     from autoresearch.campaign.ranking import best_trial, declared_ranking, ranked
     from autoresearch.campaign.paths import CampaignPaths, campaign_dir, campaigns_root, known_campaigns
-    from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
+    from autoresearch.campaign.records import Note, Proposal, TrialRecord
+    from autoresearch.campaign.states import CampaignState, TrialFailure, TrialState
     from autoresearch.campaign.status import (
-        BudgetUsed, CampaignOverview, CampaignStatus, CampaignStopReason, TrialSummary, active_seconds,
-        budget_used, campaign_status, free_slots, hours_unit, on_real_gpus, overview, queued_jobs, read_overviews,
-        read_status, status_of, stop_reason, with_queue,
+        BudgetUsed, CampaignOverview, CampaignStatus, CampaignStopReason, TrialSummary, budget_used, campaign_status,
+        free_slots, overview, read_overviews, read_status, status_of, stop_reason,
     )
+    from autoresearch.campaign.status_core import active_seconds, hours_unit, on_real_gpus
 
 _WHERE = {
     "BUILTIN_PLACEHOLDERS": "autoresearch.campaign.config",
@@ -57,15 +58,15 @@ _WHERE = {
     "Tracking": "autoresearch.campaign.config",
     "ConfirmSettings": "autoresearch.campaign.confirm_settings",
     "ConfirmWhen": "autoresearch.campaign.confirm_settings",
-    "Standing": "autoresearch.campaign.confirmation",
+    "Standing": "autoresearch.campaign.standing",
     "confirmations_due": "autoresearch.campaign.confirmation",
     "confirmed_early": "autoresearch.campaign.confirmation",
-    "declared_order": "autoresearch.campaign.confirmation",
+    "declared_order": "autoresearch.campaign.standing",
     "exploration_room": "autoresearch.campaign.confirmation",
-    "separable": "autoresearch.campaign.confirmation",
-    "mean_text": "autoresearch.campaign.confirmation",
-    "winner_text": "autoresearch.campaign.confirmation",
-    "standings": "autoresearch.campaign.confirmation",
+    "separable": "autoresearch.campaign.standing",
+    "mean_text": "autoresearch.campaign.standing",
+    "winner_text": "autoresearch.campaign.standing",
+    "standings": "autoresearch.campaign.standing",
     "config_changes": "autoresearch.campaign.changes",
     "refused_change": "autoresearch.campaign.changes",
     "Dataset": "autoresearch.campaign.datasets",
@@ -74,7 +75,7 @@ _WHERE = {
     "repeated_failure": "autoresearch.campaign.failfast",
     "HoldoutResult": "autoresearch.campaign.holdout",
     "HoldoutSummary": "autoresearch.campaign.holdout",
-    "holdout_line": "autoresearch.campaign.holdout",
+    "holdout_line": "autoresearch.campaign.holdout_stats",
     "holdout_summary": "autoresearch.campaign.holdout",
     "Holdout": "autoresearch.campaign.holdout_settings",
     "FINAL_STATES": "autoresearch.campaign.ledger.facts",
@@ -110,30 +111,28 @@ _WHERE = {
     "campaign_dir": "autoresearch.campaign.paths",
     "campaigns_root": "autoresearch.campaign.paths",
     "known_campaigns": "autoresearch.campaign.paths",
-    "CampaignState": "autoresearch.campaign.records",
+    "CampaignState": "autoresearch.campaign.states",
     "Note": "autoresearch.campaign.records",
     "Proposal": "autoresearch.campaign.records",
-    "TrialFailure": "autoresearch.campaign.records",
+    "TrialFailure": "autoresearch.campaign.states",
     "TrialRecord": "autoresearch.campaign.records",
-    "TrialState": "autoresearch.campaign.records",
+    "TrialState": "autoresearch.campaign.states",
     "BudgetUsed": "autoresearch.campaign.status",
     "CampaignOverview": "autoresearch.campaign.status",
     "CampaignStatus": "autoresearch.campaign.status",
     "CampaignStopReason": "autoresearch.campaign.status",
     "TrialSummary": "autoresearch.campaign.status",
-    "active_seconds": "autoresearch.campaign.status",
+    "active_seconds": "autoresearch.campaign.status_core",
     "budget_used": "autoresearch.campaign.status",
     "campaign_status": "autoresearch.campaign.status",
     "free_slots": "autoresearch.campaign.status",
-    "hours_unit": "autoresearch.campaign.status",
-    "on_real_gpus": "autoresearch.campaign.status",
+    "hours_unit": "autoresearch.campaign.status_core",
+    "on_real_gpus": "autoresearch.campaign.status_core",
     "overview": "autoresearch.campaign.status",
-    "queued_jobs": "autoresearch.campaign.status",
     "read_overviews": "autoresearch.campaign.status",
     "read_status": "autoresearch.campaign.status",
     "status_of": "autoresearch.campaign.status",
     "stop_reason": "autoresearch.campaign.status",
-    "with_queue": "autoresearch.campaign.status",
 }
 """Public name -> the module that defines it."""
 
@@ -218,7 +217,6 @@ __all__ = [
     "load_campaign",
     "mean_text",
     "overview",
-    "queued_jobs",
     "ranked",
     "read_overviews",
     "read_status",
@@ -231,5 +229,4 @@ __all__ = [
     "status_of",
     "stop_reason",
     "winner_text",
-    "with_queue",
 ]

@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.config import Objective
-from autoresearch.campaign.records import TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign.records import TrialRecord
+from autoresearch.campaign.states import TrialFailure, TrialState
 
 SLOPE_POINTS = 5
 """The curve's slope is fitted over its last this many points."""

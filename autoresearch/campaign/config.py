@@ -31,6 +31,7 @@ from autoresearch.campaign.paths import CAMPAIGN_NAME
 from autoresearch.campaign.params import CategoricalParam, FloatParam, IntParam, located
 from autoresearch.campaign.policy_settings import PolicySettings
 from autoresearch.campaign.validity import Validity
+from autoresearch.campaign.views import direction_of
 
 BUILTIN_PLACEHOLDERS: dict[str, str] = {
     "trial": "the trial number (0, 1, 2 ...)",
@@ -66,7 +67,7 @@ class Objective(Section):
     @property
     def direction(self) -> Literal["maximize", "minimize"]:
         """Optuna's name for the mode: `maximize` or `minimize`."""
-        return "maximize" if self.mode is Mode.max else "minimize"
+        return direction_of(self.mode.value)
 
     def better(self, a: float | None, b: float | None) -> bool:
         """Whether value `a` is strictly better than value `b` (no value is never better, and any value beats none)."""

@@ -21,9 +21,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from autoresearch.campaign.config import Campaign
-from autoresearch.campaign.records import TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign.states import TrialFailure, TrialState
+
+if TYPE_CHECKING:
+    from autoresearch.campaign.config import Campaign
+    from autoresearch.campaign.records import TrialRecord
 
 _CHECK = {
     TrialFailure.user: "run `command` by hand in cwd {cwd}: does the script exist, do its arguments and imports work?",

@@ -12,7 +12,6 @@ and MLflow (`holdout/<metric>` on the trial's run) show it to people, with `Hold
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.ranking import declared_ranking, ranked
+from autoresearch.campaign.holdout_stats import holdout_data, spearman
 
 if TYPE_CHECKING:
     from autoresearch.campaign.config import Campaign
@@ -70,56 +70,10 @@ class HoldoutSummary(_Record):
 
 def holdout_summary(campaign: Campaign, trials: Iterable[TrialRecord],
                     results: Sequence[HoldoutResult]) -> HoldoutSummary | None:
-    """The summary of `results`, or None when the campaign has no holdout or no result yet."""
-    holdout = campaign.objective.holdout
-    if holdout is None or not results:
-        return None
-    by_trial = {r.trial: r for r in results}
-    rows = [HoldoutRow(trial=t.number, validation=t.value, holdout=by_trial[t.number].value,
-                       error=by_trial[t.number].error)
-            for t in ranked(trials, campaign.objective) if t.number in by_trial and t.value is not None]  # fmt: skip
-    pairs = [(r.validation, r.holdout) for r in rows if r.holdout is not None]
-    gap = None
-    if pairs:
-        diff = sum(v for v, _ in pairs) / len(pairs) - sum(h for _, h in pairs) / len(pairs)
-        gap = diff if campaign.objective.mode.value == "max" else -diff
-    return HoldoutSummary(metric=holdout.metric, rows=rows, spearman=spearman(pairs), gap=gap)
-
-
-def holdout_line(summary: HoldoutSummary) -> str:
-    """One line for people: the rank correlation and the overfitting gap of the evaluated trials."""
-    rho = "n/a (fewer than 2 values)" if summary.spearman is None else f"{summary.spearman:+.3f}"
-    gap = "n/a" if summary.gap is None else f"{summary.gap:+.6g}"
-    pairs = ", ".join(f"#{r.trial} {r.validation:.6g}/{'-' if r.holdout is None else f'{r.holdout:.6g}'}"
-                      for r in summary.rows[:5])  # fmt: skip
-    return (f"holdout {summary.metric} (validation/holdout, {len(summary.rows)} trials): {pairs}; "
-            f"Spearman {rho}; overfitting gap {gap} (positive: validation flatters)")
-
-
-def spearman(pairs: Sequence[tuple[float, float]]) -> float | None:
-    """Spearman's rank correlation (ties get their average rank); None under 2 pairs or when one
-    side is constant."""
-    if len(pairs) < 2:
-        return None
-    a, b = _ranks([p[0] for p in pairs]), _ranks([p[1] for p in pairs])
-    mean = (len(pairs) + 1) / 2
-    cov = sum((x - mean) * (y - mean) for x, y in zip(a, b, strict=True))
-    var_a, var_b = sum((x - mean) ** 2 for x in a), sum((y - mean) ** 2 for y in b)
-    return None if var_a == 0 or var_b == 0 else cov / math.sqrt(var_a * var_b)
-
-
-def _ranks(values: list[float]) -> list[float]:
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
+    """The summary of `results`, or None when the campaign has no holdout or no result yet
+    (`status_core.holdout_data`, as the record)."""
+    data = holdout_data(campaign, trials, results)
+    return None if data is None else HoldoutSummary.model_validate(data)
 
 
 def render_holdout(campaign: Campaign, params: Mapping[str, Any], trial_number: int, *, seed_of: int,
@@ -150,4 +104,4 @@ def leaders(campaign: Campaign, trials: Iterable[TrialRecord]) -> list[TrialReco
     return best[: holdout.top_k]
 
 
-__all__ = ["HoldoutResult", "HoldoutRow", "HoldoutSummary", "holdout_line", "holdout_summary", "leaders", "render_holdout", "spearman"]
+__all__ = ["HoldoutResult", "HoldoutRow", "HoldoutSummary", "holdout_summary", "leaders", "render_holdout", "spearman"]

@@ -65,6 +65,13 @@ class CampaignPaths:
         return self.root / "ledger.started"
 
     @property
+    def config_checked(self) -> Path:
+        """Which stored config this code accepted, and the source files that judged it (JSON): a
+        reader of that config with those files unchanged need not validate it again
+        (`ledger._integrity.checked_config`)."""
+        return self.root / "config.checked"
+
+    @property
     def ledger_lock(self) -> Path:
         """Held exclusively while a ledger is created, shared while one is loaded."""
         return self.root / "ledger.lock"

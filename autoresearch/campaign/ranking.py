@@ -1,15 +1,19 @@
 """The best complete trial (the best mean, with confirmations), computed once: every place that names a best trial (status, the
-report, the policies' prompts and skills, chat) ranks trials with `ranked`."""
+report, the policies' prompts and skills, chat) ranks trials with `ranked`. Imports no pydantic
+(`autoresearch status` ranks plain views of the trials)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from autoresearch.campaign.config import Campaign, Objective
-from autoresearch.campaign.confirmation import Standing, declared_order
-from autoresearch.campaign.records import TrialRecord, TrialState
+from autoresearch.campaign.standing import Standing, declared_order
+from autoresearch.campaign.states import TrialState
 from autoresearch.campaign.suspects import suspect_reasons
+
+if TYPE_CHECKING:
+    from autoresearch.campaign.config import Campaign, Objective
+    from autoresearch.campaign.records import TrialRecord
 
 
 class Rankable(Protocol):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping
 from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
@@ -13,18 +12,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.config import Campaign
-from autoresearch.campaign.failfast import first_line
-from autoresearch.campaign.holdout import HoldoutSummary, holdout_summary
+from autoresearch.campaign.holdout import HoldoutSummary
 from autoresearch.campaign.ledger import CampaignFacts, LedgerReader, TrialLedger
 from autoresearch.campaign.paths import CampaignPaths, known_campaigns
-from autoresearch.campaign.confirmation import Standing, separable, standings
-from autoresearch.campaign.ranking import declared_ranking
-from autoresearch.campaign.suspects import suspect_reasons
-from autoresearch.campaign.records import CampaignState, TrialFailure, TrialRecord, TrialState
-from compute.paths import ComputePaths
-from compute.pidlock import holder_pid
-from compute.reads import open_store, pending_reasons
-from tracking.outbox import pending_writes, writer_pid
+from autoresearch.campaign.records import TrialRecord
+from autoresearch.campaign.states import CampaignState, TrialFailure, TrialState
+from autoresearch.campaign.status_core import Waiting, budget_data, hours_text, overview_data, status_data, store_waiting
 
 
 class _Record(BaseModel):
@@ -50,18 +43,7 @@ class BudgetUsed(_Record):
 
     def hours_text(self, digits: str = ".2f") -> str:
         """`0.13 slot-hours`, or `0.13 GPU-hours` on physical GPUs."""
-        return f"{self.gpu_hours:{digits}} {hours_unit(self.real_gpus)}"
-
-
-def hours_unit(real_gpus: bool) -> str:
-    """What hours of held slots are called: GPU-hours only when the slots were physical GPUs."""
-    return "GPU-hours" if real_gpus else "slot-hours"
-
-
-def on_real_gpus(trials: list[TrialRecord]) -> bool:
-    """Whether every trial that held slots held physical GPUs (False when none held any)."""
-    held = [t for t in trials if t.gpu_seconds > 0]
-    return bool(held) and all(t.real_gpus for t in held)
+        return hours_text(self.gpu_hours, self.real_gpus, digits)
 
 
 class TrialSummary(_Record):
@@ -97,28 +79,6 @@ class TrialSummary(_Record):
     waiting_reason: str | None = None
     """A running trial whose job still waits in the compute queue: why (the job's `waiting_reason`);
     None once it runs, or where the compute store was not read (shown as `queued`, not running)."""
-
-    @classmethod
-    def of(cls, trial: TrialRecord, standing: Standing | None = None, suspect_reason: str | None = None) -> TrialSummary:
-        ended_badly = trial.state in (TrialState.failed, TrialState.cancelled)
-        return cls(
-            confirms=trial.confirms,
-            mean=standing.mean if standing else None,
-            sd=standing.sd if standing else None,
-            n=standing.n if standing else None,
-            number=trial.number,
-            state=trial.state,
-            params=trial.params,
-            value=trial.value,
-            job_id=trial.job_id,
-            mlflow_run_id=trial.mlflow_run_id,
-            failure_class=trial.failure_class,
-            reason=first_line(trial.log_excerpt) or None if ended_badly else None,
-            suspect=suspect_reason is not None,
-            suspect_reason=suspect_reason,
-            nodes=trial.provenance.nodes if trial.provenance else [],
-            suspect_rerun_of=trial.suspect_rerun_of,
-        )
 
 
 class CampaignStatus(_Record):
@@ -162,9 +122,9 @@ class CampaignStopReason(str, enum.Enum):
     """`confirm:`: the leaders are confirmed and only the reserve for a new leader's confirmations is left."""
 
 
-def campaign_status(ledger: TrialLedger, now: datetime | None = None) -> CampaignStatus:
-    """The status of the campaign whose ledger this is."""
-    return status_of(ledger.campaign, ledger.facts(), ledger.trials(), getattr(ledger, "folder", None), now)
+def campaign_status(ledger: TrialLedger, now: datetime | None = None, waiting: Waiting | None = None) -> CampaignStatus:
+    """The status of the campaign whose ledger this is (`waiting`: see `status_of`)."""
+    return status_of(ledger.campaign, ledger.facts(), ledger.trials(), getattr(ledger, "folder", None), now, waiting)
 
 
 def status_of(
@@ -173,58 +133,19 @@ def status_of(
     trials: list[TrialRecord],
     folder: Path | None,
     now: datetime | None = None,
+    waiting: Waiting | None = None,
 ) -> CampaignStatus:
     """The status of a campaign from what its ledger holds (`campaign_status` of a ledger, or of
-    a `LedgerSnapshot`'s fields); `folder`: where its runner lock is (None: not looked at)."""
-    now = now or datetime.now(UTC)
-    ranking = declared_ranking(trials, campaign)
-    by_trial = {r.trial: r for r in [*standings(trials, campaign.objective), *ranking]}  # the ranked: their trusted runs
-    best = next(t for t in trials if t.number == ranking[0].trial) if ranking else None
-    suspect = suspect_reasons(trials, campaign.validity.min_speed_ratio)
-    shown = _shown_state(facts.state, folder)
-    used = budget_used(facts, trials, now, live=shown is not CampaignState.interrupted)
-    outbox = CampaignPaths(folder).tracking_outbox if folder else None
-    return CampaignStatus(
-        tracking_pending=pending_writes(outbox) if outbox else 0,
-        tracking_writer_pid=writer_pid(outbox) if outbox else None,
-        name=campaign.name,
-        state=shown,
-        state_reason=facts.state_reason,
-        budget_used=used,
-        best_trial=TrialSummary.of(best, by_trial[best.number], suspect.get(best.number)) if best else None,
-        runner_up=ranking[1].trial if len(ranking) > 1 else None,
-        separable=separable(ranking[0], ranking[1], campaign.objective) if len(ranking) > 1 else None,
-        trials=[TrialSummary.of(t, by_trial.get(t.number), suspect.get(t.number)) for t in trials],
-        holdout=holdout_summary(campaign, trials, facts.holdouts),
-    )
-
-
-def with_queue(status: CampaignStatus, reasons: Mapping[str, str]) -> CampaignStatus:
-    """`status` with `waiting_reason` set on its running trials whose job is in `reasons` (job id ->
-    why it waits: `Client.pending_reasons`, or compute.reads.pending_reasons on the store)."""
-    if not reasons:
-        return status
-    trials = [t.model_copy(update={"waiting_reason": reasons[t.job_id]})
-              if t.state is TrialState.running and t.job_id is not None and t.job_id in reasons else t
-              for t in status.trials]  # fmt: skip
-    return status.model_copy(update={"trials": trials})
-
-
-def queued_jobs(status: CampaignStatus) -> list[str]:
-    """The job ids of its running trials: those `with_queue` may find still pending."""
-    return [t.job_id for t in status.trials if t.state is TrialState.running and t.job_id]
+    a `LedgerSnapshot`'s fields): `status_core.status_data`, the one computation, as the record.
+    `folder`: where its runner lock is (None: not looked at); `waiting`: job ids -> why those still
+    pending wait (`Client.pending_reasons`), so a running trial whose job waits says why."""
+    return CampaignStatus.model_validate(status_data(campaign, facts, trials, folder, now, waiting))
 
 
 def budget_used(facts: CampaignFacts, trials: list[TrialRecord], now: datetime, *, live: bool) -> BudgetUsed:
     """How much of the budget `trials` and `facts` spent by `now` (`live`: a runner drives the
-    campaign now; see `active_seconds`). The part of a status the runner reads every round."""
-    return BudgetUsed(
-        trials=sum(t.state is not TrialState.cancelled for t in trials),
-        gpu_hours=sum(t.gpu_seconds for t in trials) / 3600.0,
-        real_gpus=on_real_gpus(trials),
-        llm_usd=facts.llm_usd,
-        elapsed=active_seconds(facts, trials, now, live=live),
-    )
+    campaign now; see `status_core.active_seconds`). The part of a status the runner reads every round."""
+    return BudgetUsed.model_validate(budget_data(facts, trials, now, live=live))
 
 
 def read_status(
@@ -232,27 +153,16 @@ def read_status(
 ) -> tuple[Campaign, CampaignStatus]:
     """Campaign `name`'s config (as it last ran) and status, read straight from its ledger file
     (`LedgerReader`: no Optuna, no SQLAlchemy): what `campaign_status(Ledger.load(name))` gives, in a
-    fraction of the time. LedgerError when there is no such campaign or its ledger is lost."""
+    fraction of the time, with the compute queue's word on its running trials (`store_waiting`).
+    LedgerError when there is no such campaign or its ledger is lost."""
     reader = LedgerReader(name, home)
     try:
         snapshot = reader.read()
     finally:
         reader.close()
-    current = status_of(snapshot.campaign, snapshot.facts, snapshot.trials, snapshot.paths.root, now)
-    return snapshot.campaign, with_queue(current, _pending_reasons(queued_jobs(current), home))
-
-
-def _pending_reasons(job_ids: list[str], home: str | os.PathLike[str] | None) -> dict[str, str]:
-    """Which of these jobs still wait in the compute store of `home`, and why (none without a store)."""
-    if not job_ids:
-        return {}
-    conn = open_store(ComputePaths.of(home))
-    if conn is None:
-        return {}
-    try:
-        return pending_reasons(conn, job_ids)
-    finally:
-        conn.close()
+    current = status_of(snapshot.campaign, snapshot.facts, snapshot.trials, snapshot.paths.root, now,
+                        store_waiting(home))  # fmt: skip
+    return snapshot.campaign, current
 
 
 def read_overviews(home: str | os.PathLike[str] | None = None) -> list[CampaignOverview]:
@@ -280,38 +190,7 @@ class CampaignOverview(_Record):
 
 def overview(campaign: Campaign, current: CampaignStatus, paths: CampaignPaths) -> CampaignOverview:
     """The `autoresearch status` line of the campaign whose config, status and folder these are."""
-    return CampaignOverview(
-        name=current.name,
-        state=current.state,
-        trials=current.budget_used.trials,
-        max_trials=campaign.budget.max_trials,
-        best_value=current.best_trial.mean if current.best_trial else None,
-        runner_pid=holder_pid(paths.lock),
-    )
-
-
-def active_seconds(facts: CampaignFacts, trials: list[TrialRecord], now: datetime, live: bool) -> float:
-    """`facts.active_s` plus the run in progress: until `now` while its runner is `live`; for a
-    run whose runner was killed, until the last trial that ended in it (what it is known to have done)."""
-    if facts.run_started_at is None:
-        return facts.active_s
-    return facts.active_s + max(
-        0.0, (_run_end(facts.run_started_at, trials, now, live) - facts.run_started_at).total_seconds()
-    )
-
-
-def _run_end(started: datetime, trials: list[TrialRecord], now: datetime, live: bool) -> datetime:
-    """When the run that began at `started` ended (`now` while live; else its last trial's end)."""
-    if live:
-        return now
-    return max((t.ended_at for t in trials if t.ended_at is not None and t.ended_at >= started), default=started)
-
-
-def _shown_state(state: CampaignState, folder: Path | None) -> CampaignState:
-    """The ledger's state, but `interrupted` for a running campaign that no runner holds."""
-    if state is CampaignState.running and folder is not None and holder_pid(CampaignPaths(folder).lock) is None:
-        return CampaignState.interrupted
-    return state
+    return CampaignOverview.model_validate(overview_data(campaign, current.model_dump(mode="json"), paths))
 
 
 def stop_reason(

@@ -11,10 +11,13 @@ UI, MLflow, the runner's re-runs) agrees.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from autoresearch.campaign.records import TrialRecord, TrialState
+from autoresearch.campaign.states import TrialState
+
+if TYPE_CHECKING:
+    from autoresearch.campaign.records import TrialRecord
 
 MIN_PEERS = 3
 """Complete trials with a speed on a GPU model needed before speed can make one of them suspect."""
@@ -37,6 +40,8 @@ def suspect_reasons(trials: Sequence[TrialRecord], ratio: float) -> dict[int, st
         node = prov.nodes[-1] if prov.nodes else None
         peers = [speed for where, speed in speeds.get(prov.gpu_model, []) if where != node]
         if t.state is TrialState.complete and prov.speed is not None and len(peers) >= MIN_PEERS:
+            import statistics  # here: only a campaign with enough peers on a GPU model needs it
+
             median = statistics.median(peers)
             if prov.speed < ratio * median:
                 why.append(f"ran at {prov.speed:.3g} {prov.speed_unit} on node {node}, "

@@ -8,9 +8,8 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.campaign._base import Section
+from autoresearch.campaign.views import MIN_SPEED_RATIO, STEPS_PER_S, VIRTUAL_GPU, gpu_model_of, nodes_of
 
-VIRTUAL_GPU = "virtual"
-"""The GPU model recorded for a virtual node's slots (no physical GPU behind them)."""
 UNKNOWN_GPU = "unknown"
 """The GPU model recorded for physical GPUs no probe of the node reported a model for."""
 
@@ -18,7 +17,7 @@ UNKNOWN_GPU = "unknown"
 class Validity(Section):
     """When a result counts as suspect, and what the campaign does about it."""
 
-    min_speed_ratio: Annotated[float, Field(gt=0, le=1)] = 0.85
+    min_speed_ratio: Annotated[float, Field(gt=0, le=1)] = MIN_SPEED_RATIO
     """A trial slower than this fraction of the median speed of the complete trials on its GPU
     model is suspect (0 < ratio <= 1)."""
     speed_metric: Annotated[str | None, Field(min_length=1)] = None
@@ -61,15 +60,15 @@ class Provenance(BaseModel):
     """Every attempt of its job, in order."""
     speed: float | None = None
     """Steps per second (or the mean of `validity.speed_metric`); None when nothing was reported."""
-    speed_unit: str = "steps/s"
+    speed_unit: str = STEPS_PER_S
     """`steps/s`, or the name of `validity.speed_metric`."""
 
     @property
     def gpu_model(self) -> str:
         """The GPU model of its last attempt (what its speed is compared within)."""
-        return self.attempts[-1].gpu_model if self.attempts else VIRTUAL_GPU
+        return gpu_model_of(self.attempts)
 
     @property
     def nodes(self) -> list[str]:
         """The nodes its attempts ran on, in order, without repeats."""
-        return list(dict.fromkeys(a.node for a in self.attempts))
+        return nodes_of(self.attempts)

@@ -3,7 +3,6 @@ The reads (`status`, `nodes`) read the store with sqlite3 (`compute.reads`: no p
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from contextlib import closing
 from typing import Any
@@ -119,17 +118,10 @@ def _fleet(paths: ComputePaths) -> tuple[list[dict[str, Any]], list[dict[str, An
     """The nodes (as `Node`s dump), their slot usage (as `NodeStatus`es dump) and the job counts by
     state, read with sqlite3 (`compute.reads`). A store not there yet, or at an older schema, is
     created or upgraded by `compute.Store` first, which refuses a lost one with its message."""
-    from compute.reads import HELD_SQL, count_by_state, held_slots, node_views, open_store, slot_counts
+    from compute.read_store import store_for_reading
+    from compute.reads import HELD_SQL, count_by_state, held_slots, node_views, slot_counts
 
-    conn = open_store(paths)
-    if conn is None:
-        from compute import Store
-
-        Store(paths).close()
-        conn = open_store(paths)
-        if conn is None:
-            raise sqlite3.DatabaseError(f"the compute store {paths.db} cannot be opened for reading")
-    with closing(conn):
+    with closing(store_for_reading(paths)) as conn:
         conn.execute("BEGIN")  # one snapshot
         try:
             nodes = node_views(conn)

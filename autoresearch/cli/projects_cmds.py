@@ -1,11 +1,16 @@
-"""`autoresearch compute project set | rm`, `compute projects`: the fleet's shares (docs/projects.md)."""
+"""`autoresearch compute project set | rm`, `compute projects`: the fleet's shares (docs/projects.md).
+`projects` reads the store with sqlite3 (`compute.project_report`: no pydantic)."""
 
 from __future__ import annotations
+
+import time
+from contextlib import closing
+from typing import Any
 
 import click
 
 from autoresearch.cli._common import console, fail, json_option, print_json
-from compute import Client, ComputeError
+from compute.paths import ComputePaths
 
 cli = click.Group()
 
@@ -27,6 +32,8 @@ def project_group() -> None:
 def set_project(name: str, quota_gpus: int | None, quota_cpus: float | None, weight: float | None,
                 max_priority: str | None, borrow: bool | None, lend: bool | None, as_json: bool) -> None:
     """Create or change a project (NAME: letters, digits, _ . -); options not given keep their value."""
+    from compute import Client, ComputeError
+
     try:
         with Client(autostart=False) as client:
             project = client.set_project(name, quota_gpus, weight, max_priority, borrow, lend, quota_cpus)
@@ -49,6 +56,8 @@ def set_project(name: str, quota_gpus: int | None, quota_cpus: float | None, wei
 @click.argument("name")
 def remove_project(name: str) -> None:
     """Remove a project that has no pending or running job."""
+    from compute import Client, ComputeError
+
     try:
         with Client(autostart=False) as client:
             client.remove_project(name)
@@ -61,8 +70,7 @@ def remove_project(name: str) -> None:
 @json_option
 def projects(as_json: bool) -> None:
     """Projects with quotas, GPUs and CPUs in use, borrowed and lent, pending jobs and fair-share usage."""
-    with Client(autostart=False) as client:
-        rows = client.projects()
+    rows = _project_rows(ComputePaths.of())
     if as_json:
         print_json(rows)
         return
@@ -75,7 +83,7 @@ def projects(as_json: bool) -> None:
         return
     from rich.table import Column, Table
 
-    names = [p.name + ("" if p.configured else " (not set)") for p in rows]
+    names = [p["name"] + ("" if p["configured"] else " (not set)") for p in rows]
     table = Table(
         Column("project", no_wrap=True, min_width=max(map(len, names))),
         *(
@@ -98,16 +106,31 @@ def projects(as_json: bool) -> None:
     for name, p in zip(names, rows):
         table.add_row(
             name,
-            str(p.quota_gpus),
-            str(p.in_use),
-            str(p.borrowed),
-            str(p.lent),
-            f"{p.cpus_in_use:g}" + ("" if p.quota_cpus is None else f" / {p.quota_cpus:g}"),
-            str(p.pending),
-            f"{p.weight:g}",
-            str(p.max_priority),
-            "yes" if p.borrow else "no",
-            "yes" if p.lend else "no",
-            f"{p.fair_share_usage:.2f}",
+            str(p["quota_gpus"]),
+            str(p["in_use"]),
+            str(p["borrowed"]),
+            str(p["lent"]),
+            f"{p['cpus_in_use']:g}" + ("" if p["quota_cpus"] is None else f" / {p['quota_cpus']:g}"),
+            str(p["pending"]),
+            f"{p['weight']:g}",
+            str(p["max_priority"]),
+            "yes" if p["borrow"] else "no",
+            "yes" if p["lend"] else "no",
+            f"{p['fair_share_usage']:.2f}",
         )
     console.print(table)
+
+
+def _project_rows(paths: ComputePaths) -> list[dict[str, Any]]:
+    """The `ProjectStatus` JSON of every project (`compute.project_report.project_rows`), from one snapshot
+    of the store."""
+    from compute.control import daemon_info
+    from compute.project_report import half_life, project_rows, reader
+    from compute.read_store import store_for_reading
+
+    with closing(store_for_reading(paths)) as conn:
+        conn.execute("BEGIN")  # one snapshot
+        try:
+            return project_rows(reader(conn), half_life(daemon_info(paths)), time.time())
+        finally:
+            conn.execute("COMMIT")

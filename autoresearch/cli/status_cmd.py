@@ -1,26 +1,22 @@
 """`autoresearch status [NAME] [--sort value|number] [--top K] [--json]`: where campaigns stand, read straight
-from their ledger files (`read_status`: no Optuna, SQLAlchemy, langgraph or mlflow), so an agent
-polling it gets an answer in a fraction of a second. The table imports the runner's display (rich)
-only to draw it."""
+from their ledger files as plain data (`status_core.read_status_data`: no pydantic, Optuna, SQLAlchemy,
+langgraph or mlflow), so an agent polling it gets an answer in a fraction of a second. The table
+imports the runner's display (rich) only to draw it."""
 
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 import click
 
-from autoresearch.campaign import (
-    Campaign,
-    CampaignOverview,
-    CampaignState,
-    CampaignStatus,
-    LedgerError,
-    TrialSummary,
-    ranked,
-    read_overviews,
-    read_status,
-)
-from autoresearch.cli._common import console, fail, json_option, print_json
+from autoresearch.campaign.errors import LedgerError
+from autoresearch.campaign.ledger._sqlite_reader import LedgerViews
+from autoresearch.campaign.ranking import ranked
+from autoresearch.campaign.states import CampaignState
+from autoresearch.campaign.status_core import as_records, read_overviews_data, read_status_data
+from autoresearch.cli._common import console, fail, json_option
+from autoresearch.cli._plain import write_json
 
 cli = click.Group()
 
@@ -55,46 +51,53 @@ def _status(name: str | None, sort: TrialOrder | None, top: int | None, as_json:
                 flag = f"--sort {sort.value}" if sort is not None else f"--top {top}"
                 fail(f"{flag} picks the trials of one campaign: give its name "
                      f"(`autoresearch status NAME {flag}`); `autoresearch status` lists the campaigns")
-            overview = read_overviews()
+            overview = read_overviews_data()
             if as_json:
-                print_json(overview)
+                write_json(overview)
                 return
             _print_overview(overview)
             return
-        campaign, current = read_status(name)
+        views, current = read_status_data(name)
     except LedgerError as exc:
         fail(str(exc))
     if as_json:
         if sort is None and top is None:
-            print_json(current)
+            write_json(current)
             return
-        trials = _ordered(campaign, current, sort or TrialOrder.number, top)
-        print_json(current.model_copy(update={"trials": trials}))
+        write_json({**current, "trials": _ordered(views, current, sort or TrialOrder.number, top)})
         return
     from autoresearch.runner.display import render_status
 
     order = sort or _default_order(current)
-    best = ranked(current.trials, campaign.objective) if order is TrialOrder.value else None
-    console.print(render_status(current, campaign.budget.max_trials, best, shown=top))
+    best = _best_first(views, current) if order is TrialOrder.value else None
+    console.print(render_status(current, views.campaign.budget.max_trials, best, shown=top))
 
 
-def _default_order(current: CampaignStatus) -> TrialOrder:
-    done = current.state in (CampaignState.completed, CampaignState.stopped)
-    return TrialOrder.value if done and current.best_trial is not None else TrialOrder.number
+def _default_order(current: dict[str, Any]) -> TrialOrder:
+    done = current["state"] in (CampaignState.completed.value, CampaignState.stopped.value)
+    return TrialOrder.value if done and current["best_trial"] is not None else TrialOrder.number
 
 
-def _ordered(campaign: Campaign, current: CampaignStatus, sort: TrialOrder, top: int | None) -> list[TrialSummary]:
+def _best_first(views: LedgerViews, current: dict[str, Any]) -> list[dict[str, Any]]:
+    """The complete trials of `current` (its JSON), best first (`ranked`, on the trials they show)."""
+    by_number = {t["number"]: t for t in current["trials"]}
+    campaign, _, trials = as_records(views)
+    return [by_number[t.number] for t in ranked(trials, campaign.objective)]
+
+
+def _ordered(views: LedgerViews, current: dict[str, Any], sort: TrialOrder, top: int | None) -> list[dict[str, Any]]:
     """The trials in `sort` order; with `top`, the K best complete ones (value) or the K latest (number)."""
+    trials = current["trials"]
     if sort is TrialOrder.number:
-        return current.trials if top is None else current.trials[-top:]
-    best = ranked(current.trials, campaign.objective)
+        return trials if top is None else trials[-top:]
+    best = _best_first(views, current)
     if top is not None:
         return best[:top]
-    shown = {t.number for t in best}
-    return [*best, *(t for t in current.trials if t.number not in shown)]
+    shown = {t["number"] for t in best}
+    return [*best, *(t for t in trials if t["number"] not in shown)]
 
 
-def _print_overview(overview: list[CampaignOverview]) -> None:
+def _print_overview(overview: list[dict[str, Any]]) -> None:
     if not overview:
         console.print("no campaigns yet: start one with `autoresearch run campaign.yaml`", highlight=False)
         return
@@ -104,7 +107,7 @@ def _print_overview(overview: list[CampaignOverview]) -> None:
     for column in ("name", "state", "trials", "best", "runner"):
         table.add_column(column)
     for c in overview:
-        best = "" if c.best_value is None else f"{c.best_value:.6g}"
-        runner = f"pid {c.runner_pid}" if c.runner_pid else ""
-        table.add_row(c.name, c.state.value, f"{c.trials}/{c.max_trials}", best, runner)
+        best = "" if c["best_value"] is None else f"{c['best_value']:.6g}"
+        runner = f"pid {c['runner_pid']}" if c["runner_pid"] else ""
+        table.add_row(c["name"], c["state"], f"{c['trials']}/{c['max_trials']}", best, runner)
     console.print(table)

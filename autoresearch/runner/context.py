@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from autoresearch.campaign import Campaign, CampaignPaths, CampaignState, Ledger, PolicyKind, TrialRecord, campaign_status, queued_jobs, with_queue
+from autoresearch.campaign import Campaign, CampaignPaths, CampaignState, Ledger, PolicyKind, TrialRecord, campaign_status
 from autoresearch.policy import Policy
 from autoresearch.runner.display import Display, QuietDisplay
 from autoresearch.runner.errors import RunnerError
@@ -85,8 +85,7 @@ class RunContext:
         if now - self._shown_at < every_s:
             return
         self._shown_at = now
-        status = campaign_status(self.ledger)
-        status = with_queue(status, self.client.pending_reasons(queued_jobs(status)))  # pending jobs are not running
+        status = campaign_status(self.ledger, waiting=self.client.pending_reasons)  # pending jobs are not running
         self.display.update(status, self.campaign.budget.max_trials)
 
     def retarget(self, campaign: Campaign) -> None:

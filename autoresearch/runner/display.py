@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Protocol, TextIO
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from rich.console import Console, Group
-from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from autoresearch.campaign import CampaignState, CampaignStatus, TrialState, TrialSummary, holdout_line
+from autoresearch.campaign.holdout_stats import holdout_line
+from autoresearch.campaign.states import CampaignState, TrialState
+from autoresearch.campaign.status_core import hours_text
+
+if TYPE_CHECKING:
+    from autoresearch.campaign.status import CampaignStatus, TrialSummary
+
 
 _SHOWN = 12
-_ENDED = (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
+_ENDED = (CampaignState.completed.value, CampaignState.stopped.value, CampaignState.failed.value)
+_FINAL = {s.value for s in TrialState if s.final}
 _STYLE = {"complete": "green", "running": "cyan", "queued": "magenta", "proposed": "dim", "pruned": "yellow",
           "failed": "red", "cancelled": "dim"}  # fmt: skip
 
@@ -68,6 +75,8 @@ class LiveDisplay:
     """A rich live view: budget used, best so far, running and pending trials, recent results."""
 
     def __init__(self, console: Console | None = None) -> None:
+        from rich.live import Live  # here: `autoresearch status` draws its table without it
+
         self.console = console or Console()
         self._live = Live(Text("starting ..."), console=self.console, refresh_per_second=4, transient=False)
         self._live.start()
@@ -82,97 +91,108 @@ class LiveDisplay:
         self._live.stop()
 
 
-def summary_line(status: CampaignStatus, max_trials: int) -> str:
+def summary_line(status: CampaignStatus | Mapping[str, Any], max_trials: int) -> str:
     """`name state | trials 12/40 (3 running, 1 pending) | best #7 0.973 | 1m20s, 0.13 slot-hours`
     (GPU-hours on physical GPUs; `2 running, 1 queued, ...` when a launched trial's job still waits in
     the compute queue; `pending`: proposed, not launched yet); a confirmed best reads
-    `best #7 0.973 ± 0.004 (n=3), separable from #2: no`."""
-    counts = _counts(status)
-    best = status.best_trial
-    if best and (best.mean is not None or best.value is not None):
-        best_text = f"best #{best.number} {_mean(best)}"
-        if status.separable is not None:
-            best_text += f", separable from #{status.runner_up}: {'yes' if status.separable else 'no'}"
+    `best #7 0.973 ± 0.004 (n=3), separable from #2: no`. `status`: the record, or its JSON (`status --json`)."""
+    data = _data(status)
+    counts = _counts(data)
+    best = data["best_trial"]
+    if best and (best["mean"] is not None or best["value"] is not None):
+        best_text = f"best #{best['number']} {_mean(best)}"
+        if data["separable"] is not None:
+            best_text += f", separable from #{data['runner_up']}: {'yes' if data['separable'] else 'no'}"
     else:
-        best_text = "no trial completed" if status.state in _ENDED else "no result yet"
-    used = status.budget_used
-    queued = sum(t.waiting_reason is not None for t in status.trials)
+        best_text = "no trial completed" if data["state"] in _ENDED else "no result yet"
+    used = data["budget_used"]
+    queued = sum(t["waiting_reason"] is not None for t in data["trials"])
     active = f"{counts['running'] - queued} running, " + (f"{queued} queued, " if queued else "")
     return (
-        f"{status.name} {status.state.value} | trials {used.trials}/{max_trials} "
+        f"{data['name']} {data['state']} | trials {used['trials']}/{max_trials} "
         f"({active}{counts['proposed']} pending) | {best_text} | "
-        f"{_duration(used.elapsed)}, {used.hours_text()}"
+        f"{_duration(used['elapsed'])}, {hours_text(used['gpu_hours'], used['real_gpus'])}"
     )
 
 
-def tracking_line(status: CampaignStatus) -> str:
+def tracking_line(status: CampaignStatus | Mapping[str, Any]) -> str:
     """`tracking: 12 writes pending ...`: MLflow writes not applied yet, and who applies them."""
-    who = (f"writer pid {status.tracking_writer_pid} is applying them" if status.tracking_writer_pid
-           else f"no writer is running: `autoresearch resume {status.name}` applies them first")  # fmt: skip
-    return f"tracking: {status.tracking_pending} writes pending ({who}); MLflow has every run once it is 0"
+    data = _data(status)
+    who = (f"writer pid {data['tracking_writer_pid']} is applying them" if data["tracking_writer_pid"]
+           else f"no writer is running: `autoresearch resume {data['name']}` applies them first")  # fmt: skip
+    return f"tracking: {data['tracking_pending']} writes pending ({who}); MLflow has every run once it is 0"
 
 
 def render_status(
-    status: CampaignStatus, max_trials: int, ranked: list[TrialSummary] | None = None, *, shown: int | None = None
+    status: CampaignStatus | Mapping[str, Any], max_trials: int,
+    ranked: Sequence[TrialSummary | Mapping[str, Any]] | None = None, *, shown: int | None = None,
 ) -> Group:
     """The live view: a summary line and a table of active and recent trials, or of the `ranked`
-    ones (complete trials, best first: `status --sort value`); `shown` rows at most (default 12)."""
+    ones (complete trials, best first: `status --sort value`); `shown` rows at most (default 12).
+    `status` and `ranked`: the records, or their JSON (`status --json`)."""
+    data = _data(status)
+    trials = data["trials"]
     limit = _SHOWN if shown is None else shown
     table = Table(show_edge=False, pad_edge=False, expand=False)
     for column in ("#", "state", "value", "params", "job", "run", "why"):
         table.add_column(column, justify="right" if column in ("#", "value") else "left")
     if ranked is None:
-        active = [t for t in status.trials if not t.state.final]
-        rows = [*[t for t in status.trials if t.state.final][-max(0, limit - len(active)) :], *active]
+        active = [t for t in trials if t["state"] not in _FINAL]
+        rows = [*[t for t in trials if t["state"] in _FINAL][-max(0, limit - len(active)) :], *active]
         rows = rows if shown is None else rows[-shown:]  # --top K: K rows, even with more trials running
-        note = f"showing the latest {len(rows)} of {len(status.trials)} trials; `--json` lists them all"
+        note = f"showing the latest {len(rows)} of {len(trials)} trials; `--json` lists them all"
     else:
-        rows = ranked[:limit]
-        note = (f"showing the best {len(rows)} of {len(status.trials)} trials by value (`--sort number`: the latest); "
+        rows = [_data(t) for t in ranked[:limit]]
+        note = (f"showing the best {len(rows)} of {len(trials)} trials by value (`--sort number`: the latest); "
                 "`--json` lists them all")  # fmt: skip
-    best = status.best_trial.number if status.best_trial else None
+    best = data["best_trial"]["number"] if data["best_trial"] else None
     for t in rows:
-        value = "" if t.value is None else f"{t.value:.6g}"
-        if t.n is not None and t.n > 1:
+        value = "" if t["value"] is None else f"{t['value']:.6g}"
+        if t["n"] is not None and t["n"] > 1:
             value += f" (mean {_mean(t)})"
-        params = ", ".join(f"{k}={_short(v)}" for k, v in t.params.items())
-        mark = " *" if t.number == best else ""
-        state = t.state.value if t.waiting_reason is None else "queued"
+        params = ", ".join(f"{k}={_short(v)}" for k, v in t["params"].items())
+        mark = " *" if t["number"] == best else ""
+        state = t["state"] if t["waiting_reason"] is None else "queued"
         style = _STYLE.get(state, "")
-        why = f"{t.failure_class.value}: {t.reason or ''}" if t.failure_class else (t.reason or t.waiting_reason or "")
-        if t.suspect:
-            why = f"suspect: {t.suspect_reason}"
-        elif t.suspect_rerun_of is not None:
-            why = f"re-run of suspect trial {t.suspect_rerun_of} on another node"
-        if t.confirms is not None:
-            why = f"confirms #{t.confirms}" + (f"; {why}" if why else "")
-        table.add_row(f"{t.number}{mark}", Text(state, style=style), value, params, t.job_id or "",
-                      t.mlflow_run_id or "", Text(why[:160]))  # fmt: skip
-    parts: list[Text | Table] = [Text(summary_line(status, max_trials), style="bold")]
-    if status.state_reason and status.state is not CampaignState.running:
-        parts.append(Text(f"{status.state.value}: {status.state_reason}"))
-    if status.tracking_pending:
-        parts.append(Text(tracking_line(status)))
-    if status.holdout is not None:
-        parts.append(Text(holdout_line(status.holdout)))
+        why = f"{t['failure_class']}: {t['reason'] or ''}" if t["failure_class"] else (t["reason"] or t["waiting_reason"] or "")
+        if t["suspect"]:
+            why = f"suspect: {t['suspect_reason']}"
+        elif t["suspect_rerun_of"] is not None:
+            why = f"re-run of suspect trial {t['suspect_rerun_of']} on another node"
+        if t["confirms"] is not None:
+            why = f"confirms #{t['confirms']}" + (f"; {why}" if why else "")
+        table.add_row(f"{t['number']}{mark}", Text(state, style=style), value, params, t["job_id"] or "",
+                      t["mlflow_run_id"] or "", Text(why[:160]))  # fmt: skip
+    parts: list[Text | Table] = [Text(summary_line(data, max_trials), style="bold")]
+    if data["state_reason"] and data["state"] != CampaignState.running.value:
+        parts.append(Text(f"{data['state']}: {data['state_reason']}"))
+    if data["tracking_pending"]:
+        parts.append(Text(tracking_line(data)))
+    if data["holdout"] is not None:
+        parts.append(Text(holdout_line(data["holdout"])))
     parts.append(table)
-    if len(rows) < len(status.trials):
+    if len(rows) < len(trials):
         parts.append(Text(note, style="dim"))
     return Group(*parts)
 
 
-def _mean(t: TrialSummary) -> str:
+def _data(record: Any) -> Any:
+    """A record's JSON (`model_dump(mode="json")`); JSON as it is."""
+    return record.model_dump(mode="json") if hasattr(record, "model_dump") else record
+
+
+def _mean(t: Mapping[str, Any]) -> str:
     """`0.973 ± 0.004 (n=3)`; the value alone for a trial with one run."""
-    if t.n is None or t.n < 2 or t.mean is None:
-        return f"{t.mean if t.mean is not None else t.value:.6g}"
-    spread = f" ± {t.sd:.2g}" if t.sd is not None else ""
-    return f"{t.mean:.6g}{spread} (n={t.n})"
+    if t["n"] is None or t["n"] < 2 or t["mean"] is None:
+        return f"{t['mean'] if t['mean'] is not None else t['value']:.6g}"
+    spread = f" ± {t['sd']:.2g}" if t["sd"] is not None else ""
+    return f"{t['mean']:.6g}{spread} (n={t['n']})"
 
 
-def _counts(status: CampaignStatus) -> dict[str, int]:
+def _counts(data: Mapping[str, Any]) -> dict[str, int]:
     counts = {state.value: 0 for state in TrialState}
-    for t in status.trials:
-        counts[t.state.value] += 1
+    for t in data["trials"]:
+        counts[t["state"]] += 1
     return counts
 
 

@@ -188,3 +188,33 @@ def test_compute_projects_counts_a_gangs_gpus_and_cpus_on_every_member(start_com
     assert (row.in_use, row.borrowed, row.cpus_in_use) == (2, 0, 3.0)
     gate.touch()
     wait_state(client, job.id, JobState.succeeded)
+
+
+def test_compute_projects_prints_the_typed_report(start_compute, tmp_path):
+    """`compute projects --json` reads the store itself (no pydantic) and prints the `ProjectStatus`es
+    `Client.projects` gives: quotas, a borrowed GPU and the quota lent for it, an unset project's
+    defaults and its pending job."""
+    client = start_compute(gpus=2)
+    client.set_project("a", 1)
+    client.set_project("b", 1, weight=2.0, quota_cpus=4)
+    gate = tmp_path / "gate"
+    b_jobs = [client.submit(gate_job(gate, project="b", resources={"gpus": 1, "cpus": 0.5})).id for _ in range(2)]
+    for job_id in b_jobs:
+        wait_started(client, job_id)
+    pending = client.submit(gate_job(gate, resources={"gpus": 1})).id  # project default: no GPU left
+    runner = CliRunner()
+
+    shown = json.loads(runner.invoke(app, ["compute", "projects", "--json"],
+                                     env={"AUTORESEARCH_HOME": str(client.home)}).stdout)  # fmt: skip
+    typed = [p.model_dump(mode="json") for p in client.projects()]
+
+    usage = [(s.pop("fair_share_usage"), t.pop("fair_share_usage")) for s, t in zip(shown, typed, strict=True)]
+    assert shown == typed and all(abs(s - t) <= 1e-4 for s, t in usage)  # usage decays between the two reads
+    rows = {p["name"]: p for p in shown}
+    assert (rows["b"]["in_use"], rows["b"]["borrowed"], rows["b"]["cpus_in_use"], rows["a"]["lent"]) == (2, 1, 1.0, 1)
+    assert (rows["default"]["configured"], rows["default"]["pending"], rows["default"]["weight"]) == (False, 1, 1.0)
+    table = runner.invoke(app, ["compute", "projects"], env={"AUTORESEARCH_HOME": str(client.home), "COLUMNS": "200"})
+    assert "default (not set)" in table.stdout and "1 / 4" in table.stdout
+    gate.touch()
+    for job_id in [*b_jobs, pending]:
+        wait_state(client, job_id, JobState.succeeded)

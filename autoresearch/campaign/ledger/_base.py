@@ -42,7 +42,8 @@ from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.paths import CampaignPaths
 from autoresearch.campaign.ledger.facts import FINAL_STATES, CampaignFacts
 from autoresearch.campaign.ranking import declared_best
-from autoresearch.campaign.records import CampaignState, Note, Proposal, TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign.records import Note, Proposal, TrialRecord
+from autoresearch.campaign.states import CampaignState, TrialFailure, TrialState
 from autoresearch.campaign.validity import Provenance
 
 if TYPE_CHECKING:

@@ -8,20 +8,25 @@
   naming the file, not an SQLAlchemy traceback.
 - `stored_config`: a config an older version stored and this one refuses (an int range past
   2**53, a NUL byte in env) is one `LedgerError`, not a ValidationError traceback.
+- `checked_config`: the stored config as plain data, for a reader that only computes from it
+  (`autoresearch status`), refused as `stored_config` refuses it. Validating a config loads the
+  config models (pydantic: most of such a reader's start-up), so the verdict is kept: a config
+  this code accepted is stamped (`CampaignPaths.config_checked`: the config itself and the
+  size and mtime of every source file of ours loaded when it was judged) and not judged again
+  while that config and those files are unchanged.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.errors import LedgerError
 from autoresearch.campaign.ledger._optuna_internals import QUERIES
 from autoresearch.campaign.paths import CampaignPaths, campaigns_root, known_campaigns
@@ -29,6 +34,8 @@ from compute.errors import corrupt_cause
 
 if TYPE_CHECKING:  # imported where used: the dashboard's `LedgerReader` needs neither
     import optuna
+
+    from autoresearch.campaign.config import Campaign
 
 
 
@@ -129,9 +136,14 @@ def study_missing(name: str, path: Path) -> LedgerError:
 
 
 def stored_config(raw: Any, name: str, path: Path) -> Campaign:
-    """The config campaign `name` last ran with, as its ledger `path` stores it."""
+    """The config campaign `name` last ran with, as its ledger `path` stores it (stamped as accepted:
+    `checked_config`)."""
+    from pydantic import ValidationError
+
+    from autoresearch.campaign.config import Campaign
+
     try:
-        return Campaign.model_validate(raw, context={"check_paths": False})
+        campaign = Campaign.model_validate(raw, context={"check_paths": False})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
         raise LedgerError(
@@ -139,6 +151,58 @@ def stored_config(raw: Any, name: str, path: Path) -> Campaign:
             f"accepted it. Its trials stay readable (`optuna-dashboard {path}`); fix the config and run it "
             f"under a new name."
         ) from None
+    stamp_config(raw, CampaignPaths(path.parent))
+    return campaign
+
+
+_PACKAGES = ("autoresearch", "compute", "tracking", "skills")
+"""Our packages: the source files a stamp names are their modules'."""
+_VALIDATOR = ("pydantic.version", "pydantic_core._pydantic_core")
+"""The modules whose files name the validator's release (an upgrade of pydantic judges afresh)."""
+
+
+def checked_config(raw: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]:
+    """The config campaign `name` last ran with, as its ledger `path` stores it, as plain data:
+    `stored_config` judges it unless this code accepted it before (see the module doc)."""
+    paths = CampaignPaths(path.parent)
+    try:
+        stamp = json.loads(paths.config_checked.read_text())
+        fresh = stamp["config"] == _canonical(raw) and all(_file_state(f) == state for f, state in stamp["files"].items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        fresh = False
+    if not fresh:
+        stored_config(raw, name, path)
+    return raw
+
+
+def stamp_config(raw: Mapping[str, Any], paths: CampaignPaths) -> None:
+    """Record that this code accepts the config `raw` (the JSON a ledger stores), for `checked_config`:
+    with the state of every source file of ours loaded now (those that judged it among them). Best
+    effort: a folder this process may not write keeps no stamp (its readers judge the config)."""
+    files = {}
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        name = getattr(module, "__name__", "")
+        if where and (name.split(".")[0] in _PACKAGES or name in _VALIDATOR):
+            files[where] = _file_state(where)
+    partial = paths.config_checked.with_name(f"{paths.config_checked.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_text(json.dumps({"config": _canonical(raw), "files": files}))
+        os.replace(partial, paths.config_checked)
+    except OSError:
+        partial.unlink(missing_ok=True)
+
+
+def _canonical(raw: Mapping[str, Any]) -> str:
+    return json.dumps(raw, sort_keys=True)
+
+
+def _file_state(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
 
 
 def no_campaign(name: str, home: str | os.PathLike[str] | None) -> LedgerError:

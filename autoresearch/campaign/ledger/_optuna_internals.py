@@ -21,9 +21,7 @@ imports neither Optuna nor SQLAlchemy at import time (the dashboard's reader nee
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import json
-import logging
 import math
 import threading
 from collections.abc import Callable
@@ -31,12 +29,10 @@ from datetime import UTC, datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from compute.releases import tested_release
+from compute.releases import installed_version, tested_release
 
 if TYPE_CHECKING:
     from optuna.study._frozen import FrozenStudy as FrozenStudy  # noqa: F401 - re-exported for typing
-
-log = logging.getLogger("autoresearch.ledger")
 
 TESTED_OPTUNA = ("5.0",)
 """The Optuna releases (major.minor) whose tables the ledger's SQL reads and writes."""
@@ -44,14 +40,16 @@ TESTED_OPTUNA = ("5.0",)
 
 def optuna_version() -> str:
     """The installed Optuna's version (from its metadata: Optuna is not imported)."""
-    return importlib.metadata.version("optuna")
+    return installed_version("optuna")
 
 
 @functools.cache
 def internals_usable() -> bool:
-    """Whether the ledger may use Optuna's internals (checked once per process; warns once if not)."""
+    """Whether the ledger may use Optuna's internals (checked once per process; warns once if not, on
+    the `autoresearch.ledger` log)."""
     return tested_release("optuna", optuna_version(), TESTED_OPTUNA,
-                          "the ledger uses Optuna's public API only (slower writes and dashboard reads)", log)
+                          "the ledger uses Optuna's public API only (slower writes and dashboard reads)",
+                          "autoresearch.ledger")
 
 
 def models() -> ModuleType:

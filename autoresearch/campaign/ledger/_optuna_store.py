@@ -16,13 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autoresearch.campaign.ledger._optuna_internals import share_alembic_scripts
-from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.paths import CampaignPaths
-from autoresearch.campaign.records import TrialRecord, TrialState
+from autoresearch.campaign.states import TrialState
 
 if TYPE_CHECKING:
     import optuna
     from optuna.trial import FrozenTrial
+
+    from autoresearch.campaign.ledger.facts import CampaignFacts
+    from autoresearch.campaign.records import TrialRecord
+    from autoresearch.campaign.views import TrialView
 
 FACT_ATTRS = {
     "started_at": "started_at",
@@ -45,9 +48,14 @@ CONFIG_ATTR = "campaign"
 
 def facts_from_attrs(attrs: dict[str, Any]) -> CampaignFacts:
     """The facts kept in a study's user attributes (absent ones take their defaults)."""
-    return CampaignFacts.model_validate(
-        {field: attrs[key] for field, key in FACT_ATTRS.items() if attrs.get(key) is not None}
-    )
+    from autoresearch.campaign.ledger.facts import CampaignFacts
+
+    return CampaignFacts.model_validate(stored_facts(attrs))
+
+
+def stored_facts(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """CampaignFacts field -> its stored JSON value, for those a study's user attributes hold."""
+    return {field: attrs[key] for field, key in FACT_ATTRS.items() if attrs.get(key) is not None}
 
 
 def fact_attrs(facts: CampaignFacts, fields: set[str]) -> dict[str, Any]:
@@ -89,7 +97,7 @@ def storage_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-def half_drawn(record: TrialRecord, space: Mapping[str, Any]) -> bool:
+def half_drawn(record: TrialRecord | TrialView, space: Mapping[str, Any]) -> bool:
     """A proposed trial some of whose parameters are not committed yet: a reader that comes between
     the writer's `ask` and that commit leaves it out (it is not a trial yet)."""
     return record.state is TrialState.proposed and any(name not in record.params for name in space)
@@ -127,8 +135,27 @@ def record_of(
     datetime_start: datetime | None,
     datetime_complete: datetime | None,
 ) -> TrialRecord:
-    """A stored trial as the ledger's record (our metadata are its user attributes); the datetimes
-    are naive local time, as `RDBStorage` hands them out."""
+    """A stored trial as the ledger's record (`record_fields`, validated)."""
+    from autoresearch.campaign.records import TrialRecord
+
+    return TrialRecord(**record_fields(number, state_name, params, values, intermediate_values, user_attrs,
+                                       system_attrs, datetime_start, datetime_complete))  # fmt: skip
+
+
+def record_fields(
+    number: int,
+    state_name: str,
+    params: Mapping[str, Any],
+    values: list[float] | None,
+    intermediate_values: Mapping[int, float],
+    user_attrs: Mapping[str, Any],
+    system_attrs: Mapping[str, Any],
+    datetime_start: datetime | None,
+    datetime_complete: datetime | None,
+) -> dict[str, Any]:
+    """A stored trial's `TrialRecord` fields, the one mapping (our metadata are its user attributes;
+    `TrialRecord` validates them, `views.TrialView` reads them); the datetimes are naive local
+    time, as `RDBStorage` hands them out."""
     attrs = user_attrs
     state = STATES[state_name]
     if state is TrialState.running and not attrs.get("job_id"):
@@ -138,7 +165,7 @@ def record_of(
     started = attrs.get("started_at")
     if state_name == "WAITING":
         params = system_attrs.get("fixed_params", {})
-    return TrialRecord(
+    return dict(
         number=number,
         state=state,
         params=dict(params),

@@ -35,9 +35,8 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from autoresearch.campaign.config import Campaign
 from autoresearch.campaign.ledger._optuna_internals import (
     QUERIES,
     external_value,
@@ -45,18 +44,31 @@ from autoresearch.campaign.ledger._optuna_internals import (
     stored_float,
     stored_time,
 )
-from autoresearch.campaign.ledger._integrity import check_not_lost, no_campaign, sqlite_errors, stored_config, study_missing
+from autoresearch.campaign.ledger._integrity import (
+    check_not_lost,
+    checked_config,
+    no_campaign,
+    sqlite_errors,
+    stored_config,
+    study_missing,
+)
 from autoresearch.campaign.ledger._optuna_store import (
     CONFIG_ATTR,
     facts_from_attrs,
     half_drawn,
+    record_fields,
     record_of,
     schema_lock,
     storage_url,
+    stored_facts,
 )
-from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.paths import CampaignPaths
-from autoresearch.campaign.records import TrialRecord
+from autoresearch.campaign.views import ConfigView, FactsView, TrialView
+
+if TYPE_CHECKING:
+    from autoresearch.campaign.config import Campaign
+    from autoresearch.campaign.ledger.facts import CampaignFacts
+    from autoresearch.campaign.records import TrialRecord
 
 @dataclass(frozen=True)
 class LedgerSnapshot:
@@ -72,25 +84,51 @@ class LedgerSnapshot:
     """`sqlite:///...` of the ledger, for optuna-dashboard."""
 
 
+@dataclass(frozen=True)
+class LedgerViews:
+    """A campaign's ledger at one read as plain views (`autoresearch.campaign.views`: no pydantic):
+    what `LedgerSnapshot` holds, for a reader that only computes from it (`autoresearch status`)."""
+
+    campaign: ConfigView
+    facts: FactsView
+    trials: list[TrialView]
+    paths: CampaignPaths
+
+
 class LedgerReader:
     """Reads one campaign's ledger with sqlite3, keeping its finished trials (see the module doc).
-    Safe to share between threads (one read at a time)."""
+    Safe to share between threads (one read at a time). `views`: `read_views` gives plain views
+    (no pydantic) instead of the records `read` gives."""
 
-    def __init__(self, name: str, home: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, name: str, home: str | os.PathLike[str] | None = None, *, views: bool = False) -> None:
         self.paths = CampaignPaths.of(name, home)
         self.home = home
+        self.views = views
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._inode = 0
         self._started: str | None = None
-        self._finished: dict[int, TrialRecord] = {}
-        """trial id -> the record of a trial that ended (it never changes)."""
-        self._config: tuple[str, Campaign] | None = None
+        self._finished: dict[int, Any] = {}
+        """trial id -> the record (or view) of a trial that ended (it never changes)."""
+        self._config: tuple[str, Any] | None = None
         self._decoders: dict[str, Callable[[float], Any]] = {}
         """A stored distribution's JSON -> how its stored values become parameter values."""
 
     def read(self) -> LedgerSnapshot:
         """The ledger now; LedgerError when there is none, or it is lost or corrupt."""
+        assert not self.views, "a reader made with views=True gives read_views()"
+        campaign, facts, trials = self._parts()
+        return LedgerSnapshot(campaign=campaign, facts=facts, trials=trials, paths=self.paths,
+                              storage_url=storage_url(self.paths.ledger_db))  # fmt: skip
+
+    def read_views(self) -> LedgerViews:
+        """The ledger now as plain views (a reader made with `views=True`); errors as `read`."""
+        assert self.views, "a reader made with views=False gives read()"
+        campaign, facts, trials = self._parts()
+        return LedgerViews(campaign=campaign, facts=facts, trials=trials, paths=self.paths)
+
+    def _parts(self) -> tuple[Any, Any, list[Any]]:
+        """(config, facts, trials): records, or views with `self.views`."""
         path = self.paths.ledger_db
         with self._lock, sqlite_errors(path):
             try:
@@ -121,10 +159,11 @@ class LedgerReader:
             self._conn.close()
         self._conn, self._inode, self._started, self._finished, self._config = None, 0, None, {}, None
 
-    def _read(self, conn: sqlite3.Connection) -> LedgerSnapshot:
+    def _read(self, conn: sqlite3.Connection) -> tuple[Any, Any, list[Any]]:
         name = self.paths.name
-        if not internals_usable():
-            return _public_read(self.paths, self.home)
+        if not internals_usable():  # the records: the status computation reads them as it reads views
+            ledger = _public_load(self.paths, self.home)
+            return ledger.campaign, ledger.facts(), ledger.trials()
         found = conn.execute(QUERIES["study"], (name,)).fetchall()
         if not found:
             raise study_missing(name, self.paths.ledger_db)
@@ -141,17 +180,13 @@ class LedgerReader:
         self._finished.update({tid: record for tid, record in fresh.items() if record.state.final})
         space = campaign.search_space
         records = [self._finished.get(tid) or fresh[tid] for tid, *_ in rows]
-        return LedgerSnapshot(
-            campaign=campaign,
-            facts=facts_from_attrs(attrs),
-            trials=[r for r in records if not half_drawn(r, space)],
-            paths=self.paths,
-            storage_url=storage_url(self.paths.ledger_db),
-        )
+        facts = FactsView(stored_facts(attrs)) if self.views else facts_from_attrs(attrs)
+        return campaign, facts, [r for r in records if not half_drawn(r, space)]
 
-    def _campaign(self, config_json: str) -> Campaign:
+    def _campaign(self, config_json: str) -> Any:
         if self._config is None or self._config[0] != config_json:
-            campaign = stored_config(json.loads(config_json), self.paths.name, self.paths.ledger_db)
+            raw, name, path = json.loads(config_json), self.paths.name, self.paths.ledger_db
+            campaign = ConfigView(checked_config(raw, name, path)) if self.views else stored_config(raw, name, path)
             self._config = (config_json, campaign)
         return self._config[1]
 
@@ -160,9 +195,9 @@ class LedgerReader:
             self._decoders[distribution_json] = external_value(distribution_json)
         return self._decoders[distribution_json]
 
-    def _records(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> dict[int, TrialRecord]:
-        """trial id -> the record of each trial of `rows` (trials table rows), from the same columns
-        `RDBStorage._build_frozen_trial_from_trial_model` reads."""
+    def _records(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> dict[int, Any]:
+        """trial id -> the record (or view) of each trial of `rows` (trials table rows), from the same
+        columns `RDBStorage._build_frozen_trial_from_trial_model` reads."""
         if not rows:
             return {}
         ids = json.dumps([row[0] for row in rows])
@@ -173,12 +208,13 @@ class LedgerReader:
         for tid, param, internal, text in conn.execute(QUERIES["params"], (ids,)):
             params.setdefault(tid, {})[param] = self._external(text)(internal)
         steps: dict[int, dict[int, float]] = {}
-        for tid, step, value, kind in conn.execute(QUERIES["steps"], (ids,)):
+        for tid, step, value, kind in () if self.views else conn.execute(QUERIES["steps"], (ids,)):  # views: unread
             steps.setdefault(tid, {})[step] = stored_float(value, kind)
         user = _attrs(conn.execute(QUERIES["user_attrs"], (ids,)))
         system = _attrs(conn.execute(QUERIES["system_attrs"], (ids,)))
+        make = (lambda *fields: TrialView(record_fields(*fields))) if self.views else record_of
         return {
-            tid: record_of(
+            tid: make(
                 number, state, params.get(tid, {}),
                 [values[tid][o] for o in sorted(values[tid])] if tid in values else None,
                 steps.get(tid, {}), user.get(tid, {}), system.get(tid, {}),
@@ -197,11 +233,9 @@ def _attrs(rows: Iterable[tuple[Any, ...]]) -> dict[int, dict[str, Any]]:
     return out
 
 
-def _public_read(paths: CampaignPaths, home: str | os.PathLike[str] | None) -> LedgerSnapshot:
-    """The snapshot through Optuna's public API (`Ledger.load`): an Optuna release whose tables this
+def _public_load(paths: CampaignPaths, home: str | os.PathLike[str] | None) -> Any:
+    """The ledger through Optuna's public API (`Ledger.load`): an Optuna release whose tables this
     module's SQL was not tested with."""
     from autoresearch.campaign.ledger.optuna_ledger import Ledger
 
-    ledger = Ledger.load(paths.name, home)
-    return LedgerSnapshot(campaign=ledger.campaign, facts=ledger.facts(), trials=ledger.trials(), paths=paths,
-                          storage_url=storage_url(paths.ledger_db))  # fmt: skip
+    return Ledger.load(paths.name, home)

@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from autoresearch.campaign.holdout import HoldoutResult
-from autoresearch.campaign.records import CampaignState, Note
+from autoresearch.campaign.records import Note
+from autoresearch.campaign.states import CampaignState
 
 FINAL_STATES = (CampaignState.completed, CampaignState.stopped, CampaignState.failed)
 """Campaign states that end it (a resume may start it again)."""

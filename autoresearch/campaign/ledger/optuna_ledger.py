@@ -34,6 +34,7 @@ from autoresearch.campaign.ledger._integrity import (
     load_attrs,
     no_campaign,
     sqlite_errors,
+    stamp_config,
     stored_config,
 )
 from autoresearch.campaign.ledger._optuna_internals import internals_usable
@@ -51,7 +52,8 @@ from autoresearch.campaign.ledger._optuna_store import (
 from autoresearch.campaign.ledger.facts import CampaignFacts
 from autoresearch.campaign.params import check_params
 from autoresearch.campaign.paths import CampaignPaths
-from autoresearch.campaign.records import Proposal, TrialFailure, TrialRecord, TrialState
+from autoresearch.campaign.records import Proposal, TrialRecord
+from autoresearch.campaign.states import TrialFailure, TrialState
 from autoresearch.campaign.validity import Provenance
 
 _DESCRIBE = ("rationale", "hypothesis", "expected_effect", "patch", "parent_trial", "confirms", "resume_of",
@@ -111,7 +113,9 @@ class Ledger(TrialLedger):
                     f"the config now says mode: {campaign.objective.mode.value}. Restore the mode, or "
                     f"give the campaign a new name to start over."
                 )
-            study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
+            config = campaign.model_dump(mode="json")
+            study.set_user_attr(CONFIG_ATTR, config)
+            stamp_config(config, paths)
             if study.metric_names != [campaign.objective.metric]:  # optuna-dashboard shows it, not "Objective 0"
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -333,7 +337,9 @@ class Ledger(TrialLedger):
 
     def set_campaign(self, campaign: Campaign) -> None:
         self._check_writable("change the config")
-        self._study.set_user_attr(CONFIG_ATTR, campaign.model_dump(mode="json"))
+        config = campaign.model_dump(mode="json")
+        self._study.set_user_attr(CONFIG_ATTR, config)
+        stamp_config(config, CampaignPaths(self.folder))
         self._campaign = campaign
 
     def facts(self) -> CampaignFacts:

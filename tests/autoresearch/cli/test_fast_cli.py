@@ -41,6 +41,7 @@ def test_job_and_compute_commands_import_no_heavy_package(compute_home: Path, tm
     run("jobs", "priority", sleeper, "high")
     run("jobs", "cancel", sleeper)
     run("jobs", "wait", sleeper, "--timeout", "60", code=1)  # cancelled: not a success
+    assert json.loads(run("compute", "projects", "--json", fast=True).stdout) == []  # no project set, no job left
     run("compute", "up")  # already running: exit 0
     run("compute", "status")
     status = json.loads(run("compute", "status", "--json", fast=True).stdout)
