@@ -1,7 +1,7 @@
 """Results a researcher can trust, measured: confirmation, hardware provenance and the hidden holdout,
 each on beside off, through the full stack.
 
-    python benchmarks/validity_bench.py [--quick] [--parts noise,degraded,holdout] [--seeds 20]
+    python benchmarks/validity_bench.py [--quick] [--parts noise,degraded,holdout] [--seeds 20] [--first-seed 0]
         [--trials 60] [--confirm-top-k 3] [--confirm-seeds 3] [--confirm-when end] [--noise-levels 3e-4,0.025]
         [--degraded-seeds 20] [--holdout-seeds 3] [--json] [--figures DIR] [--load FILE ...]
 
@@ -92,6 +92,8 @@ class Sizes:
     holdout_seeds: int
     holdout_trials: int
     reward: float
+    first_seed: int = 0
+    """The noise part's first seed: it runs seeds first_seed .. first_seed + seeds - 1."""
 
 
 FULL = Sizes(seeds=20, trials=60, parallel=4, top_k=3, confirm_seeds=3, confirm_when="end", noise_levels=(3e-4, 0.025),
@@ -138,7 +140,7 @@ def noise_part(home: Path, s: Sizes, progress: Progress) -> list[dict[str, Any]]
     extra = s.top_k * s.confirm_seeds
     for level in s.noise_levels:
         command = ["noise", *XARGS, "--sigma", repr(level * BRANIN_RANGE), "--seed", "{seed}"]
-        for seed in range(s.seeds):
+        for seed in range(s.first_seed, s.first_seed + s.seeds):
             for arm in ("off", "on"):
                 sections = {"confirm": {"top_k": s.top_k, "seeds": s.confirm_seeds, "when": s.confirm_when}} if arm == "on" else {}
                 c = campaign(home, f"noise-{arm}", seed, s.trials + (extra if arm == "on" else 0), s.parallel,
@@ -263,8 +265,10 @@ def table(doc: dict[str, Any]) -> str:
     lines = []
     noise = [(k, v) for k, v in summary.items() if k.startswith("noise ")]
     if noise:
+        first = s.get("first_seed", 0)
         lines += [f"noise: Branin + N(0, sigma * range), {s['trials']} trials, {s['parallel']} slots, TPE, "
-                  f"{s['seeds']} seeds; confirm on = top_k {s['top_k']} x seeds {s['confirm_seeds']}, when: {s.get('confirm_when', 'end')}",
+                  f"{s['seeds']} seeds ({first}-{first + s['seeds'] - 1}); "
+                  f"confirm on = top_k {s['top_k']} x seeds {s['confirm_seeds']}, when: {s.get('confirm_when', 'end')}",
                   f"{'sigma / range':>14}{'true regret off':>17}{'on':>11}{'on/off':>8}{'trials off':>12}{'on':>7}"
                   f"{'extra':>8}{'on better/worse':>17}{'separable (on)':>16}"]  # fmt: skip
         for key, r in noise:
@@ -347,7 +351,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a small run (the test's): 2 seeds, 12 trials ...")
     parser.add_argument("--parts", default="noise,degraded,holdout", help="comma-separated: noise, degraded, holdout")
-    parser.add_argument("--seeds", type=int, default=None, help="noise: seeds 0 .. N-1 (default 20)")
+    parser.add_argument("--seeds", type=int, default=None, help="noise: N seeds, from --first-seed (default 20)")
+    parser.add_argument("--first-seed", type=int, default=None,
+                        help="noise: the first seed (default 0; another set of seeds checks a result on fresh ones)")
     parser.add_argument("--trials", type=int, default=None, help="noise: trials without confirmation (default 60)")
     parser.add_argument("--confirm-top-k", type=int, default=None, help="noise, confirm on: top_k (default 3)")
     parser.add_argument("--confirm-seeds", type=int, default=None, help="noise, confirm on: seeds (default 3)")
@@ -365,7 +371,7 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"--parts: unknown part(s) {unknown}; choose from noise, degraded, holdout")
     base = QUICK if args.quick else FULL
-    given = {"seeds": args.seeds, "trials": args.trials, "top_k": args.confirm_top_k,
+    given = {"seeds": args.seeds, "first_seed": args.first_seed, "trials": args.trials, "top_k": args.confirm_top_k,
              "confirm_seeds": args.confirm_seeds, "confirm_when": args.confirm_when, "degraded_seeds": args.degraded_seeds,
              "holdout_seeds": args.holdout_seeds}  # fmt: skip
     if args.noise_levels is not None:

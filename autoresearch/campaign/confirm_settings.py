@@ -22,7 +22,8 @@ class ConfirmWhen(str, enum.Enum):
 
 
 class ConfirmSettings(Section):
-    """Confirmation of the leaders: the `top_k` configurations with the best mean are each re-run
+    """Confirmation of the leaders: the `top_k` configurations with the best noise-aware estimate
+    (a Gaussian process's posterior mean over the parameters; else the best mean) are each re-run
     `seeds` times with new seeds; the winner is the best mean (with sd and n)."""
 
     top_k: Annotated[int, Field(ge=1, le=100)] = 3

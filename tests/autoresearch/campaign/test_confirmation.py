@@ -109,3 +109,42 @@ def test_the_declared_winner_leaves_suspects_out_of_the_confirmed_means(tmp_path
     assert declared_best(trials, campaign).number == 1 and [t.number for t in leaders(campaign, trials)] == [1, 6]
     everything = [suspect(t) for t in trials]  # every result suspect: they are ranked all the same
     assert declared_best(everything, campaign).number == 0
+
+
+def test_the_leaders_confirmed_are_the_best_estimates_not_the_luckiest_readings(tmp_path: Path) -> None:
+    """A noisy search's best reading is mostly luck: at x = -2 one reads 3.0 where the truth is
+    -4.5 and its neighbours read -6.4 and -4.3. The Gaussian process over x (its noise level fitted
+    from the readings) shrinks it towards them; the origin confirmed is the best estimate, x = 1
+    (the true maximum), not the lucky reading. Without an estimate (a code patch, too few
+    origins) the leaders are the best means, as before."""
+    campaign = make_campaign(tmp_path, command=["python", "job.py", "{x}"], objective={"metric": "acc", "mode": "max"},
+                             search_space={"x": {"type": "float", "low": -5.0, "high": 5.0}},
+                             budget={"max_trials": 19, "max_parallel": 1}, confirm={"top_k": 1, "seeds": 2})  # fmt: skip
+    noise = [0.4, -0.9, 0.6, -0.3, 1.1, -1.2, 0.2, 0.8, -0.5, 0.9, -0.7, 0.3, -1.0, 0.5, -0.2, 0.7, -0.6]
+    xs = [-4.0 + 0.5 * i for i in range(17)]
+    values = [-0.5 * (x - 1.0) ** 2 + e for x, e in zip(xs, noise)]
+    values[4] = 3.0  # x = -2: the luckiest reading, 7.5 above its truth
+    trials = [TrialRecord(number=i, state=TrialState.complete, params={"x": x}, value=v)
+              for i, (x, v) in enumerate(zip(xs, values))]  # fmt: skip
+    assert standings(trials, campaign.objective)[0].trial == 4  # the best single reading
+    due = confirmations_due(campaign, trials, 4)
+    assert [p.confirms for p in due] == [10, 10] and due[0].params == {"x": 1.0}
+    assert best_trial([*trials, trial(17, -0.1, confirms=10)], campaign.objective).number == 10
+    patched = [t.model_copy(update={"patch": "--- a/f\n+++ b/f\n"}) for t in trials]  # the parameters are not the config
+    assert [p.confirms for p in confirmations_due(campaign, patched, 4)] == [4, 4]
+    assert [p.confirms for p in confirmations_due(campaign.model_copy(update={"budget": campaign.budget.model_copy(
+        update={"max_trials": 11})}), trials[:9], 4)] == [4, 4]  # 9 origins: too few to fit a noise level
+
+
+def test_the_estimate_reads_floats_ints_and_categoricals_and_declines_a_trial_outside_the_space(tmp_path: Path) -> None:
+    from autoresearch.campaign.smoothing import estimates
+    from autoresearch.testing import score
+
+    campaign = make_campaign(tmp_path, confirm={"top_k": 2, "seeds": 2})  # x float, y int, kind categorical; max
+    points = [{"x": -4.0 + 0.7 * i, "y": i % 11, "kind": "abc"[i % 3]} for i in range(12)]
+    trials = [TrialRecord(number=i, state=TrialState.complete, params=p, value=score(p)) for i, p in enumerate(points)]
+    estimate = estimates(trials, campaign)
+    assert estimate is not None and sorted(estimate) == list(range(12))
+    assert max(estimate, key=lambda n: estimate[n]) == max(range(12), key=lambda n: score(points[n]))  # no noise: the best reading
+    outside = [*trials[:11], trials[11].model_copy(update={"params": {"x": 1.0, "y": 3, "kind": "d"}})]
+    assert estimates(outside, campaign) is None and estimates(trials[:9], campaign) is None
