@@ -68,6 +68,10 @@ class _Run:
     """Finds the attempt's processes outside its process group (its marker)."""
     stage: Stage | None = None
     """Set when its folders come from and go to a remote store."""
+    begun: asyncio.Future[float | None] | None = None
+    """An attempt staged behind another (`run_after`): when it started, or None once it never will."""
+    waited: bool = False
+    """The backend watches its end (`wait`): a staged attempt nobody waits on is an orphan (`unstage`)."""
 
 
 class NodeUnfit(Exception):
@@ -142,8 +146,63 @@ class NodeAgent:
         back with `read_log`) and its checkpoint directory is saved when it ends. Raises NodeUnfit
         when this node lacks what the daemon's host has (`program_here`: argv[0] resolves there)."""
         run = self._runs.setdefault(key, _Run())
-        if run.ended is not None:
-            return await run.ended
+        if run.ended is None:
+            await self._begin(key, run, argv, env, cwd, log_path, stage, program_here)
+        assert run.ended is not None
+        return await run.ended
+
+    async def run_after(self, key: str, after: str, argv: list[str], env: dict[str, str], cwd: str,
+                        log_path: str, stage: Stage | None = None, program_here: bool = False) -> float | None:
+        """Start the attempt (as `run`) the moment attempt `after` ends on this node (it takes that
+        attempt's GPUs), unless it is recalled or stopped first; answer then: when it started (wall
+        clock), or None if it never will. Its end is then `wait`'s answer."""
+        run = self._runs.get(key)
+        if run is not None:  # recalled (or stopped) before this call arrived
+            self._runs.pop(key)
+            return None
+        run = self._runs[key] = _Run(begun=asyncio.get_running_loop().create_future())
+        assert run.begun is not None
+        before = self._runs.get(after)
+        if before is not None and before.ended is not None and not before.ended.done():
+            either: list[asyncio.Future[Any]] = [before.ended, run.begun]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if run.begun.done() or run.stop is not None:  # recalled, or stopped before it started
+            self._runs.pop(key, None)
+            _settle(run.begun, None)
+            return None
+        run.begun.set_result(time.time())
+        await self._begin(key, run, argv, env, cwd, log_path, stage, program_here)
+        return run.begun.result()
+
+    def recall(self, key: str) -> float | None:
+        """Take back a staged attempt that has not started: None, it never will. Once it started,
+        when it did (it runs on: too late to take back)."""
+        run = self._runs.get(key)
+        if run is None:  # its `run_after` call has not arrived: it finds this and returns None
+            self._runs[key] = _Run(stop=signal.SIGKILL)
+            return None
+        if run.begun is not None and not run.begun.done():
+            run.begun.set_result(None)  # `run_after` wakes, starts nothing and forgets it
+        return run.begun.result() if run.begun is not None else None
+
+    def unstage(self) -> list[str]:
+        """A new daemon connected (the last one may have died): recall every staged attempt not yet
+        started, and SIGKILL those that started with nobody watching their end (their jobs are still
+        pending in the daemon's store, so they would run twice). Returns the killed attempts' keys."""
+        killed = []
+        for key, run in list(self._runs.items()):
+            if run.begun is None:
+                continue
+            if not run.begun.done():
+                run.begun.set_result(None)
+            elif run.begun.result() is not None and not run.waited:
+                self.signal(key, signal.SIGKILL)
+                killed.append(key)
+        return killed
+
+    async def _begin(self, key: str, run: _Run, argv: list[str], env: dict[str, str], cwd: str, log_path: str,
+                     stage: Stage | None, program_here: bool) -> None:
+        """Start the attempt; `run.ended` answers its exit code (or raises NodeUnfit)."""
         run.ended = asyncio.get_running_loop().create_future()
         run.tracking = Tracking.of(env, None)
         run.stage = stage
@@ -152,15 +211,15 @@ class NodeAgent:
                 await asyncio.to_thread(_stage_in, stage, cwd, self.node)
             if run.stop is not None:  # stopped before it started, as the local backend does
                 run.ended.set_result(-run.stop)
-                return -run.stop
+                return
             log = self.spool(key) if stage is not None else Path(log_path)
             code = self._start(key, run, argv, env, cwd, log, program_here)
         except NodeUnfit as err:
             run.ended.set_exception(err)
-            return await run.ended
+            run.ended.exception()  # retrieved: `run` or `wait` raises it to the backend
+            return
         if code is not None:
             run.ended.set_result(code)
-        return await run.ended
 
     def spool(self, key: str) -> Path:
         """This node's copy of a staged attempt's log (the daemon appends what `read_log` gives)."""
@@ -245,6 +304,7 @@ class NodeAgent:
         run = self._runs.get(key)
         if run is None or run.ended is None:
             return None
+        run.waited = True
         return await run.ended
 
     def forget(self, key: str) -> None:
@@ -283,7 +343,7 @@ def _dismiss(write_fd: int) -> None:
     os.close(write_fd)
 
 
-def _settle(future: asyncio.Future[int] | None, code: int) -> None:
+def _settle(future: asyncio.Future[Any] | None, code: int | None) -> None:
     if future is not None and not future.done():
         future.set_result(code)
 
