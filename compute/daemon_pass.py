@@ -26,15 +26,15 @@ class SchedulingPass(Staging):
         now = clock.wall
         deadlines: list[float] = []
         running: list[LiveAttempt] = []
-        began = False
+        finished, staged = False, bool(self.staged)
         for attempt in live_attempts(self.store, clock):
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
-                began |= self._began(attempt)
+                finished = True
             else:
                 running.append(attempt)
-        if began:  # staged attempts their nodes started (compute/daemon_staging.py): they hold their slots
+        if finished and staged:  # staged attempts that began in their place hold their slots
             running = live_attempts(self.store, clock)
         if isinstance(self.backend, ChangesNodes) and (offered := self.backend.nodes_changed()) is not None:
             self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
@@ -65,6 +65,7 @@ class SchedulingPass(Staging):
             for p in decision.preempt:
                 self._recall(p.for_job)  # it goes where its victims are, not where it was staged
                 victim = by_key[(p.job_id, p.attempt)]
+                stopping.add(victim.key)
                 reason = (f"reclaimed for {p.for_job}: project {p.reclaim_for} needs its quota back and this attempt "
                           "was borrowing (least progress lost since its last checkpoint)" if p.reclaim_for
                           else f"preempted for {p.for_job} (higher priority)")
@@ -80,8 +81,8 @@ class SchedulingPass(Staging):
                 running = live_attempts(self.store, clock)
                 views = self._views(running, {a.key for a in running if a.stop is not None}, bool(projects))
             started = {p.job_id for p in decision.start}
-            self._restage([j for j in pending if j.job_id not in started], running, views, nodes, projects, now,
-                          decision.waiting)
+            self._restage([j for j in pending if j.job_id not in started], running, stopping, views, nodes, projects,
+                          now, decision.waiting)
         self.waitboard.update(decision.waiting, backing_off, pending, running, nodes, now)
         return min(deadlines, default=None)
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compute.backends.base import StagesNext
+from compute.backends.base import AttemptExit, StagesNext
 from compute.daemon_starts import Starting, secrets_of
 from compute.endings import AttemptStopReason
 from compute.lifecycle import LiveAttempt, next_attempt, record_handle, start_attempt
@@ -79,26 +79,28 @@ class Staging(Starting):
             self._recall(staged.job_id)
         return super()._stop(attempt, stop, reason, now)
 
-    def _began(self, ended: LiveAttempt) -> bool:
-        """`ended`'s end is recorded: record the job staged behind it as started when its node started
-        it (True), or leave that job pending as it was (False: it did not start, or nothing was staged)."""
-        staged = next((s for s in self.staged.values() if s.after == ended.key), None)
+    def _finish(self, attempt: LiveAttempt, ended: AttemptExit, at: float | None = None) -> None:
+        """Record the attempt's end, then the job staged behind it as started when its node started it
+        (the attempt had exited by then: its end is recorded at that time too), or leave that job
+        pending as it was (it did not start)."""
+        staged = next((s for s in self.staged.values() if s.after == attempt.key), None)
         if staged is None or self._stager is None:
-            return False
+            return super()._finish(attempt, ended, at)
         del self.staged[staged.job_id]
-        at = self._stager.began(staged.key)
-        if at is None:
+        began = self._stager.began(staged.key)
+        super()._finish(attempt, ended, began)
+        if began is None:
             self.masker.release(staged.key)
-            return False
-        started = start_attempt(self.store, staged.job_id, staged.node, staged.gpus, borrowed=staged.borrowed, at=at)
-        if started is None:  # cancelled after its node started it: nobody wants it
+            return None
+        if start_attempt(self.store, staged.job_id, staged.node, staged.gpus, borrowed=staged.borrowed,
+                         at=began) is None:  # cancelled after its node started it: nobody wants it
             self.backend.signal(staged.key, signal.SIGKILL)
             self.backend.release(staged.key)
             self.masker.release(staged.key)
-            return False
+            return None
         self._tracked.add(staged.key)
         record_handle(self.store, staged.job_id, staged.number, staged.handle)
-        return True
+        return None
 
     def _recall(self, job_id: str) -> bool:
         """Take a staged job back: True, it is pending as before (or was not staged); False, its node
@@ -112,11 +114,12 @@ class Staging(Starting):
         self.masker.release(staged.key)
         return True
 
-    def _restage(self, pending: Sequence[PendingJob], running: Sequence[LiveAttempt], views: list[RunningAttempt],
-                 nodes: Sequence[NodeView], projects: Sequence[ProjectView], now: float,
+    def _restage(self, pending: Sequence[PendingJob], running: Sequence[LiveAttempt], stopping: set[str],
+                 views: list[RunningAttempt], nodes: Sequence[NodeView], projects: Sequence[ProjectView], now: float,
                  waiting: dict[str, WaitEntry]) -> None:
         """Recall the staged jobs that may no longer start so, then stage a job behind each running attempt
-        that has none (`pending`: the queue this pass left; `waiting`: its reasons, `staged` set here)."""
+        that has none and is not `stopping` (`pending`: the queue this pass left; `waiting`: its reasons,
+        `staged` set here)."""
         live = {a.key for a in running}
         taking = {n.name for n in nodes if n.schedulable}
         queued = {j.job_id: j for j in pending}
@@ -131,8 +134,8 @@ class Staging(Starting):
         for before in running:
             s = behind.get(before.key)
             if s is None:
-                if not candidates or before.members or not before.gpus or before.stop is not None \
-                        or before.node not in taking:
+                if not candidates or before.members or not before.gpus or before.key in stopping \
+                        or before.stop is not None or before.node not in taking:
                     continue
                 choice = self._choose(before, candidates, views, nodes, projects, now)
             elif s.job_id not in queued or queue <= s.queue:  # started already, or nobody new: the choice stands

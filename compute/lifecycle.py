@@ -231,11 +231,11 @@ def job_budget_row(store: Store, job_id: str) -> dict[str, Any]:
 
 
 def end_attempt(store: Store, attempt: LiveAttempt, ending: Ending, exit_code: int | None,
-                excerpt: str | None, rule: str | None = None) -> None:
+                excerpt: str | None, rule: str | None = None, at: float | None = None) -> None:
     """Record the attempt's outcome (and `rule`, the classifier's, for a failed one) and move its
-    job on, in one transaction."""
+    job on, in one transaction. `at`: when it ended, if known to be before now."""
     clock = Now.read()
-    now = clock.wall
+    now = clock.wall if at is None else at
     not_before_boot = clock.boot_at(ending.not_before) if ending.not_before else None
     kind = {JobState.pending: "requeued", JobState.succeeded: "succeeded", JobState.failed: "failed",
             JobState.cancelled: "cancelled"}[ending.job_state]

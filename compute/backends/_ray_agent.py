@@ -10,6 +10,10 @@ ends. A node lacking the working directory or program the daemon's host has rais
 daemon, and a restarted daemon finds it by name (`agent-<ray node id>` in the home's
 namespace) and asks it about its attempts (`status`, `wait`).
 
+An attempt may be staged behind another (`run_after`, compute/daemon_staging.py): the agent starts
+it the moment that one ends here, with no call from the daemon in between, and answers with its
+start time; `recall` takes it back before that.
+
 If the agent dies (its node died, or it was killed), its commands must not run on
 unwatched: each attempt gets a watcher, a tiny `sh` outside the agent's process tree
 that blocks reading a pipe only the agent holds. On a normal end the agent writes a line

@@ -28,6 +28,11 @@ nodes out. This backend maps that onto Ray:
 - Adoption: a restarted daemon connects to the same cluster in the home's namespace,
   finds the agents by name and asks them about each attempt.
 
+Staging (`StagesNext`, compute/daemon_staging.py; not the storage staging of ray_staging.py): the
+daemon hands an agent the next attempt for a slot (`NodeAgent.run_after`), which the agent starts
+the moment the slot's attempt exits and answers with its start time (`began`), or takes back
+(`recall`). A new backend takes back what a dead daemon left staged (`NodeAgent.unstage`).
+
 `poll` never blocks: each attempt's `run` result is watched from the moment it is launched
 (a callback on its future, `ObjectRef.future()`), which marks it done and wakes the daemon
 through a pipe (`wake_fds`), so exits are seen when they happen; a background thread
