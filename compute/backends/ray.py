@@ -276,8 +276,9 @@ class RayBackend:
         """StagesNext: the staged attempt's start as its agent answered it (the agent answers as soon as
         it started it, right after the predecessor's exit); None when it did not start."""
         future = self._begun.pop(key)
-        try:
-            at = future.result(timeout=_BEGUN_S)
+        node_id = self._agent_of[key][0]
+        try:  # no wait for the answer of an agent that fell silent
+            at = future.result(timeout=0 if node_id in self._late or node_id in self._suspect else _BEGUN_S)
         except (RayError, TimeoutError) as err:  # its node is lost or silent: it must not start later
             log.warning("staged attempt %s did not start: %s", key, err)
             self.signal(key, signal.SIGKILL)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from compute import Client, ComputePaths, JobSpec, JobState
+from compute import AttemptOutcome, Client, ComputePaths, JobSpec, JobState
 from compute.control import daemon_pid
 from compute.waiting import WaitKind
 from tests.compute.helpers import gate_job, quick_job, wait_started, wait_state, wait_until
@@ -108,3 +108,31 @@ def test_a_staged_job_is_taken_back_from_a_cordoned_node(client, tmp_path):
     assert client.get(nxt.id).state is JobState.pending and client.get(nxt.id).attempts == []
     client.uncordon(node)
     assert len(wait_state(client, nxt.id, JobState.succeeded).attempts) == 1
+
+
+def test_a_staged_job_whose_node_is_lost_stays_pending_untouched(ray_cluster, client, tmp_path):
+    head_gate, gate = tmp_path / "head", tmp_path / "gate"
+    head_job = client.submit(gate_job(head_gate, resources=TWO))  # the head is the only node yet
+    wait_started(client, head_job.id)
+    head = client.get(head_job.id).attempts[0].node
+    client.cordon(head, "nothing staged here")
+    worker = ray_cluster.add_node(num_cpus=1, num_gpus=2)
+    try:
+        wait_until(lambda: len(client.nodes()) == 2, what="the worker node in the node table")
+        holder = client.submit(gate_job(gate, resources=TWO))
+        wait_started(client, holder.id)
+        nxt = client.submit(quick_job(resources=ONE))
+        assert staged_behind(client, nxt.id) == f"{holder.id}.1"
+        ray_cluster.remove_node(worker, allow_graceful=False)  # SIGKILL: raylet, workers, our agent
+        wait_until(lambda: client.get(holder.id).attempts[0].outcome is not None, what="the holder's loss settled")
+    finally:
+        if worker in ray_cluster.worker_nodes:
+            ray_cluster.remove_node(worker)
+    assert client.get(holder.id).attempts[0].outcome is AttemptOutcome.lost
+    left = client.get(nxt.id)
+    assert left.state is JobState.pending and left.attempts == []  # back in the queue, no attempt spent
+    client.uncordon(head)
+    head_gate.touch()
+    gate.touch()
+    done = client.wait([nxt.id, holder.id], timeout=90)
+    assert all(j.state is JobState.succeeded for j in done) and len(done[0].attempts) == 1
