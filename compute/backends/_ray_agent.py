@@ -62,7 +62,10 @@ class _Run:
     """One attempt on this node."""
 
     pid: int | None = None
+    started: bool = False
+    """`run` (or `run_after`) began it: it was started, or failed to start."""
     ended: asyncio.Future[int] | None = None
+    """Its exit code; made before it starts when an attempt staged behind it waits for it (`run_after`)."""
     reaped: bool = False
     watch_fd: int | None = None
     stop: int | None = None
@@ -150,7 +153,7 @@ class NodeAgent:
         back with `read_log`) and its checkpoint directory is saved when it ends. Raises NodeUnfit
         when this node lacks what the daemon's host has (`program_here`: argv[0] resolves there)."""
         run = self._runs.setdefault(key, _Run())
-        if run.ended is None:
+        if not run.started:
             await self._begin(key, run, argv, env, cwd, log_path, stage, program_here)
         assert run.ended is not None
         return await run.ended
@@ -166,8 +169,10 @@ class NodeAgent:
             return None
         run = self._runs[key] = _Run(begun=asyncio.get_running_loop().create_future())
         assert run.begun is not None
-        before = self._runs.get(after)
-        if before is not None and before.ended is not None and not before.ended.done():
+        before = self._runs.setdefault(after, _Run())  # its `run` may come second: an async actor's calls may
+        if before.ended is None:                       # run out of order (seen while the agent starts)
+            before.ended = asyncio.get_running_loop().create_future()
+        if not before.ended.done():
             either: list[asyncio.Future[Any]] = [before.ended, run.begun]
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if run.begun.done() or run.stop is not None:  # recalled, or stopped before it started
@@ -201,13 +206,16 @@ class NodeAgent:
                 run.begun.set_result(None)
             elif run.begun.result() is not None and not run.waited:
                 self.signal(key, signal.SIGKILL)
+                self._runs.pop(key)  # its job's next attempt gets this key: a fresh run, not this one's end
                 killed.append(key)
         return killed
 
     async def _begin(self, key: str, run: _Run, argv: list[str], env: dict[str, str], cwd: str, log_path: str,
                      stage: Stage | None, program_here: bool) -> None:
         """Start the attempt; `run.ended` answers its exit code (or raises NodeUnfit)."""
-        run.ended = asyncio.get_running_loop().create_future()
+        run.started = True
+        if run.ended is None:
+            run.ended = asyncio.get_running_loop().create_future()
         run.tracking = Tracking.of(env, None)
         run.stage = stage
         try:
@@ -282,11 +290,13 @@ class NodeAgent:
         loop.call_soon_threadsafe(_settle, run.ended, code)
 
     def signal(self, key: str, signum: int) -> None:
-        """Signal the attempt's process group; before it started, keep the stop for `run`."""
+        """Signal the attempt's process group; before it started, keep the stop for `run` (a staged
+        attempt then never starts)."""
         run = self._runs.setdefault(key, _Run())
         with run.lock:
             if run.pid is None:
                 run.stop = run.stop or signum
+                _settle(run.begun, None)
                 return
             if not run.reaped:
                 _killpg(run.pid, signum)
@@ -296,7 +306,7 @@ class NodeAgent:
     def status(self, key: str) -> dict[str, Any]:
         """{"state": "unknown" | "running" | "ended", "exit_code": int (ended)}."""
         run = self._runs.get(key)
-        if run is None or run.ended is None:
+        if run is None or not run.started or run.ended is None:
             return {"state": "unknown"}
         if not run.ended.done():
             return {"state": "running", "pid": run.pid}
@@ -306,7 +316,7 @@ class NodeAgent:
     async def wait(self, key: str) -> int | None:
         """The exit code once the attempt ends; None if this agent never ran it."""
         run = self._runs.get(key)
-        if run is None or run.ended is None:
+        if run is None or not run.started or run.ended is None:
             return None
         run.waited = True
         return await run.ended
@@ -325,7 +335,7 @@ class NodeAgent:
 
     def running(self) -> int:
         """Attempts not yet forgotten (running, or ended and not yet recorded)."""
-        return sum(1 for r in self._runs.values() if r.ended is not None)
+        return sum(1 for r in self._runs.values() if r.started)
 
 
 def _start_watcher(pgid: int) -> int:

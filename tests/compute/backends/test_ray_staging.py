@@ -8,13 +8,15 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from compute import AttemptOutcome, Client, ComputePaths, JobSpec, JobState
+from compute import AttemptOutcome, Client, ComputePaths, DaemonConfig, JobSpec, JobState, start_daemon
 from compute.control import daemon_pid
 from compute.waiting import WaitKind
+from tests.conftest import FAST_DAEMON
 from tests.compute.helpers import gate_job, quick_job, wait_started, wait_state, wait_until
 
 pytestmark = pytest.mark.ray
@@ -136,3 +138,35 @@ def test_a_staged_job_whose_node_is_lost_stays_pending_untouched(ray_cluster, cl
     gate.touch()
     done = client.wait([nxt.id, holder.id], timeout=90)
     assert all(j.state is JobState.succeeded for j in done) and len(done[0].attempts) == 1
+
+
+def _loops(marker: str) -> int:
+    """How many processes run a command line containing `marker`."""
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            count += marker in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            pass
+    return count
+
+
+def test_a_staged_job_a_dead_daemon_left_is_stopped_by_the_next_one(ray_cluster, client, tmp_path):
+    gate, done, runs = tmp_path / "gate", tmp_path / "done", tmp_path / "runs"
+    holder = client.submit(gate_job(gate, resources=TWO))
+    wait_started(client, holder.id)
+    script = f'echo "$AR_ATTEMPT" >> "{runs}"; while [ ! -e "{done}" ]; do sleep 0.05; done'
+    nxt = client.submit(JobSpec(argv=["sh", "-c", script], resources=ONE))
+    staged_behind(client, nxt.id)
+    pid = daemon_pid(ComputePaths.of(client.home))
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)  # dies with a job staged on the agent
+    gate.touch()
+    wait_until(lambda: runs.exists() and runs.read_text(), what="the staged job started, unrecorded")
+    start_daemon(client.home, DaemonConfig(**{**FAST_DAEMON, "backend": "ray", "ray_address": ray_cluster.address,
+                                              "gpus": None}))
+    wait_until(lambda: runs.read_text().count("\n") == 2, what="the job started again by the new daemon")
+    wait_until(lambda: _loops(str(done)) == 1, what="the unrecorded run stopped: one run of the job left")
+    done.touch()
+    job = wait_state(client, nxt.id, JobState.succeeded)
+    assert len(job.attempts) == 1
