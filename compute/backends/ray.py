@@ -406,17 +406,19 @@ class RayBackend:
             self._runs.pop(key, None)
             self._done.discard(key)
             self._lost.discard(key)
-        self._forget(key)
-
-    def _forget(self, key: str) -> None:
-        """Drop what is kept about an attempt here and on its agent."""
-        self._pump.drop(key)
-        self._log_of.pop(key, None)
-        placed = self._agent_of.pop(key, None)
+        placed = self._forget(key)
         if placed is not None:
             self._forgets.append(placed[1].forget.remote(key))
             if len(self._forgets) > 1000:
                 self._forgets = ray.wait(self._forgets, num_returns=len(self._forgets), timeout=0)[1]
+
+    def _forget(self, key: str) -> tuple[str, Any] | None:
+        """Drop what is kept here about an attempt; return where it was (Ray node id, agent). (A staged
+        attempt that never started is forgotten by its agent itself, which must keep a recall that came
+        first until its `run_after` arrives.)"""
+        self._pump.drop(key)
+        self._log_of.pop(key, None)
+        return self._agent_of.pop(key, None)
 
     # -- waking the daemon ----------------------------------------------------------
 
