@@ -37,6 +37,7 @@ failure blamed on the member at fault.
 The code, one responsibility per module, each class built on the one before: compute/daemon_base.py
 (the state kept between ticks), daemon_stops.py (stops, grace, SIGKILL, the health check),
 daemon_ends.py (polls, adoption, how an attempt ended), daemon_starts.py (launches, gangs included),
+daemon_staging.py (the next job per slot handed to nodes that start it themselves: the Ray backend),
 daemon_pass.py (one tick and its scheduling pass), and this module (startup and the loop on the socket).
 """
 

@@ -3,7 +3,8 @@
 `DaemonBase` holds what the daemon keeps between ticks (store, backend, health monitor, the attempts
 it tracks, gangs, secret masking, progress). The daemon's parts build on it, each in its own module,
 one layer on the one before: stopping attempts (compute/daemon_stops.py), reaping and finishing them
-(compute/daemon_ends.py), starting them (compute/daemon_starts.py), the scheduling pass of one tick
+(compute/daemon_ends.py), starting them (compute/daemon_starts.py), staging the next ones on nodes
+that start them themselves (compute/daemon_staging.py), the scheduling pass of one tick
 (compute/daemon_pass.py), and the loop that serves a home (compute/daemon.py, whose docstring tells
 the whole story).
 """

@@ -67,7 +67,8 @@ class Ending(Stopping):
         for path in logs:
             cap_log(path, self.config.log_max_bytes)
 
-    def _finish(self, attempt: LiveAttempt, ended: AttemptExit) -> None:
+    def _finish(self, attempt: LiveAttempt, ended: AttemptExit, at: float | None = None) -> None:
+        """Record how the attempt ended (`at`: when, if known to be before now)."""
         self._guard_logs(attempt, ended=True)  # what it wrote since the last tick
         code, node, log_path = ended.exit_code, attempt.node, attempt.log_path
         if attempt.members and (blamed := self.gangs.blame(attempt)) is not None:
@@ -90,7 +91,7 @@ class Ending(Stopping):
         )
         failed = ending.outcome in (AttemptOutcome.failed, AttemptOutcome.infra_failed, AttemptOutcome.timed_out)
         kept = excerpt(tail, verdict[0] if verdict else None) if failed else None
-        end_attempt(self.store, attempt, ending, code, kept, verdict[0].rule if failed and verdict else None)
+        end_attempt(self.store, attempt, ending, code, kept, verdict[0].rule if failed and verdict else None, at)
         self._tell_watchers()  # its waiter goes on now, not after this tick's other work
         if self.health is not None and verdict and ending.failure_class is FailureClass.infra:
             self.health.on_infra_failure(node, attempt.job_id, now)

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from compute.backends.base import ChangesNodes, SuspectsNodes
 from compute.clock import Now
-from compute.daemon_starts import Starting
+from compute.daemon_staging import Staging
 from compute.endings import AttemptStopReason
 from compute.lifecycle import LiveAttempt, live_attempts, pending_jobs, sync_nodes
 from compute.records import Node, NodeState
@@ -16,7 +16,7 @@ from compute.submission_answers import answer as answer_submissions
 from compute.usage import checkpoint_time
 
 
-class SchedulingPass(Starting):
+class SchedulingPass(Staging):
     """The daemon's tick: everything due, then the scheduling pass."""
 
     def tick(self) -> float | None:
@@ -26,12 +26,16 @@ class SchedulingPass(Starting):
         now = clock.wall
         deadlines: list[float] = []
         running: list[LiveAttempt] = []
+        finished, staged = False, bool(self.staged)
         for attempt in live_attempts(self.store, clock):
             ended = self._poll(attempt)
             if ended is not None:
                 self._finish(attempt, ended)
+                finished = True
             else:
                 running.append(attempt)
+        if finished and staged:  # staged attempts that began in their place hold their slots
+            running = live_attempts(self.store, clock)
         if isinstance(self.backend, ChangesNodes) and (offered := self.backend.nodes_changed()) is not None:
             self.nodes = sync_nodes(self.store, offered)  # a cluster node joined or left (after polls: lost ones)
         stopping = {a.key for a in running if a.stop is not None}
@@ -44,6 +48,8 @@ class SchedulingPass(Starting):
                 deadlines.append(due)
         self._check_health(now, running, stopping)
         if self.draining:
+            for job_id in list(self.staged):
+                self._recall(job_id)
             return min(deadlines, default=None)
         pending, backing_off = pending_jobs(self.store, clock)
         if backing_off:
@@ -57,16 +63,26 @@ class SchedulingPass(Starting):
             decision = schedule(pending, views, nodes, now, self.sched_config, projects)
             by_key = {(a.job_id, a.number): a for a in running}
             for p in decision.preempt:
+                self._recall(p.for_job)  # it goes where its victims are, not where it was staged
                 victim = by_key[(p.job_id, p.attempt)]
+                stopping.add(victim.key)
                 reason = (f"reclaimed for {p.for_job}: project {p.reclaim_for} needs its quota back and this attempt "
                           "was borrowing (least progress lost since its last checkpoint)" if p.reclaim_for
                           else f"preempted for {p.for_job} (higher priority)")
                 deadlines.append(self._stop(victim, AttemptStopReason.preempt, reason, now))
             for placement in decision.start:
-                self._start(placement)
+                if self._recall(placement.job_id):  # else its node started it where it was staged
+                    self._start(placement)
             if len(decision.start) < len(pending):
                 deadlines += [a.started_at + self.config.min_runtime_s for a in running
                               if a.preemptible and a.key not in stopping and now - a.started_at < self.config.min_runtime_s]
+        if self._stager is not None and (pending or self.staged):
+            if decision.start:  # the attempts just started hold their slots and may have successors
+                running = live_attempts(self.store, clock)
+                views = self._views(running, {a.key for a in running if a.stop is not None}, bool(projects))
+            started = {p.job_id for p in decision.start}
+            self._restage([j for j in pending if j.job_id not in started], running, stopping, views, nodes, projects,
+                          now, decision.waiting)
         self.waitboard.update(decision.waiting, backing_off, pending, running, nodes, now)
         return min(deadlines, default=None)
 

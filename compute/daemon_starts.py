@@ -30,32 +30,37 @@ class Starting(Ending):
             return
         if started.members:
             return self._start_gang(started)
-        spec = started.spec
-        gpus = placement.gpus
-        env, missing = attempt_env(spec, started.job_id, started.number, gpus, started.checkpoint_dir, placement.node)
-        cwd = spec.cwd or str(self.paths.home)
-        Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
         key = f"{started.job_id}.{started.number}"
-        run = container_run(spec, started.job_id, started.number, self.config.grace_s)
-        argv = attempt_argv(spec, gpus, cwd, started.checkpoint_dir, env, name=run.name if run else "",
-                            real_gpus=run is not None and self._real_gpus(placement.node, gpus))
-        request = LaunchRequest(
-            key=key, argv=argv, env=env, cwd=cwd, node=placement.node, gpus=gpus, log_path=started.log_path,
-            cpus=spec.resources.cpus, memory_gb=spec.resources.memory_gb, labels=dict(spec.labels), container=run,
-        )
         try:
-            if missing is not None:
-                raise LaunchError(
-                    f"the job's secret_env names {missing}, which the compute daemon's environment lacks; "
-                    f"set {missing} in the shell that starts the daemon (`autoresearch compute down`, then "
-                    "submit again from a shell that has it)"
-                )
-            self.masker.begin(key, _secrets_of(spec), [str(started.log_path)])
+            request = self._request(started, placement)
+            self.masker.begin(key, secrets_of(started.spec), [str(started.log_path)])
             handle = self.backend.launch(request)
         except Exception as err:  # LaunchError, or anything else: the attempt did not start
             return self._not_started(started, key, err)
         self._tracked.add(key)
         record_handle(self.store, started.job_id, started.number, handle)
+
+    def _request(self, started: Started, placement: Placement) -> LaunchRequest:
+        """What the backend needs to start this single-node attempt (its checkpoint folder made);
+        LaunchError when the daemon's environment lacks one of its secrets."""
+        spec, gpus = started.spec, placement.gpus
+        env, missing = attempt_env(spec, started.job_id, started.number, gpus, started.checkpoint_dir, placement.node)
+        if missing is not None:
+            raise LaunchError(
+                f"the job's secret_env names {missing}, which the compute daemon's environment lacks; "
+                f"set {missing} in the shell that starts the daemon (`autoresearch compute down`, then "
+                "submit again from a shell that has it)"
+            )
+        cwd = spec.cwd or str(self.paths.home)
+        Path(started.checkpoint_dir).mkdir(parents=True, exist_ok=True)
+        run = container_run(spec, started.job_id, started.number, self.config.grace_s)
+        argv = attempt_argv(spec, gpus, cwd, started.checkpoint_dir, env, name=run.name if run else "",
+                            real_gpus=run is not None and self._real_gpus(placement.node, gpus))
+        return LaunchRequest(
+            key=f"{started.job_id}.{started.number}", argv=argv, env=env, cwd=cwd, node=placement.node, gpus=gpus,
+            log_path=started.log_path, cpus=spec.resources.cpus, memory_gb=spec.resources.memory_gb,
+            labels=dict(spec.labels), container=run,
+        )
 
     def _start_gang(self, started: Started) -> None:
         """Launch every member of a gang attempt (compute/gang_start.py), or none; the members
@@ -76,7 +81,7 @@ class Starting(Ending):
             health = self.health
             requests = gang_requests(started, cwd, master, preflight, port, config.gang_preflight_timeout_s,
                                      lambda node: health is not None and health.preflight_fault(node) is not None)
-            self.masker.begin(key, _secrets_of(spec), [str(r.log_path) for r in requests])
+            self.masker.begin(key, secrets_of(spec), [str(r.log_path) for r in requests])
             handle = self.gangs.launch(requests)
         except Exception as err:  # the attempt did not start: none of its members runs
             return self._not_started(started, key, err)
@@ -101,7 +106,7 @@ class Starting(Ending):
         return set(gpus) <= self._host_gpus
 
 
-def _secrets_of(spec: JobSpec) -> list[str]:
+def secrets_of(spec: JobSpec) -> list[str]:
     """The values of the spec's `secret_env` in the daemon's environment (none when one is missing:
     the launch then fails and says which)."""
     try:

@@ -143,13 +143,27 @@ def pending_jobs(store: Store, now: Now) -> tuple[list[PendingJob], dict[str, fl
     return ready, backing_off
 
 
+def next_attempt(store: Store, job_id: str) -> Started | None:
+    """The attempt `start_attempt` would make of a pending job now, without writing (a staged one:
+    compute/daemon_staging.py); None if the job is not pending."""
+    rows = store.read("SELECT j.state, j.spec, j.checkpoint_dir, (SELECT COALESCE(MAX(number), 0) + 1 FROM attempts"
+                      " WHERE job_id=j.id) AS number FROM jobs j WHERE j.id=?", (job_id,))
+    if not rows or rows[0]["state"] != JobState.pending.value:
+        return None
+    row = rows[0]
+    return Started(job_id, row["number"], JobSpec.model_validate_json(row["spec"]), row["checkpoint_dir"],
+                   store.paths.log_path(job_id, row["number"]))
+
+
 def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
-                  placed: tuple[tuple[str, tuple[int, ...]], ...] = (), borrowed: bool = False) -> Started | None:
+                  placed: tuple[tuple[str, tuple[int, ...]], ...] = (), borrowed: bool = False,
+                  at: float | None = None) -> Started | None:
     """pending -> running with a new attempt row; None if the job is no longer pending.
     `placed`: a gang's (node, GPUs) per rank; each member gets its own log. `borrowed`: it runs
-    beyond its project's quota."""
+    beyond its project's quota. `at`: when it started, if before now (a staged attempt's node
+    started it: compute/daemon_staging.py)."""
     clock = Now.read()
-    now = clock.wall
+    now = clock.wall if at is None else at
     with store.transaction() as conn:
         row = conn.execute("SELECT state, spec, checkpoint_dir FROM jobs WHERE id=?", (job_id,)).fetchone()
         if row is None or row["state"] != JobState.pending.value:
@@ -162,7 +176,7 @@ def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
         conn.execute(
             "INSERT INTO attempts (job_id, number, node, gpus, started_at, started_boot, log_path, members)"
             " VALUES (?,?,?,?,?,?,?,?)",
-            (job_id, number, node, json.dumps(list(gpus)), now, clock.boot, str(log_path),
+            (job_id, number, node, json.dumps(list(gpus)), now, clock.boot_at(now), str(log_path),
              json.dumps([{"node": m.node, "gpus": list(m.gpus), "log_path": m.log_path} for m in members])),
         )
         reason = f"attempt {number} started on {node}" + (f" with GPUs {','.join(map(str, gpus))}" if gpus else "")
@@ -217,11 +231,11 @@ def job_budget_row(store: Store, job_id: str) -> dict[str, Any]:
 
 
 def end_attempt(store: Store, attempt: LiveAttempt, ending: Ending, exit_code: int | None,
-                excerpt: str | None, rule: str | None = None) -> None:
+                excerpt: str | None, rule: str | None = None, at: float | None = None) -> None:
     """Record the attempt's outcome (and `rule`, the classifier's, for a failed one) and move its
-    job on, in one transaction."""
+    job on, in one transaction. `at`: when it ended, if known to be before now."""
     clock = Now.read()
-    now = clock.wall
+    now = clock.wall if at is None else at
     not_before_boot = clock.boot_at(ending.not_before) if ending.not_before else None
     kind = {JobState.pending: "requeued", JobState.succeeded: "succeeded", JobState.failed: "failed",
             JobState.cancelled: "cancelled"}[ending.job_state]

@@ -57,6 +57,9 @@ class WaitKind(str, enum.Enum):
     """Its project's running attempts hold so many CPUs that its own would go beyond the project's CPU quota."""
     preempt_limit = "preempt_limit"
     """The pass already plans to stop as many attempts as it may (`SchedulerConfig.preempt_max_victims`)."""
+    staged = "staged"
+    """Handed to a node, which starts it the moment the attempt now holding its GPUs there exits
+    (compute/daemon_staging.py)."""
 
 
 KIND = types.SimpleNamespace(**{k.name: k for k in WaitKind})
@@ -89,6 +92,7 @@ _TEXT = {
                         "and this job needs {3:g}",
     WaitKind.preempt_limit: "may preempt lower-priority work in the next pass: this one already stops {0} "
                             "attempt(s), the most a pass stops",
+    WaitKind.staged: "staged on {0}: starts there the moment attempt {1} exits",
 }
 
 

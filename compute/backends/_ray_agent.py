@@ -10,6 +10,10 @@ ends. A node lacking the working directory or program the daemon's host has rais
 daemon, and a restarted daemon finds it by name (`agent-<ray node id>` in the home's
 namespace) and asks it about its attempts (`status`, `wait`).
 
+An attempt may be staged behind another (`run_after`, compute/daemon_staging.py): the agent starts
+it the moment that one ends here, with no call from the daemon in between, and answers with its
+start time; `recall` takes it back before that.
+
 If the agent dies (its node died, or it was killed), its commands must not run on
 unwatched: each attempt gets a watcher, a tiny `sh` outside the agent's process tree
 that blocks reading a pipe only the agent holds. On a normal end the agent writes a line
@@ -59,7 +63,10 @@ class _Run:
     """One attempt on this node."""
 
     pid: int | None = None
+    started: bool = False
+    """`run` (or `run_after`) began it: it was started, or failed to start."""
     ended: asyncio.Future[int] | None = None
+    """Its exit code; made before it starts when an attempt staged behind it waits for it (`run_after`)."""
     reaped: bool = False
     watch_fd: int | None = None
     stop: int | None = None
@@ -68,7 +75,11 @@ class _Run:
     tracking: Tracking | None = None
     """Finds the attempt's processes outside its process group (its marker)."""
     keeper: CheckpointKeeper | None = None
-    """Keeps its checkpoint directory in the remote store while it runs (a staged attempt with one)."""
+    """Keeps its checkpoint directory in the remote store while it runs (its folders come from a remote store)."""
+    begun: asyncio.Future[float | None] | None = None
+    """An attempt staged behind another (`run_after`): when it started, or None once it never will."""
+    waited: bool = False
+    """The backend watches its end (`wait`): a staged attempt nobody waits on is an orphan (`unstage`)."""
 
 
 class NodeUnfit(Exception):
@@ -133,16 +144,76 @@ class NodeAgent:
         ends. Raises NodeUnfit when this node lacks what the daemon's host has (`program_here`:
         argv[0] resolves there)."""
         run = self._runs.setdefault(key, _Run())
-        if run.ended is not None:
-            return await run.ended
-        run.ended = asyncio.get_running_loop().create_future()
+        if not run.started:
+            await self._begin(key, run, argv, env, cwd, log_path, stage, program_here)
+        assert run.ended is not None
+        return await run.ended
+
+    async def run_after(self, key: str, after: str, argv: list[str], env: dict[str, str], cwd: str,
+                        log_path: str, stage: Stage | None = None, program_here: bool = False) -> float | None:
+        """Start the attempt (as `run`) the moment attempt `after` ends on this node (it takes that
+        attempt's GPUs), unless it is recalled or stopped first; answer then: when it started (wall
+        clock), or None if it never will. Its end is then `wait`'s answer."""
+        run = self._runs.get(key)
+        if run is not None:  # recalled (or stopped) before this call arrived
+            self._runs.pop(key)
+            return None
+        run = self._runs[key] = _Run(begun=asyncio.get_running_loop().create_future())
+        assert run.begun is not None
+        before = self._runs.setdefault(after, _Run())  # its `run` may come second: an async actor's calls may
+        if before.ended is None:                       # run out of order (seen while the agent starts)
+            before.ended = asyncio.get_running_loop().create_future()
+        if not before.ended.done():
+            either: list[asyncio.Future[Any]] = [before.ended, run.begun]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if run.begun.done() or run.stop is not None:  # recalled, or stopped before it started
+            self._runs.pop(key, None)
+            _settle(run.begun, None)
+            return None
+        run.begun.set_result(time.time())
+        await self._begin(key, run, argv, env, cwd, log_path, stage, program_here)
+        return run.begun.result()
+
+    def recall(self, key: str) -> float | None:
+        """Take back a staged attempt that has not started: None, it never will. Once it started,
+        when it did (it runs on: too late to take back)."""
+        run = self._runs.get(key)
+        if run is None:  # its `run_after` call has not arrived: it finds this and returns None
+            self._runs[key] = _Run(stop=signal.SIGKILL)
+            return None
+        if run.begun is not None and not run.begun.done():
+            run.begun.set_result(None)  # `run_after` wakes, starts nothing and forgets it
+        return run.begun.result() if run.begun is not None else None
+
+    def unstage(self) -> list[str]:
+        """A new daemon connected (the last one may have died): recall every staged attempt not yet
+        started, and SIGKILL those that started with nobody watching their end (their jobs are still
+        pending in the daemon's store, so they would run twice). Returns the killed attempts' keys."""
+        killed = []
+        for key, run in list(self._runs.items()):
+            if run.begun is None:
+                continue
+            if not run.begun.done():
+                run.begun.set_result(None)
+            elif run.begun.result() is not None and not run.waited:
+                self.signal(key, signal.SIGKILL)
+                self._runs.pop(key)  # its job's next attempt gets this key: a fresh run, not this one's end
+                killed.append(key)
+        return killed
+
+    async def _begin(self, key: str, run: _Run, argv: list[str], env: dict[str, str], cwd: str, log_path: str,
+                     stage: Stage | None, program_here: bool) -> None:
+        """Start the attempt; `run.ended` answers its exit code (or raises NodeUnfit)."""
+        run.started = True
+        if run.ended is None:
+            run.ended = asyncio.get_running_loop().create_future()
         run.tracking = Tracking.of(env, None)
         try:
             if stage is not None:
                 await asyncio.to_thread(_stage_in, stage, cwd, self.node)
             if run.stop is not None:  # stopped before it started, as the local backend does
                 run.ended.set_result(-run.stop)
-                return -run.stop
+                return
             log = self.spool(key) if stage is not None else Path(log_path)
             if stage is not None and stage.checkpoint_dir is not None:
                 run.keeper = CheckpointKeeper(stage.storage, stage.checkpoint, stage.checkpoint_dir,
@@ -150,10 +221,10 @@ class NodeAgent:
             code = self._start(key, run, argv, env, cwd, log, program_here)
         except NodeUnfit as err:
             run.ended.set_exception(err)
-            return await run.ended
+            run.ended.exception()  # retrieved: `run` or `wait` raises it to the backend
+            return
         if code is not None:
             run.ended.set_result(code)
-        return await run.ended
 
     def spool(self, key: str) -> Path:
         """This node's copy of a staged attempt's log (the daemon appends what `read_log` gives)."""
@@ -214,11 +285,13 @@ class NodeAgent:
         loop.call_soon_threadsafe(_settle, run.ended, code)
 
     def signal(self, key: str, signum: int) -> None:
-        """Signal the attempt's process group; before it started, keep the stop for `run`."""
+        """Signal the attempt's process group; before it started, keep the stop for `run` (a staged
+        attempt then never starts)."""
         run = self._runs.setdefault(key, _Run())
         with run.lock:
             if run.pid is None:
                 run.stop = run.stop or signum
+                _settle(run.begun, None)
                 return
             if not run.reaped:
                 _killpg(run.pid, signum)
@@ -228,7 +301,7 @@ class NodeAgent:
     def status(self, key: str) -> dict[str, Any]:
         """{"state": "unknown" | "running" | "ended", "exit_code": int (ended)}."""
         run = self._runs.get(key)
-        if run is None or run.ended is None:
+        if run is None or not run.started or run.ended is None:
             return {"state": "unknown"}
         if not run.ended.done():
             return {"state": "running", "pid": run.pid}
@@ -238,8 +311,9 @@ class NodeAgent:
     async def wait(self, key: str) -> int | None:
         """The exit code once the attempt ends; None if this agent never ran it."""
         run = self._runs.get(key)
-        if run is None or run.ended is None:
+        if run is None or not run.started or run.ended is None:
             return None
+        run.waited = True
         return await run.ended
 
     def forget(self, key: str) -> None:
@@ -256,7 +330,7 @@ class NodeAgent:
 
     def running(self) -> int:
         """Attempts not yet forgotten (running, or ended and not yet recorded)."""
-        return sum(1 for r in self._runs.values() if r.ended is not None)
+        return sum(1 for r in self._runs.values() if r.started)
 
 
 def _start_watcher(pgid: int) -> int:
@@ -278,7 +352,7 @@ def _dismiss(write_fd: int) -> None:
     os.close(write_fd)
 
 
-def _settle(future: asyncio.Future[int] | None, code: int) -> None:
+def _settle(future: asyncio.Future[Any] | None, code: int | None) -> None:
     if future is not None and not future.done():
         future.set_result(code)
 

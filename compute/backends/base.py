@@ -123,6 +123,33 @@ class WakesDaemon(Protocol):
 
 
 @runtime_checkable
+class StagesNext(Protocol):
+    """Optional: a node can hold the next attempt for a slot and start it itself the moment the
+    attempt holding the slot exits, with no round trip to the daemon ("pre-dispatch").
+
+    The daemon stages at most one attempt behind each running single-node attempt, and keeps the
+    staged job pending in its store until the node says it started: then it records the attempt
+    with the node's start time. A staged attempt that never started (`recall`, or its node was lost)
+    leaves no trace: its job is pending as before, no attempt spent.
+    """
+
+    def stage(self, request: LaunchRequest, after: str) -> dict[str, Any]:
+        """Hand `request` to its node (that of attempt `after`), to start there when `after` exits;
+        return its handle. Raise LaunchError if it cannot be staged."""
+        ...
+
+    def began(self, key: str) -> float | None:
+        """Once its predecessor's exit was polled: when the staged attempt started (wall clock; from
+        then on it is polled like a launched one), or None if it did not and never will."""
+        ...
+
+    def recall(self, key: str) -> float | None:
+        """Take the staged attempt back: None, it never starts; else it started already, at that time
+        (`began` says so once its predecessor's exit is polled)."""
+        ...
+
+
+@runtime_checkable
 class ChangesNodes(Protocol):
     """Optional: nodes come and go while the daemon runs (a cluster backend).
 

@@ -28,6 +28,11 @@ nodes out. This backend maps that onto Ray:
 - Adoption: a restarted daemon connects to the same cluster in the home's namespace,
   finds the agents by name and asks them about each attempt.
 
+Staging (`StagesNext`, compute/daemon_staging.py; not the storage staging of ray_staging.py): the
+daemon hands an agent the next attempt for a slot (`NodeAgent.run_after`), which the agent starts
+the moment the slot's attempt exits and answers with its start time (`began`), or takes back
+(`recall`). A new backend takes back what a dead daemon left staged (`NodeAgent.unstage`).
+
 `poll` never blocks: each attempt's `run` result is watched from the moment it is launched
 (a callback on its future, `ObjectRef.future()`), which marks it done and wakes the daemon
 through a pipe (`wake_fds`), so exits are seen when they happen; a background thread
@@ -70,6 +75,9 @@ from compute.storage import Storage, StorageProbe, write_sentinel
 log = logging.getLogger("compute.ray")
 _AGENT = ray.remote(NodeAgent)
 _CALL_TIMEOUT_S = 30.0
+_BEGUN_S = 5.0
+"""How long `began` waits for a staged attempt's answer, which its agent sends right after the
+predecessor's exit (it may arrive just after that exit's own)."""
 _SUSPECT_S = 30.0
 """A node whose agent died is offered again after this long if Ray still lists it alive."""
 
@@ -165,8 +173,11 @@ class RayBackend:
         self._raylets: dict[str, tuple[str, int]] = {}
         """Ray node id -> (address, port) of its raylet, from the last read of the node table."""
         self._agents: dict[str, Any] = {}
+        self._begun: dict[str, Future[Any]] = {}
+        """Keys of staged attempts -> the future of their agent's `run_after` answer (when they started)."""
         self._forgets: list[ray.ObjectRef] = []
         self._changed: list[Node] | None = None
+        self._unstage()
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="ray-watch", daemon=True)
@@ -222,6 +233,20 @@ class RayBackend:
             self._agents[node_id] = agent
         return agent
 
+    def _unstage(self) -> None:
+        """An earlier daemon may have died with attempts staged on the agents: take them back, and
+        stop those that started unrecorded (their jobs are still pending here)."""
+        for node in self._nodes:
+            agent = self._find_agent(node.address)
+            try:
+                killed = [] if agent is None else ray.get(agent.unstage.remote(), timeout=_CALL_TIMEOUT_S)
+            except RayError as err:
+                log.warning("could not take staged attempts back from the agent on %s: %s", node.name, err)
+                continue
+            if killed:
+                log.warning("stopped %s on %s: started from staging after the last daemon died, unrecorded",
+                            ", ".join(killed), node.name)
+
     def _find_agent(self, node_id: str) -> Any | None:
         if node_id not in self._agents:
             try:
@@ -236,6 +261,49 @@ class RayBackend:
             with self._lock:
                 self._runs[request.key] = None
             return {"ray_node_id": None, "namespace": self.namespace}
+        agent, args, handle = self._prepare(request, node_id)
+        self._watch_result(request.key, agent.run.remote(*args))
+        return handle
+
+    def stage(self, request: LaunchRequest, after: str) -> dict[str, Any]:
+        """StagesNext: the agent of `after`'s node starts `request` when `after` exits there."""
+        node_id = self._agent_of[after][0]
+        agent, args, handle = self._prepare(request, node_id)
+        self._begun[request.key] = agent.run_after.remote(args[0], after, *args[1:]).future()
+        return handle
+
+    def began(self, key: str) -> float | None:
+        """StagesNext: the staged attempt's start as its agent answered it (the agent answers as soon as
+        it started it, right after the predecessor's exit); None when it did not start."""
+        future = self._begun.pop(key)
+        node_id = self._agent_of[key][0]
+        try:  # no wait for the answer of an agent that fell silent
+            at = future.result(timeout=0 if node_id in self._late or node_id in self._suspect else _BEGUN_S)
+        except (RayError, TimeoutError) as err:  # its node is lost or silent: it must not start later
+            log.warning("staged attempt %s did not start: %s", key, err)
+            self.signal(key, signal.SIGKILL)
+            at = None
+        if at is None:
+            self._forget(key)
+        else:
+            self._rewatch(key)
+        return at
+
+    def recall(self, key: str) -> float | None:
+        """StagesNext: ask its agent to take the staged attempt back (one round trip)."""
+        agent = self._agent_of[key][1]
+        try:
+            at = ray.get(agent.recall.remote(key), timeout=_CALL_TIMEOUT_S)
+        except RayError:  # its agent is gone (and the attempt with it) or silent: make sure it never runs
+            self.signal(key, signal.SIGKILL)
+            at = None
+        if at is None:
+            self._begun.pop(key, None)
+            self._forget(key)
+        return at
+
+    def _prepare(self, request: LaunchRequest, node_id: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+        """The agent of `node_id`, the arguments of its `run` for `request`, and the attempt's handle."""
         if not Path(request.cwd).is_dir():
             raise LaunchError(f"working directory {request.cwd} does not exist")
         stage = None
@@ -250,11 +318,10 @@ class RayBackend:
         if stage is not None:
             self._pump.add(request.key, agent, str(request.log_path))
         self._agent_of[request.key] = (node_id, agent)
-        self._watch_result(request.key, agent.run.remote(
-            request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path),
-            stage, resolves_here(request.argv[0], request.cwd, request.env)))
-        return {"ray_node_id": node_id, "namespace": self.namespace, "log": str(request.log_path),
-                "staged": stage is not None}
+        args = (request.key, list(request.argv), dict(request.env), request.cwd, str(request.log_path),
+                stage, resolves_here(request.argv[0], request.cwd, request.env))
+        return agent, args, {"ray_node_id": node_id, "namespace": self.namespace, "log": str(request.log_path),
+                             "staged": stage is not None}
 
     def _watch_result(self, key: str, ref: ray.ObjectRef) -> None:
         """Watch the agent's answer about `key` from now on: its end marks it done and wakes the daemon."""
@@ -339,13 +406,19 @@ class RayBackend:
             self._runs.pop(key, None)
             self._done.discard(key)
             self._lost.discard(key)
-        self._pump.drop(key)
-        self._log_of.pop(key, None)
-        placed = self._agent_of.pop(key, None)
+        placed = self._forget(key)
         if placed is not None:
             self._forgets.append(placed[1].forget.remote(key))
             if len(self._forgets) > 1000:
                 self._forgets = ray.wait(self._forgets, num_returns=len(self._forgets), timeout=0)[1]
+
+    def _forget(self, key: str) -> tuple[str, Any] | None:
+        """Drop what is kept here about an attempt; return where it was (Ray node id, agent). (A staged
+        attempt that never started is forgotten by its agent itself, which must keep a recall that came
+        first until its `run_after` arrives.)"""
+        self._pump.drop(key)
+        self._log_of.pop(key, None)
+        return self._agent_of.pop(key, None)
 
     # -- waking the daemon ----------------------------------------------------------
 
@@ -432,10 +505,15 @@ class RayBackend:
     # -- the end --------------------------------------------------------------------
 
     def close(self) -> None:
-        """Disconnect; agents with no attempts left exit, the others keep their attempts running."""
+        """Disconnect; agents with no attempts left exit, the others keep their attempts running.
+        Staged attempts are recalled (their jobs are still pending); one that started meanwhile
+        is stopped, since no daemon will record it."""
         self._stop.set()
         self._thread.join(timeout=5)
         try:
+            for key in list(self._begun):
+                if self.recall(key) is not None:
+                    self.signal(key, signal.SIGKILL)
             if self._forgets:
                 ray.wait(self._forgets, num_returns=len(self._forgets), timeout=10)
             for agent in self._agents.values():
