@@ -1,5 +1,5 @@
 """How the Optuna ledger keeps things in an Optuna RDB study: the SQLite storage and its
-schema lock, a stored trial as a `TrialRecord` (`record_of`, the one mapping, which both the
+schema lock, a stored trial as a `TrialRecord` (`record_fields`, the one mapping, which both the
 ledger's `FrozenTrial`s and `LedgerReader`'s rows go through), and `CampaignFacts` as study user
 attributes. Optuna and SQLAlchemy are imported only to open the storage, so the dashboard's
 reader, which needs this module, loads neither."""
@@ -119,27 +119,11 @@ attributes refine it (a RUNNING trial without a job is still proposed; a FAIL th
 
 
 def trial_record(t: FrozenTrial) -> TrialRecord:
-    """Optuna's trial as the ledger's record."""
-    return record_of(t.number, t.state.name, t.params, t.values, t.intermediate_values, t.user_attrs,
-                     t.system_attrs, t.datetime_start, t.datetime_complete)  # fmt: skip
-
-
-def record_of(
-    number: int,
-    state_name: str,
-    params: Mapping[str, Any],
-    values: list[float] | None,
-    intermediate_values: Mapping[int, float],
-    user_attrs: Mapping[str, Any],
-    system_attrs: Mapping[str, Any],
-    datetime_start: datetime | None,
-    datetime_complete: datetime | None,
-) -> TrialRecord:
-    """A stored trial as the ledger's record (`record_fields`, validated)."""
+    """Optuna's trial as the ledger's record (`record_fields`, validated)."""
     from autoresearch.campaign.records import TrialRecord
 
-    return TrialRecord(**record_fields(number, state_name, params, values, intermediate_values, user_attrs,
-                                       system_attrs, datetime_start, datetime_complete))  # fmt: skip
+    return TrialRecord(**record_fields(t.number, t.state.name, t.params, t.values, t.intermediate_values,
+                                       t.user_attrs, t.system_attrs, t.datetime_start, t.datetime_complete))  # fmt: skip
 
 
 def record_fields(

@@ -4,7 +4,7 @@
 `Ledger.load(...).trials()` goes through Optuna's `RDBStorage` (an engine, a schema check, ORM
 objects per row): about a second for 1k trials, after a second of importing Optuna and
 SQLAlchemy. This reads the same rows with a handful of queries, imports neither, and builds the
-same `TrialRecord`s through the ledger's one mapping (`record_of`, which `trial_record` uses for
+same `TrialRecord`s through the ledger's one mapping (`record_fields`, which `trial_record` uses for
 Optuna's `FrozenTrial`s).
 
 The SQL it runs is what SQLAlchemy compiles for SQLite from Optuna's own table models (as
@@ -57,7 +57,6 @@ from autoresearch.campaign.ledger._optuna_store import (
     facts_from_attrs,
     half_drawn,
     record_fields,
-    record_of,
     schema_lock,
     storage_url,
     stored_facts,
@@ -212,14 +211,18 @@ class LedgerReader:
             steps.setdefault(tid, {})[step] = stored_float(value, kind)
         user = _attrs(conn.execute(QUERIES["user_attrs"], (ids,)))
         system = _attrs(conn.execute(QUERIES["system_attrs"], (ids,)))
-        make = (lambda *fields: TrialView(record_fields(*fields))) if self.views else record_of
+        make: Callable[[dict[str, Any]], Any] = TrialView
+        if not self.views:
+            from autoresearch.campaign.records import TrialRecord
+
+            make = TrialRecord.model_validate
         return {
-            tid: make(
+            tid: make(record_fields(
                 number, state, params.get(tid, {}),
                 [values[tid][o] for o in sorted(values[tid])] if tid in values else None,
                 steps.get(tid, {}), user.get(tid, {}), system.get(tid, {}),
                 stored_time(started), stored_time(completed),
-            )
+            ))
             for tid, number, state, started, completed in rows
         }  # fmt: skip
 
