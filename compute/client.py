@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compute.control import daemon_info, daemon_pid, ensure_daemon, notify
-from compute.errors import ComputeError, DaemonNotRunning
+from compute.errors import ComputeError, DaemonNotRunning, JobNotFound
 from compute.paths import ComputePaths
 from compute.records import Event, Job, JobState, Node
 from compute.priority import parse_priority
@@ -280,16 +280,23 @@ class Client:
         ids = [job_ids] if isinstance(job_ids, str) else list(job_ids)
         deadline = None if timeout is None else time.monotonic() + timeout
         self._watcher()  # registered before the first look: no change can slip in between
-        version = self._store.data_version()  # read before the jobs, so no commit slips between
-        jobs = self._store.get_jobs(ids)
-        if not all(j.state.final for j in jobs):
+        version = self._store.data_version()  # read before the states, so no commit slips between
+        # Each change wakes this: look only at the states of the jobs not yet final (one small read),
+        # and read whole jobs once at the end (re-reading N jobs per change costs O(N) per attempt).
+        states = self._store.job_states(ids)
+        unknown = next((i for i in ids if i not in states), None)
+        if unknown is not None:
+            raise JobNotFound(unknown, str(self._store.paths.home))
+        waiting = [i for i in ids if not states[i].final]
+        if waiting:
             self._need_daemon()
-        while not all(j.state.final for j in jobs):
+        while waiting:
             if not self._sleep_until_change(version, deadline):
                 break
             version = self._store.data_version()
-            jobs = self._store.get_jobs(ids)
-        return jobs
+            states = self._store.job_states(waiting)
+            waiting = [i for i in waiting if i in states and not states[i].final]  # gone: get_jobs says
+        return self._store.get_jobs(ids)
 
     def wait_for_change(self, job_ids: Sequence[str], since: dict[str, str] | None = None,
                         timeout: float | None = None, *, poll_s: float = _MAX_POLL_S,
