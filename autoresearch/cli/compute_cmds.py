@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from autoresearch.cli._common import console, fail, json_option, print_json
+from autoresearch.cli._common import console, fail, json_option, print_json, warn
 from compute.paths import ComputePaths
 
 cli = click.Group()
@@ -72,7 +72,7 @@ def up(gpus: int | None, grace: float | None, virtual_nodes: int | None, gpus_pe
              .replace("fair_share_half_life_s", "--fair-share-half-life").replace("log_max_bytes", "--log-max-bytes"))
     paths = ComputePaths.of()
     try:
-        start_daemon(paths.home, config, wait_s=120.0 if config.backend == "ray" else 30.0)
+        start_daemon(paths.home, config, wait_s=120.0 if config.backend == "ray" else 30.0, notice=warn)
     except DaemonAlreadyRunning:
         already = True  # exit 0: what was asked for holds (`compute up` is idempotent for agents)
     except ComputeError as err:

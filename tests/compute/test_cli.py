@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +119,30 @@ def test_bad_input_in_a_real_process_has_no_traceback(compute_home):
     )
     assert proc.returncode == 2
     assert "time_limit_s" in proc.stderr and "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_compute_up_says_within_seconds_that_its_daemon_is_not_answering_yet(tmp_path: Path) -> None:
+    """A daemon still connecting to a Ray cluster that does not answer (as one without the token): `compute up`
+    says so on stderr after a few seconds, naming what the daemon waits on and its log, while the daemon
+    still has its time (120 s for Ray), instead of saying nothing until then."""
+    home = tmp_path / "home"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from autoresearch.cli import main; main()", "compute", "up", "--backend", "ray",
+         "--address", "127.0.0.1:1"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "AUTORESEARCH_HOME": str(home)},
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # the notice is its first line: nothing else comes before the 120 s
+        assert proc.poll() is None, "compute up ended instead of waiting for its daemon"
+    finally:
+        pid = next((int(w) for w in line.replace(")", " ").split() if w.isdigit()), None) if line else None
+        proc.kill()
+        proc.wait(timeout=30)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)  # never leave a daemon stuck connecting behind
+    assert line.startswith("warning: the compute daemon (pid ")
+    assert "not answering yet" in line and "connecting to the Ray cluster at 127.0.0.1:1" in line
+    assert str(home / "compute" / "daemon.log") in line
