@@ -18,7 +18,8 @@ Rules:
   work (quarantined, suspect, cordoned, unprobed), the daemon drains, a pass starts it elsewhere or
   preempts for it, or a job new to the queue would now be chosen for the slot instead (a higher
   priority). A staged job its node started before the recall arrived runs on and is recorded; if its
-  job was cancelled meanwhile, it is stopped. A node lost with its staged job leaves it pending.
+  job was cancelled meanwhile, it is stopped at once and recorded so (an attempt `cancelled`, killed).
+  A node lost with its staged job leaves it pending.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 from compute.backends.base import AttemptExit, StagesNext
 from compute.daemon_starts import Starting, secrets_of
 from compute.endings import AttemptStopReason
-from compute.lifecycle import LiveAttempt, next_attempt, record_handle, start_attempt
+from compute.lifecycle import LiveAttempt, next_attempt, record_handle, record_unwanted_start, start_attempt
 from compute.quota_view import ProjectView
 from compute.scheduler import NodeView, PendingJob, Placement, RunningAttempt, schedule
 from compute.waiting import KIND, WaitEntry
@@ -97,6 +98,8 @@ class Staging(Starting):
             self.backend.signal(staged.key, signal.SIGKILL)
             self.backend.release(staged.key)
             self.masker.release(staged.key)
+            record_unwanted_start(self.store, staged.job_id, staged.number, staged.node, staged.gpus,
+                                  self.store.paths.log_path(staged.job_id, staged.number), began)
             return None
         self._tracked.add(staged.key)
         record_handle(self.store, staged.job_id, staged.number, staged.handle)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,36 @@ def test_a_cancelled_staged_job_never_runs(client, tmp_path):
     assert wait_state(client, after.id, JobState.succeeded).attempts[0].node == client.get(holder.id).attempts[0].node
     cancelled = client.get(doomed.id)
     assert cancelled.state is JobState.cancelled and cancelled.attempts == [] and not ran.exists()
+
+
+
+def test_a_staged_job_its_node_starts_after_it_was_cancelled_is_stopped_and_recorded(client, tmp_path):
+    """The job is cancelled while the daemon cannot take it back (stopped), and its node starts it when
+    the slot frees: the daemon stops it at once and records that attempt (cancelled, killed, with the
+    node's start time), so the job's record shows that it ran; before, it was killed with no record."""
+    gate, began = tmp_path / "gate", tmp_path / "began"
+    holder = client.submit(gate_job(gate, resources=TWO))
+    wait_started(client, holder.id)
+    doomed = client.submit(JobSpec(argv=["sh", "-c", f'date +%s.%N > "{began}"; exec sleep 61.25'], resources=ONE))
+    staged_behind(client, doomed.id)
+    pid = daemon_pid(ComputePaths.of(client.home))
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # no pass takes it back from here on
+    try:
+        client.cancel(doomed.id, "not needed")  # pending: cancelled in the store at once
+        gate.touch()
+        ran_at = float(wait_until(lambda: began.exists() and began.read_text().strip(), what="the staged job ran"))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    job = wait_until(lambda: (j := client.get(doomed.id)).attempts and j, what="the attempt recorded")
+    [attempt] = job.attempts
+    assert job.state is JobState.cancelled
+    assert attempt.outcome is AttemptOutcome.cancelled and attempt.stop_reason == "cancel"
+    assert attempt.started_at <= ran_at <= attempt.ended_at  # type: ignore[operator]
+    assert attempt.node == client.get(holder.id).attempts[0].node
+    assert "started on" in next(e.reason for e in client.events(job_id=doomed.id) if e.kind == "killed")
+    wait_until(lambda: subprocess.run(["pgrep", "-f", "sleep 61.25"], capture_output=True).returncode == 1,
+               what="the staged job's process gone")
 
 
 def test_a_staged_job_is_taken_back_from_a_cordoned_node(client, tmp_path):
