@@ -22,9 +22,17 @@ from typing import Any
 import pytest
 
 from compute import Client, Node
+from tests.compute.s3_server import CREDENTIALS, S3Server, s3_server
 
 _REPO = str(Path(__file__).resolve().parents[3])
 BACKENDS = ["local", pytest.param("ray", marks=pytest.mark.ray)]
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[S3Server]:
+    """A local S3-compatible server (moto) for the session: `s3.bucket()` gives a fresh `--storage` URI."""
+    with s3_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +47,8 @@ def ray_client_port() -> int:
 def ray_cluster(ray_client_port: int) -> Iterator[Any]:
     """A one-node Ray cluster (head: 2 CPUs, 2 logical GPUs) for the whole session."""
     tmp = tempfile.mkdtemp(prefix="array-", dir="/tmp")
-    saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_ADDRESS")}
-    os.environ.update(RAY_TMPDIR=tmp, RAY_AUTH_MODE="disabled")
+    saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_ADDRESS", *CREDENTIALS)}
+    os.environ.update(RAY_TMPDIR=tmp, RAY_AUTH_MODE="disabled", **CREDENTIALS)  # the nodes reach the `s3` store
     os.environ.pop("RAY_ADDRESS", None)
     from ray.cluster_utils import Cluster
 

@@ -1,16 +1,33 @@
-"""A staged attempt's checkpoint directory in a `file://` store (compute/backends/ray_checkpoints.py):
-what a restore on another node gets is the newest complete version, as the folder stood."""
+"""A staged attempt's checkpoint directory in a remote store (compute/backends/ray_checkpoints.py), a
+`file://` folder and an S3 bucket (moto's server): what a restore on another node gets is the newest
+complete version, as the folder stood."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from compute.backends.ray_checkpoints import LATEST, CheckpointKeeper, restore
-from compute.storage import resolve_storage
+from compute.storage import Storage, resolve_storage
+from tests.compute.s3_server import S3Server
 
 
-def test_each_change_is_a_new_complete_version_and_a_restore_gets_the_newest(tmp_path: Path) -> None:
-    store = resolve_storage(f"file://{tmp_path}/store", tmp_path)
+@pytest.fixture(params=["file", "s3"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Storage, Callable[[], list[str]]]:
+    """A fresh store, and what lists every object in it (relative paths)."""
+    if request.param == "file":
+        root = tmp_path / "store"
+        return (resolve_storage(f"file://{root}", tmp_path),
+                lambda: sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()))
+    s3: S3Server = request.getfixturevalue("s3")
+    uri = s3.bucket()
+    return resolve_storage(uri, tmp_path), lambda: s3.keys(uri)
+
+
+def test_each_change_is_a_new_complete_version_and_a_restore_gets_the_newest(tmp_path: Path, store) -> None:
+    store, objects = store
     folder = tmp_path / "ckpt"
     folder.mkdir()
     keeper = CheckpointKeeper(store, "checkpoints/job-1", str(folder), tmp_path / "scratch", tmp_path / "log")
@@ -24,8 +41,8 @@ def test_each_change_is_a_new_complete_version_and_a_restore_gets_the_newest(tmp
     elsewhere = tmp_path / "elsewhere"
     assert restore(store, "checkpoints/job-1", str(elsewhere))
     assert sorted(p.name for p in elsewhere.iterdir()) == ["step"] and (elsewhere / "step").read_text() == "2"
-    kept = tmp_path / "store" / "checkpoints" / "job-1"
-    assert sorted(p.name for p in kept.iterdir()) == sorted([LATEST, (kept / LATEST).read_text()])  # older ones gone
+    latest = store.read_text(f"checkpoints/job-1/{LATEST}")
+    assert objects() == [f"checkpoints/job-1/{LATEST}", f"checkpoints/job-1/{latest}/step"]  # older ones gone
     assert not list((tmp_path / "scratch").iterdir())  # no snapshot left behind here
 
 

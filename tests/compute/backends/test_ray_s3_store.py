@@ -1,0 +1,73 @@
+"""`--storage s3://...` on real Ray nodes, against a local S3-compatible server (moto's, from the
+package index): the job's working directory and its checkpoint directory go through the bucket, its
+log comes back over Ray while it runs, and an attempt on a node that lacks the checkpoint directory
+(here: removed from the one host between attempts) restores it from the bucket and resumes from the
+saved step. The node probe reads the daemon's sentinel in the bucket. (A working directory restored
+on hosts that share no filesystem, with a `file://` store: test_ray_private_nodes.py.)"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compute import AttemptOutcome, Client, ComputeError, JobSpec, JobState
+from compute.records import NodeState
+from compute.storage import SENTINEL
+from tests.compute.helpers import log_text, wait_state, wait_until
+from tests.compute.s3_server import S3Server
+
+pytestmark = pytest.mark.ray
+
+TRAIN = """step=$(cat "$AR_CHECKPOINT_DIR/step" 2>/dev/null || echo 0)
+echo "attempt $AR_ATTEMPT resumes at step $step"
+trap 'echo saved at step $step; exit 0' TERM
+while [ ! -e "$1" ]; do step=$((step+1)); echo "$step" > "$AR_CHECKPOINT_DIR/step"; echo "step $step"; sleep 0.2; done
+echo "done at step $step"
+"""
+
+
+def _log(client: Client, job_id: str, attempt: int | None = None) -> str:
+    try:
+        return log_text(client, job_id, attempt)
+    except (OSError, ComputeError):
+        return ""
+
+
+def test_a_job_through_an_s3_store_logs_back_and_resumes_from_the_bucket(
+        ray_cluster: Any, start_compute: Callable[..., Client], s3: S3Server, tmp_path: Path) -> None:
+    uri = s3.bucket()
+    client = start_compute(backend="ray", ray_address=ray_cluster.address, gpus=None, storage=uri)
+    assert any(key.startswith(SENTINEL) for key in s3.keys(uri))
+    wait_until(lambda: all(s.last_probe_at for s in client.node_status()), what="every node's first probe")
+    assert all(s.state is NodeState.active for s in client.node_status()), client.node_status()
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "train.sh").write_text(TRAIN)
+    gate, high_gate = tmp_path / "gate", tmp_path / "high-gate"
+    low = client.submit(JobSpec(argv=["sh", "train.sh", str(gate)], cwd=str(work), priority="low",
+                                resources={"gpus": 2}))
+    wait_until(lambda: "step 3" in _log(client, low.id, 1), what="low at step 3, its log read here")
+    assert client.get(low.id).state is JobState.running
+    assert f"work/{low.id}/train.sh" in s3.keys(uri)
+    wait_until(lambda: f"checkpoints/{low.id}/LATEST" in s3.keys(uri), what="the checkpoint kept in the bucket")
+
+    high = client.submit(JobSpec(argv=["sh", "-c", f'while [ ! -e "{high_gate}" ]; do sleep 0.1; done'],
+                                 cwd=str(tmp_path), priority="high", resources={"gpus": 2}))
+    wait_until(lambda: (a := client.get(low.id).attempts) and a[0].outcome is AttemptOutcome.preempted,
+               what="low preempted")
+    saved = int(_log(client, low.id, 1).split("saved at step ")[1].split()[0])
+    assert saved >= 3
+    # The next attempt's node lacks the checkpoint directory: it must come from the bucket.
+    shutil.rmtree(client.get(low.id).checkpoint_dir)
+    high_gate.touch()
+    text = wait_until(lambda: "resumes at step" in (t := _log(client, low.id, 2)) and t, what="low attempt 2")
+    assert f"attempt 2 resumes at step {saved}" in text
+    gate.touch()
+    done = wait_state(client, low.id, JobState.succeeded)
+    assert "done at step" in _log(client, low.id) and len(done.attempts) == 2
+    assert wait_state(client, high.id, JobState.succeeded).attempts[0].outcome is AttemptOutcome.succeeded
