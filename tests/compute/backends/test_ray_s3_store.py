@@ -57,7 +57,7 @@ def test_a_job_through_an_s3_store_logs_back_and_resumes_from_the_bucket(
     wait_until(lambda: f"checkpoints/{low.id}/LATEST" in s3.keys(uri), what="the checkpoint kept in the bucket")
 
     high = client.submit(JobSpec(argv=["sh", "-c", f'while [ ! -e "{high_gate}" ]; do sleep 0.1; done'],
-                                 cwd=str(tmp_path), priority="high", resources={"gpus": 2}))
+                                 cwd=str(work), priority="high", resources={"gpus": 2}))
     wait_until(lambda: (a := client.get(low.id).attempts) and a[0].outcome is AttemptOutcome.preempted,
                what="low preempted")
     saved = int(_log(client, low.id, 1).split("saved at step ")[1].split()[0])
@@ -71,3 +71,17 @@ def test_a_job_through_an_s3_store_logs_back_and_resumes_from_the_bucket(
     done = wait_state(client, low.id, JobState.succeeded)
     assert "done at step" in _log(client, low.id) and len(done.attempts) == 2
     assert wait_state(client, high.id, JobState.succeeded).attempts[0].outcome is AttemptOutcome.succeeded
+
+
+def test_a_job_whose_working_directory_holds_the_daemons_home_is_refused_with_the_reason(
+        ray_cluster: Any, start_compute: Callable[..., Client], s3: S3Server, tmp_path: Path) -> None:
+    """Its folder would be uploaded with the daemon's store, logs and checkpoints in it, while they are
+    written (a copy that fails or never ends): the attempt does not start, and its log says why."""
+    uri = s3.bucket()
+    client = start_compute(backend="ray", ray_address=ray_cluster.address, gpus=None, storage=uri)
+    assert client.home.parent == tmp_path
+    job = client.submit(JobSpec(argv=["true"], cwd=str(tmp_path), max_retries=0))
+    done = wait_until(lambda: (j := client.get(job.id)).state.final and j, what="the job ended")
+    assert done.state is JobState.failed
+    assert f"its working directory {tmp_path} holds the daemon's home {client.home}" in _log(client, job.id)
+    assert not [key for key in s3.keys(uri) if key.startswith("work/")]  # nothing of it was uploaded
