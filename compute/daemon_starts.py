@@ -13,6 +13,7 @@ from compute.daemon_ends import Ending
 from compute.gang_start import gang_requests, preflight_port
 from compute.gpus import detect_gpus
 from compute.health import NodeTarget
+from compute.health.rules import FLEET_NOT_STARTED_MARKER, NOT_STARTED_MARKER
 from compute.health.gang_preflight import plan as plan_preflight
 from compute.jobenv import secret_values
 from compute.lifecycle import Started, job_event, live_attempts, record_handle, start_attempt
@@ -91,8 +92,12 @@ class Starting(Ending):
         job_event(self.store, kind, preflight.reason, started.job_id, started.number, started.members[0].node)
 
     def _not_started(self, started: Started, key: str, err: Exception) -> None:
-        """The attempt (or none of its gang's members) could not start: say why in its log, end it as 127."""
-        append_log(str(started.log_path), [f"[autoresearch] could not start attempt {started.number}: {err}"])
+        """The attempt (or none of its gang's members) could not start: say why in its log, end it as 127.
+        The job's own request (a LaunchError) is the job's failure (rule `not_started`); the fleet's (a
+        LaunchError with `infra`, or anything else the backend raised) an infra one (`fleet_not_started`)."""
+        fleets = not isinstance(err, LaunchError) or err.infra
+        marker = FLEET_NOT_STARTED_MARKER if fleets else NOT_STARTED_MARKER
+        append_log(str(started.log_path), [f"{marker} {started.number}: {err}"])
         attempt = next(a for a in live_attempts(self.store) if a.key == key)
         self._finish(attempt, AttemptExit(127))
 

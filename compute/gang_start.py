@@ -38,7 +38,8 @@ def preflight_port(backend: HostsGangs, node: str, master_port: int) -> int:
         if port != master_port:
             return port
     raise LaunchError(f"could not find a second free port on {node} for the gang preflight "
-                      f"(got {master_port} {_PORT_TRIES} times); set gang_preflight: off to start without it")
+                      f"(got {master_port} {_PORT_TRIES} times); set gang_preflight: off to start without it",
+                      infra=True)
 
 
 def gang_requests(started: Started, cwd: str, master: tuple[str, int], preflight: Plan, port: int,

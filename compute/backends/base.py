@@ -38,7 +38,13 @@ from compute.records import Node
 
 
 class LaunchError(Exception):
-    """The attempt could not be started (bad cwd, missing program ...); str says why."""
+    """The attempt could not be started; str says why. `infra`: for a reason of the fleet (a node that
+    left, a storage the daemon cannot write), not of the job's request (its cwd gone, a secret missing):
+    the attempt is then an infra failure, retried on another node without spending the job's retries."""
+
+    def __init__(self, message: str, *, infra: bool = False) -> None:
+        super().__init__(message)
+        self.infra = infra
 
 
 @dataclass(frozen=True)

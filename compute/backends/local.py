@@ -217,7 +217,7 @@ class LocalBackend:
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
             )
         except OSError as err:
-            raise LaunchError(f"could not start /bin/sh for the attempt: {err}") from err
+            raise LaunchError(f"could not start /bin/sh for the attempt: {err}", infra=True) from err
 
     def poll(self, key: str) -> AttemptExit | None:
         proc = self._procs[key]

@@ -208,7 +208,7 @@ class RayBackend:
         node_id = self.node_id(node)
         info = next((n for n in ray.nodes() if n["NodeID"] == node_id and n.get("Alive")), None)
         if node_id is None or info is None:
-            raise LaunchError(f"node {node} left the Ray cluster before its gang started")
+            raise LaunchError(f"node {node} left the Ray cluster before its gang started", infra=True)
         port = ray.get(self._agent(node_id, node).free_port.remote(), timeout=60)
         return str(info["NodeManagerAddress"]), int(port)
 
@@ -312,7 +312,7 @@ class RayBackend:
                 stage = self._staging.stage(request.key.split(".", 1)[0], request.cwd,
                                             request.env.get(AR_CHECKPOINT_DIR.name))
             except ComputeError as err:
-                raise LaunchError(f"could not upload its working directory: {err}") from err
+                raise LaunchError(f"could not upload its working directory: {err}", infra=True) from err
         agent = self._agent(node_id, request.node)
         self._log_of[request.key] = str(request.log_path)
         if stage is not None:

@@ -24,7 +24,7 @@ import ray
 from ray.exceptions import RayError
 
 from compute.backends._ray_agent import Stage
-from compute.errors import ComputeError
+from compute.backends.base import LaunchError
 from compute.storage import Storage
 
 PUMP_S = 0.5
@@ -47,9 +47,9 @@ class Staging:
         work = None
         here, home = os.path.realpath(cwd), os.path.realpath(self._home)
         if home.startswith(here.rstrip(os.sep) + os.sep):  # its store, logs and checkpoints, while written
-            raise ComputeError(f"its working directory {cwd} holds the daemon's home {self._home}, which would be "
-                               "uploaded with it: run the job from a folder outside the home (code and configs; "
-                               "data goes in datasets)")
+            raise LaunchError(f"its working directory {cwd} holds the daemon's home {self._home}, which would be "
+                              "uploaded with it: run the job from a folder outside the home (code and configs; "
+                              "data goes in datasets)")
         if here != home:
             work = f"work/{job_id}"
             if job_id not in self._uploaded:

@@ -34,11 +34,28 @@ NODE_UNFIT_MARKER = "[autoresearch] this node cannot run the job:"
 on that node but present on the daemon's host (its working directory, its program, the storage):
 the `node_unfit` rule's evidence."""
 
+NOT_STARTED_MARKER = "[autoresearch] could not start attempt"
+"""The line the daemon writes, followed by the attempt's number and the reason, when the job's own
+request kept its attempt from starting (its working directory gone, a secret the daemon lacks ...):
+the `not_started` rule's evidence."""
+
+FLEET_NOT_STARTED_MARKER = "[autoresearch] the fleet could not start attempt"
+"""The same line when the fleet kept the attempt from starting (a node that left before its gang
+started, a storage the daemon cannot write ...; `LaunchError(infra=True)`): the `fleet_not_started` rule's."""
+
 DEFAULT_RULES: list[dict] = [
     dict(name="node_unfit", failure_class=infra, pattern=re.escape(NODE_UNFIT_MARKER),
          explanation="the node lacks what the job needs and the daemon's host has (its working directory, its "
                      "program, the storage): requeued on another node; mount the shared path there or give the "
                      "daemon --storage (docs/ray.md)"),
+    dict(name="fleet_not_started", failure_class=infra, pattern=re.escape(FLEET_NOT_STARTED_MARKER),
+         explanation="the attempt could not start for a reason of the fleet, not of the job (its log's last line "
+                     "says which: a node that left before its gang started, a storage the daemon cannot write): "
+                     "requeued on another node, no retry of the job spent"),
+    dict(name="not_started", failure_class=user, pattern=re.escape(NOT_STARTED_MARKER),
+         explanation="the attempt could not start, for a reason of the job's own (its log's last line says which: "
+                     "a working directory that no longer exists, a secret_env the daemon's environment lacks, no "
+                     "torchrun for launcher torchrun): fix it and submit again"),
     dict(name="hang", failure_class=infra, pattern=re.escape(HANG_MARKER),
          explanation="its log did not grow for progress_timeout_s: a hung rank, collective or I/O; "
                      "stopped and requeued on another node (raise progress_timeout_s if the job is "

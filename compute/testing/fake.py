@@ -95,7 +95,8 @@ class FakeBackend:
         if not Path(request.cwd).is_dir():
             raise LaunchError(f"working directory {request.cwd} does not exist (attempt {request.key})")
         if request.node not in {n.name for n in self._nodes}:
-            raise LaunchError(f"attempt {request.key} placed on {request.node!r}, not a node of this fake backend")
+            raise LaunchError(f"attempt {request.key} placed on {request.node!r}, not a node of this fake backend",
+                              infra=True)
         run = self._expected.pop(request.key, None) or self._script(request)
         request.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(request.log_path, "a") as fh:

@@ -1,4 +1,4 @@
-"""`--storage s3://...` on real Ray nodes, against a local S3-compatible server (moto's, from the
+"""A remote store on real Ray nodes. `--storage s3://...` against a local S3-compatible server (moto's, from the
 package index): the job's working directory and its checkpoint directory go through the bucket, its
 log comes back over Ray while it runs, and an attempt on a node that lacks the checkpoint directory
 (here: removed from the one host between attempts) restores it from the bucket and resumes from the
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from compute import AttemptOutcome, Client, ComputeError, JobSpec, JobState
+from compute.records import FailureClass
 from compute.records import NodeState
 from compute.storage import SENTINEL
 from tests.compute.helpers import log_text, wait_state, wait_until
@@ -85,3 +86,23 @@ def test_a_job_whose_working_directory_holds_the_daemons_home_is_refused_with_th
     assert done.state is JobState.failed
     assert f"its working directory {tmp_path} holds the daemon's home {client.home}" in _log(client, job.id)
     assert not [key for key in s3.keys(uri) if key.startswith("work/")]  # nothing of it was uploaded
+
+
+def test_a_working_directory_the_daemon_cannot_upload_is_the_fleets_failure_not_the_jobs(
+        ray_cluster: Any, start_compute: Callable[..., Client], tmp_path: Path) -> None:
+    """The store takes no upload (here a file stands where its `work` folder goes; in life, a bucket
+    gone or a credential expired): the attempt does not start, and that is an infra failure, requeued
+    without spending the job's retries (it was rule `command_not_found`, a user failure, before)."""
+    store = tmp_path / "store"
+    client = start_compute(backend="ray", ray_address=ray_cluster.address, gpus=None, storage=f"file://{store}")
+    (store / "work").write_text("not a folder")
+    work = tmp_path / "work"
+    work.mkdir()
+    job = client.submit(JobSpec(argv=["true"], cwd=str(work), max_retries=2))
+    first = wait_until(lambda: (a := client.get(job.id).attempts) and a[0].outcome and a[0], what="attempt 1 ended")
+    assert (first.outcome, first.failure_class, first.failure_rule) == (
+        AttemptOutcome.infra_failed, FailureClass.infra, "fleet_not_started")
+    assert "could not upload its working directory" in str(first.log_excerpt)
+    again = client.get(job.id)
+    assert again.retries_used == 0 and again.infra_retries_used == 1
+    client.cancel(job.id)
