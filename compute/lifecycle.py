@@ -195,27 +195,25 @@ def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
     return Started(job_id, number, JobSpec.model_validate_json(row["spec"]), row["checkpoint_dir"], log_path, members)
 
 
-
 def record_unwanted_start(store: Store, job_id: str, number: int, node: str, gpus: tuple[int, ...],
-                          log_path: Path, at: float) -> bool:
+                          log_path: Path, at: float) -> None:
     """A staged attempt its node started (`at`) after its job was cancelled: record it as it was,
     started and stopped at once (outcome cancelled, killed), so the job's record shows that it ran;
-    the job stays cancelled. False if the job is not cancelled (it is left as it is)."""
-    now = Now.read().wall
+    the job stays cancelled. Nothing is written unless the job is cancelled."""
+    clock = Now.read()
     reason = (f"attempt {number} started on {node} from staging as its job was being cancelled; "
               "stopped at once (SIGKILL)")
     with store.transaction() as conn:
         row = conn.execute("SELECT state FROM jobs WHERE id=?", (job_id,)).fetchone()
         if row is None or row["state"] != JobState.cancelled.value:
-            return False
+            return
         conn.execute(
             "INSERT INTO attempts (job_id, number, node, gpus, started_at, started_boot, ended_at, outcome,"
             " log_path, stop_reason, killed) VALUES (?,?,?,?,?,?,?,?,?,?,1)",
-            (job_id, number, node, json.dumps(list(gpus)), at, Now.read().boot_at(at), max(now, at),
+            (job_id, number, node, json.dumps(list(gpus)), at, clock.boot_at(at), max(clock.wall, at),
              AttemptOutcome.cancelled.value, str(log_path), AttemptStopReason.cancel.value),
         )
         store.event(conn, "killed", reason, job_id=job_id, attempt=number, node=node, data={"gpus": list(gpus)})
-    return True
 
 
 def record_handle(store: Store, job_id: str, number: int, handle: dict[str, Any]) -> None:
