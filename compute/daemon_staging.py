@@ -98,8 +98,7 @@ class Staging(Starting):
             self.backend.signal(staged.key, signal.SIGKILL)
             self.backend.release(staged.key)
             self.masker.release(staged.key)
-            record_unwanted_start(self.store, staged.job_id, staged.number, staged.node, staged.gpus,
-                                  self.store.paths.log_path(staged.job_id, staged.number), began)
+            record_unwanted_start(self.store, staged.job_id, staged.number, staged.node, staged.gpus, began)
             return None
         self._tracked.add(staged.key)
         record_handle(self.store, staged.job_id, staged.number, staged.handle)

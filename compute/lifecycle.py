@@ -196,7 +196,7 @@ def start_attempt(store: Store, job_id: str, node: str, gpus: tuple[int, ...],
 
 
 def record_unwanted_start(store: Store, job_id: str, number: int, node: str, gpus: tuple[int, ...],
-                          log_path: Path, at: float) -> None:
+                          at: float) -> None:
     """A staged attempt its node started (`at`) after its job was cancelled: record it as it was,
     started and stopped at once (outcome cancelled, killed), so the job's record shows that it ran;
     the job stays cancelled. Nothing is written unless the job is cancelled."""
@@ -211,7 +211,7 @@ def record_unwanted_start(store: Store, job_id: str, number: int, node: str, gpu
             "INSERT INTO attempts (job_id, number, node, gpus, started_at, started_boot, ended_at, outcome,"
             " log_path, stop_reason, killed) VALUES (?,?,?,?,?,?,?,?,?,?,1)",
             (job_id, number, node, json.dumps(list(gpus)), at, clock.boot_at(at), max(clock.wall, at),
-             AttemptOutcome.cancelled.value, str(log_path), AttemptStopReason.cancel.value),
+             AttemptOutcome.cancelled.value, str(store.paths.log_path(job_id, number)), AttemptStopReason.cancel.value),
         )
         store.event(conn, "killed", reason, job_id=job_id, attempt=number, node=node, data={"gpus": list(gpus)})
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from compute.client import Client
+from compute.errors import ComputeError
 from compute.records import Job
 from compute.spec import JobSpec
 from compute.states import JobState
@@ -118,13 +119,13 @@ def counter_job(steps: int, step_s: float, **fields: Any) -> JobSpec:
     return JobSpec(argv=[sys.executable, str(COUNTER), str(steps), str(step_s)], **fields)
 
 
-def log_so_far(client: Client, job_id: str) -> str:
-    """The latest attempt's log, or "" before the job has an attempt whose log exists (it is
-    created as the attempt forks): for polling."""
-    if not client.get(job_id).attempts:
+def log_so_far(client: Client, job_id: str, attempt: int | None = None) -> str:
+    """The log of the job's attempt (default: the latest), or "" before that attempt exists or its
+    log does (it is created as the attempt forks): for polling."""
+    try:
+        return client.log_path(job_id, attempt).read_text()
+    except (OSError, ComputeError):  # no such attempt yet, or no log yet
         return ""
-    log = client.log_path(job_id)
-    return log.read_text() if log.exists() else ""
 
 
 def log_text(client: Client, job_id: str, attempt: int | None = None) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from compute import AttemptOutcome, Client, ComputeError, JobSpec, JobState
-from tests.compute.helpers import gate_job, log_text, quick_job, wait_state, wait_until
+from compute import AttemptOutcome, Client, JobSpec, JobState
+from tests.compute.helpers import gate_job, log_so_far, log_text, quick_job, wait_state, wait_until
 
 pytestmark = pytest.mark.ray
 TWO = {"gpus": 2}
@@ -59,16 +59,8 @@ def node_raylets(cluster: Any) -> dict[str, int]:
 
 
 def agent_of(client: Client, job_id: str, attempt: int) -> int:
-    text = wait_until(lambda: _log(client, job_id, attempt), what=f"{job_id} attempt {attempt} output")
+    text = wait_until(lambda: log_so_far(client, job_id, attempt), what=f"{job_id} attempt {attempt} output")
     return int(text.split("agent ")[1].split()[0])
-
-
-def _log(client: Client, job_id: str, attempt: int) -> str:
-    """The attempt's log so far ('' while the attempt or its log does not exist yet)."""
-    try:
-        return log_text(client, job_id, attempt)
-    except (OSError, ComputeError):
-        return ""
 
 
 def test_preemption_and_priorities_across_nodes(client, three_nodes, tmp_path):
@@ -108,7 +100,7 @@ def test_a_removed_node_loses_its_attempt_which_finishes_on_another_node(client,
     jobs = [client.submit(gate_job(gate, name=f"job-{i}", resources=TWO)) for i in range(2)]
     for job in jobs:
         wait_state(client, job.id, JobState.running)
-        wait_until(lambda job=job: _log(client, job.id, 1), what="job output")
+        wait_until(lambda job=job: log_so_far(client, job.id, 1), what="job output")
     head = three_nodes.head_node.node_id
     by_address = {n.address: n.name for n in client.nodes()}
     on_worker = next(j for j in (client.get(j.id) for j in jobs) if j.attempts[0].node != by_address[head])

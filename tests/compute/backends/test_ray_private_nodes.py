@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from compute import AttemptOutcome, Client, ComputeError, FailureClass, JobSpec, JobState, NodeState, stop_daemon
+from compute import AttemptOutcome, Client, FailureClass, JobSpec, JobState, NodeState, stop_daemon
 from tests.compute.backends.netns_cluster import NetnsCluster, compute_up
 from tracking import MlflowTracker, create_job_run, resolve_tracking, stop_tracking_server
-from tests.compute.helpers import log_text, wait_state, wait_until
+from tests.compute.helpers import log_so_far, wait_state, wait_until
 
 pytestmark = pytest.mark.ray
 
@@ -53,13 +53,6 @@ def only_on(client: Client, host: str) -> None:
     for node in client.nodes():
         if not node.name.startswith(f"{host}-"):
             client.cordon(node.name, "test: keep the job on one node")
-
-
-def _log(client: Client, job_id: str, attempt: int | None = None) -> str:
-    try:
-        return log_text(client, job_id, attempt)
-    except (OSError, ComputeError):
-        return ""
 
 
 def test_a_node_without_the_shared_path_is_quarantined(up, netns_cluster):
@@ -100,7 +93,7 @@ def test_a_working_directory_or_program_missing_on_a_node_is_infra_with_its_mess
     client.uncordon(node_named(client, "head"))
     for job_id, line in [(no_cwd.id, "ran on head"), (no_program.id, "tool ran on head")]:
         done = wait_state(client, job_id, JobState.succeeded)
-        assert done.attempts[-1].node.startswith("head-") and line in _log(client, job_id)
+        assert done.attempts[-1].node.startswith("head-") and line in log_so_far(client, job_id)
         assert done.retries_used == 0
 
 
@@ -120,12 +113,12 @@ def test_logs_come_back_while_the_job_runs_on_a_private_node(up, netns_cluster):
     (work / "train.sh").write_text(TRAIN)  # only the daemon's host has it: it travels in the storage
     gate = netns_cluster.open / "logs-gate"
     job = client.submit(JobSpec(argv=["sh", "train.sh", str(gate)], cwd=str(work), max_retries=0))
-    wait_until(lambda: "step 3" in _log(client, job.id), what="step 3 in the log on the daemon's host")
+    wait_until(lambda: "step 3" in log_so_far(client, job.id), what="step 3 in the log on the daemon's host")
     assert client.get(job.id).state is JobState.running
-    assert "attempt 1 on priv resumes at step 0" in _log(client, job.id)
+    assert "attempt 1 on priv resumes at step 0" in log_so_far(client, job.id)
     gate.touch()
     done = wait_state(client, job.id, JobState.succeeded)
-    assert done.attempts[0].node.startswith("priv-") and "done at step" in _log(client, job.id)
+    assert done.attempts[0].node.startswith("priv-") and "done at step" in log_so_far(client, job.id)
 
 
 def test_a_checkpoint_resumes_on_another_node_after_preemption(up, netns_cluster):
@@ -137,15 +130,15 @@ def test_a_checkpoint_resumes_on_another_node_after_preemption(up, netns_cluster
     gate, high_gate = netns_cluster.open / "ckpt-gate", netns_cluster.open / "ckpt-high-gate"
     low = client.submit(JobSpec(argv=["sh", "train.sh", str(gate)], cwd=str(work), priority="low",
                                 resources={"gpus": 2}))
-    wait_until(lambda: "step 3" in _log(client, low.id, 1), what="low at step 3 on priv")
+    wait_until(lambda: "step 3" in log_so_far(client, low.id, 1), what="low at step 3 on priv")
     high = client.submit(JobSpec(argv=["sh", "-c", f'while [ ! -e "{high_gate}" ]; do sleep 0.1; done'],
                                  cwd=str(work), priority="high", resources={"gpus": 2}))
     wait_until(lambda: (a := client.get(low.id).attempts) and a[0].outcome is AttemptOutcome.preempted,
                what="low preempted on priv")
-    saved = int(_log(client, low.id, 1).split("saved at step ")[1].split()[0])
+    saved = int(log_so_far(client, low.id, 1).split("saved at step ")[1].split()[0])
     assert saved >= 3
     client.uncordon(node_named(client, "head"))  # priv is busy with `high`: low resumes on the head
-    text = wait_until(lambda: "resumes at step" in (t := _log(client, low.id, 2)) and t, what="low attempt 2")
+    text = wait_until(lambda: "resumes at step" in (t := log_so_far(client, low.id, 2)) and t, what="low attempt 2")
     assert f"attempt 2 on head resumes at step {saved}" in text
     gate.touch()
     high_gate.touch()
@@ -210,7 +203,7 @@ def test_a_job_on_a_private_node_logs_metrics_and_artifacts_to_the_daemon_hosts_
                                 env={**binding.env, "AR_HOME_SEEN": str(client.home)}))
     done = wait_state(client, job.id, JobState.succeeded)
     assert done.attempts[0].node.startswith("priv-")
-    assert "stray store: False" in _log(client, job.id)
+    assert "stray store: False" in log_so_far(client, job.id)
     assert [(m.step, m.value) for m in tracker.metric_history(binding.run_id, "loss")] == [(1, 0.25)]
     server = binding.env["MLFLOW_TRACKING_URI"]  # its MLflow UI, on the daemon's host
     assert _listed(server, binding.run_id, "model") == ["model/weights.txt"]
@@ -235,7 +228,7 @@ def test_a_checkpoint_kept_while_running_resumes_after_its_node_dies(up, netns_c
     (work / "train.sh").write_text(TRAIN)
     gate = netns_cluster.open / "lost-gate"
     job = client.submit(JobSpec(argv=["sh", "train.sh", str(gate)], cwd=str(work), resources={"gpus": 2}))
-    wait_until(lambda: "step 3" in _log(client, job.id, 1), what="step 3 on doomed")
+    wait_until(lambda: "step 3" in log_so_far(client, job.id, 1), what="step 3 on doomed")
     kept = netns_cluster.store / "checkpoints" / job.id
     version = wait_until(lambda: (kept / "LATEST").is_file() and (kept / "LATEST").read_text(),
                          what="a version of the checkpoint in the store while the job runs")
@@ -246,7 +239,7 @@ def test_a_checkpoint_kept_while_running_resumes_after_its_node_dies(up, netns_c
                        what="the attempt on the dead node settled")
     assert first.node.startswith("doomed-") and first.outcome is AttemptOutcome.lost
     client.uncordon(node_named(client, "head"))
-    text = wait_until(lambda: "resumes at step" in (t := _log(client, job.id, 2)) and t, what="attempt 2")
+    text = wait_until(lambda: "resumes at step" in (t := log_so_far(client, job.id, 2)) and t, what="attempt 2")
     resumed = int(text.split("resumes at step ")[1].split()[0])
     assert "attempt 2 on head" in text and resumed >= saved, text
     gate.touch()

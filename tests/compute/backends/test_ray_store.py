@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from compute import AttemptOutcome, Client, ComputeError, JobSpec, JobState
+from compute import AttemptOutcome, Client, JobSpec, JobState
 from compute.records import FailureClass
 from compute.records import NodeState
 from compute.storage import SENTINEL
-from tests.compute.helpers import log_text, wait_state, wait_until
+from tests.compute.helpers import log_so_far, wait_state, wait_until
 from tests.compute.s3_server import S3Server
 
 pytestmark = pytest.mark.ray
@@ -29,13 +29,6 @@ trap 'echo saved at step $step; exit 0' TERM
 while [ ! -e "$1" ]; do step=$((step+1)); echo "$step" > "$AR_CHECKPOINT_DIR/step"; echo "step $step"; sleep 0.2; done
 echo "done at step $step"
 """
-
-
-def _log(client: Client, job_id: str, attempt: int | None = None) -> str:
-    try:
-        return log_text(client, job_id, attempt)
-    except (OSError, ComputeError):
-        return ""
 
 
 def test_a_job_through_an_s3_store_logs_back_and_resumes_from_the_bucket(
@@ -52,7 +45,7 @@ def test_a_job_through_an_s3_store_logs_back_and_resumes_from_the_bucket(
     gate, high_gate = tmp_path / "gate", tmp_path / "high-gate"
     low = client.submit(JobSpec(argv=["sh", "train.sh", str(gate)], cwd=str(work), priority="low",
                                 resources={"gpus": 2}))
-    wait_until(lambda: "step 3" in _log(client, low.id, 1), what="low at step 3, its log read here")
+    wait_until(lambda: "step 3" in log_so_far(client, low.id, 1), what="low at step 3, its log read here")
     assert client.get(low.id).state is JobState.running
     assert f"work/{low.id}/train.sh" in s3.keys(uri)
     wait_until(lambda: f"checkpoints/{low.id}/LATEST" in s3.keys(uri), what="the checkpoint kept in the bucket")
@@ -61,16 +54,16 @@ def test_a_job_through_an_s3_store_logs_back_and_resumes_from_the_bucket(
                                  cwd=str(work), priority="high", resources={"gpus": 2}))
     wait_until(lambda: (a := client.get(low.id).attempts) and a[0].outcome is AttemptOutcome.preempted,
                what="low preempted")
-    saved = int(_log(client, low.id, 1).split("saved at step ")[1].split()[0])
+    saved = int(log_so_far(client, low.id, 1).split("saved at step ")[1].split()[0])
     assert saved >= 3
     # The next attempt's node lacks the checkpoint directory: it must come from the bucket.
     shutil.rmtree(client.get(low.id).checkpoint_dir)
     high_gate.touch()
-    text = wait_until(lambda: "resumes at step" in (t := _log(client, low.id, 2)) and t, what="low attempt 2")
+    text = wait_until(lambda: "resumes at step" in (t := log_so_far(client, low.id, 2)) and t, what="low attempt 2")
     assert f"attempt 2 resumes at step {saved}" in text
     gate.touch()
     done = wait_state(client, low.id, JobState.succeeded)
-    assert "done at step" in _log(client, low.id) and len(done.attempts) == 2
+    assert "done at step" in log_so_far(client, low.id) and len(done.attempts) == 2
     assert wait_state(client, high.id, JobState.succeeded).attempts[0].outcome is AttemptOutcome.succeeded
 
 
@@ -84,7 +77,7 @@ def test_a_job_whose_working_directory_holds_the_daemons_home_is_refused_with_th
     job = client.submit(JobSpec(argv=["true"], cwd=str(tmp_path), max_retries=0))
     done = wait_until(lambda: (j := client.get(job.id)).state.final and j, what="the job ended")
     assert done.state is JobState.failed
-    assert f"its working directory {tmp_path} holds the daemon's home {client.home}" in _log(client, job.id)
+    assert f"its working directory {tmp_path} holds the daemon's home {client.home}" in log_so_far(client, job.id)
     assert not [key for key in s3.keys(uri) if key.startswith("work/")]  # nothing of it was uploaded
 
 
